@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages envdoctor needs to build and test, and only those missing.
+# Safe to run again: with everything present it does nothing and asks no registry.
+set -euo pipefail
+
+packages=(
+  build-essential cmake make pkg-config
+  clang libclang-rt-14-dev          # libFuzzer, ASan, UBSan for the fuzz targets
+  libgtest-dev libgmock-dev libbenchmark-dev
+  nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
+  python3 python3-venv python3-pip  # the tests build real venvs and wheels
+  libtree hyperfine                 # peers and timing for bench/
+  gcc-multilib                      # -m32 fixtures (wrong-class candidates)
+  zip unzip
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  [[ "$p" == \#* ]] && continue
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}" >&2
+sudo=""
+if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

@@ -1,0 +1,20 @@
+// The subcommands. Each takes its parsed options, writes results to stdout and diagnostics to
+// stderr, and returns the process exit status: 0 all loads succeed, 1 a load would fail,
+// 2 the tool could not do its job.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace envdoctor::cli {
+
+struct LoaderOptions {
+  std::string root;                                // --root
+  std::optional<std::string> ld_library_path;      // --ld-library-path (else the environment's)
+};
+
+int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
+int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
+
+}  // namespace envdoctor::cli

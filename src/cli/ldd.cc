@@ -1,0 +1,189 @@
+// `envdoctor ldd` and `envdoctor tree`: the load model applied to single files.
+//
+// Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode); files are
+// loaded in parallel, sharing one ObjectStore so that every library is parsed once, and the
+// results are printed in the order the files were given.
+#include <algorithm>
+#include <atomic>
+#include <iostream>
+#include <sstream>
+#include <thread>
+#include <unordered_set>
+
+#include "cli/commands.h"
+#include "loader/process.h"
+
+namespace envdoctor::cli {
+
+using loader::LoadError;
+using loader::Process;
+
+namespace {
+
+struct FileReport {
+  std::string out;
+  std::string err;
+  bool failed = false;
+};
+
+loader::LoaderConfig make_config(const LoaderOptions& options) {
+  loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
+  if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
+  return config;
+}
+
+// A FILE given as a path on this machine below --root is taken as the path inside the root.
+std::string in_root(const LoaderOptions& options, const std::string& file) {
+  if (options.root.empty()) return file;
+  std::string root = options.root;
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  if (file.size() > root.size() && file.compare(0, root.size(), root) == 0 && file[root.size()] == '/')
+    return file.substr(root.size());
+  return file;
+}
+
+// The loader's own words for an error, as ld.so prints them when it starts FILE (missing and
+// unloadable libraries), as ldd prints version errors, and as `ldd -r` prints unbound symbols.
+std::string loader_words(const std::string& file, const LoadError& e) {
+  switch (e.kind) {
+    case LoadError::Kind::kMissingLibrary:
+    case LoadError::Kind::kWrongElfClass:
+    case LoadError::Kind::kInvalidElf:
+      return file + ": error while loading shared libraries: " + e.message;
+    case LoadError::Kind::kMissingVersion:
+      return file + ": " + e.message;
+    case LoadError::Kind::kUndefinedSymbol: {
+      std::string what = "undefined symbol: " + e.symbol + (e.version.empty() ? "" : ", version " + e.version);
+      return what + "\t(" + e.message.substr(0, e.message.rfind(": undefined symbol: ")) + ")";
+    }
+  }
+  return e.message;
+}
+
+template <typename Fn>
+std::vector<FileReport> for_each_file(const std::vector<std::string>& files, Fn fn) {
+  std::vector<FileReport> reports(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) reports[i] = fn(files[i]);
+  };
+  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), files.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  return reports;
+}
+
+int print_reports(const std::vector<FileReport>& reports) {
+  int rc = 0;
+  for (const FileReport& r : reports) {
+    std::cout << r.out;
+    std::cerr << r.err;
+    if (r.failed) rc = 1;
+  }
+  std::cout.flush();
+  return rc;
+}
+
+std::string library_line(const Process& p, const Process::ListEntry& e) {
+  if (e.object < 0) return e.missing + " => not found";
+  const loader::LoadedObject& o = p.objects()[e.object];
+  const std::string& libname = o.names.empty() ? o.path : o.names.front();
+  if (libname == o.path) return o.path;
+  return libname + " => " + o.path;
+}
+
+FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LoaderOptions& options,
+                   const std::string& file, bool header) {
+  FileReport r;
+  std::ostringstream out, err;
+  if (header) out << file << ":\n";
+  Process p(config, store);
+  bool loaded = p.load_main(in_root(options, file));
+  if (!loaded) {
+    err << file << ": " << p.errors().front().message.substr(p.errors().front().message.find(": ") + 2) << "\n";
+    r.failed = true;
+  } else {
+    const auto& main = p.objects()[0];
+    if (main.elf->needed.empty()) out << "\tstatically linked\n";
+    for (const Process::ListEntry& e : p.list_order()) out << "\t" << library_line(p, e) << "\n";
+    for (const LoadError& e : p.errors()) err << loader_words(file, e) << "\n";
+    r.failed = !p.errors().empty();
+  }
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+// One node of `tree`: the library line, the rule that found it, and below it either its own
+// dependencies (the first time it appears) or, for a failure, the paths considered.
+void tree_node(const Process& p, const loader::Resolution& r, const std::string& indent, bool last,
+               std::unordered_set<int>& expanded, std::ostream& out) {
+  out << indent << (last ? "└── " : "├── ");
+  std::string child_indent = indent + (last ? "    " : "│   ");
+  if (r.object < 0) {
+    out << r.name << " => not found\n";
+    if (!r.attempts.empty()) {
+      out << child_indent << "Paths considered in this order:\n";
+      for (const loader::Attempt& a : r.attempts)
+        out << child_indent << "  " << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+    } else {
+      out << child_indent << "No path was tried.\n";
+    }
+    return;
+  }
+  const loader::LoadedObject& o = p.objects()[r.object];
+  out << r.name;
+  if (r.name != o.path) out << " => " << o.path;
+  out << " [" << loader::rule_name(r.rule == loader::Rule::kLoaded ? o.rule : r.rule);
+  loader::Rule rule = r.rule == loader::Rule::kLoaded ? o.rule : r.rule;
+  if (rule == loader::Rule::kRpath && r.rpath_owner >= 0 && r.rpath_owner != r.object)
+    out << " of " << p.objects()[r.rpath_owner].path;
+  out << "]";
+  bool first = expanded.insert(r.object).second;
+  if (!first && !o.deps.empty()) out << " (dependencies listed above)";
+  out << "\n";
+  if (!first) return;
+  for (size_t i = 0; i < o.deps.size(); ++i)
+    tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
+}
+
+FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LoaderOptions& options,
+                    const std::string& file) {
+  FileReport r;
+  std::ostringstream out, err;
+  Process p(config, store);
+  if (!p.load_main(in_root(options, file))) {
+    err << file << ": " << p.errors().front().message.substr(p.errors().front().message.find(": ") + 2) << "\n";
+    r.failed = true;
+  } else {
+    out << file << "\n";
+    const auto& main = p.objects()[0];
+    std::unordered_set<int> expanded = {0};
+    for (size_t i = 0; i < main.deps.size(); ++i)
+      tree_node(p, main.deps[i], "", i + 1 == main.deps.size(), expanded, out);
+    for (const LoadError& e : p.errors()) err << loader_words(file, e) << "\n";
+    r.failed = !p.errors().empty();
+  }
+  r.out = out.str();
+  r.err = err.str();
+  return r;
+}
+
+}  // namespace
+
+int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files) {
+  loader::LoaderConfig config = make_config(options);
+  loader::ObjectStore store(options.root);
+  bool header = files.size() > 1;
+  return print_reports(for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, f, header); }));
+}
+
+int run_tree(const LoaderOptions& options, const std::vector<std::string>& files) {
+  loader::LoaderConfig config = make_config(options);
+  loader::ObjectStore store(options.root);
+  return print_reports(for_each_file(files, [&](const std::string& f) { return tree_one(config, store, options, f); }));
+}
+
+}  // namespace envdoctor::cli

@@ -1,0 +1,541 @@
+#include "elf/elf_file.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "elf/elf_types.h"
+
+namespace envdoctor::elf {
+
+const char* elf_class_name(u8 elf_class) {
+  switch (elf_class) {
+    case ELFCLASS32: return "ELFCLASS32";
+    case ELFCLASS64: return "ELFCLASS64";
+    default: return "ELFCLASSNONE";
+  }
+}
+
+// glibc's VALID_ELF_OSABI and VALID_ELF_ABIVERSION for Linux targets: SYSV or GNU, and an ABI
+// version of 0 (GNU allows the small set of versions that ld.so knows: up to LIBC_ABI_MAX - 1).
+static bool valid_osabi(u8 osabi) { return osabi == ELFOSABI_SYSV || osabi == ELFOSABI_GNU; }
+static bool valid_abiversion(u8 osabi, u8 abiversion) {
+  constexpr u8 kLibcAbiMax = 4;  // glibc 2.36: LIBC_ABI_DEFAULT, UNIQUE, IFUNC, ABSOLUTE
+  return osabi == ELFOSABI_GNU ? abiversion < kLibcAbiMax : abiversion == 0;
+}
+
+// Walks the fields glibc's open_verify checks, in its order, and returns its message for the first
+// that fails; nullopt for a header the loader accepts (class and machine are checked by the caller,
+// since they depend on who is loading).
+static std::optional<std::string> verify_ident(Bytes b) {
+  // open_verify reads a whole Ehdr of the loader's own class (64 bytes on x86_64) before it
+  // looks at anything.
+  if (b.size() < sizeof(Ehdr<Elf64<false>>)) return std::string("file too short");
+  const u8* id = b.data();
+  if (std::memcmp(id, ELFMAG, SELFMAG) != 0) return std::string("invalid ELF header");
+  if (id[EI_CLASS] != ELFCLASS32 && id[EI_CLASS] != ELFCLASS64) return std::string("invalid ELF header");
+  if (id[EI_DATA] != ELFDATA2LSB && id[EI_DATA] != ELFDATA2MSB)
+    return std::string("ELF file data encoding not little-endian");
+  if (id[EI_VERSION] != EV_CURRENT) return std::string("ELF file version ident does not match current one");
+  if (!valid_osabi(id[EI_OSABI])) return std::string("ELF file OS ABI invalid");
+  if (!valid_abiversion(id[EI_OSABI], id[EI_ABIVERSION])) return std::string("ELF file ABI version invalid");
+  for (int i = EI_PAD; i < EI_NIDENT; ++i)
+    if (id[i] != 0) return std::string("nonzero padding in e_ident");
+  return std::nullopt;
+}
+
+// The class- and endian-specific half of the reader. One instantiation per (class, byte order);
+// ElfFile keeps function pointers into the one that matches the file.
+struct Parser {
+  template <typename E>
+  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error);
+
+  template <typename E>
+  static std::optional<u64> vaddr_to_offset(Bytes b, const std::vector<const Phdr<E>*>& loads, u64 addr);
+
+  template <typename E>
+  static void read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads);
+
+  template <typename E>
+  static void read_verneed(ElfFile& f, u64 off, u64 count);
+  template <typename E>
+  static void read_verdef(ElfFile& f, u64 off, u64 count);
+
+  template <typename E>
+  static u32 count_symbols(ElfFile& f);
+
+  template <typename E>
+  static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index);
+  template <typename E>
+  static std::vector<u32> scan_relocations(const ElfFile& f);
+  template <typename E>
+  static std::vector<u32> gnu_lookup(const ElfFile& f, std::string_view name);
+  template <typename E>
+  static std::vector<u32> sysv_lookup(const ElfFile& f, std::string_view name);
+  template <typename E>
+  static std::vector<Section> read_sections(const ElfFile& f);
+};
+
+template <typename E>
+std::optional<u64> Parser::vaddr_to_offset(Bytes b, const std::vector<const Phdr<E>*>& loads, u64 addr) {
+  for (const Phdr<E>* ph : loads) {
+    u64 vaddr = ph->p_vaddr, filesz = ph->p_filesz;
+    if (addr >= vaddr && addr - vaddr < filesz) {
+      u64 off = static_cast<u64>(ph->p_offset) + (addr - vaddr);
+      if (off < b.size()) return off;
+      return std::nullopt;
+    }
+  }
+  return std::nullopt;
+}
+
+template <typename E>
+std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
+  Bytes b = file->bytes();
+  const auto* eh = reinterpret_cast<const Ehdr<E>*>(b.data());
+  std::unique_ptr<ElfFile> f(new ElfFile());
+  f->file_ = std::move(file);
+  f->elf_class = eh->e_ident[EI_CLASS];
+  f->data = eh->e_ident[EI_DATA];
+  f->osabi = eh->e_ident[EI_OSABI];
+  f->type = eh->e_type;
+  f->machine = eh->e_machine;
+
+  auto fail = [&](const char* msg) {
+    if (error) *error = msg;
+    return nullptr;
+  };
+  if (eh->e_version != EV_CURRENT) return fail("ELF file version does not match current one");
+  if (f->type != ET_DYN && f->type != ET_EXEC) return fail("only ET_DYN and ET_EXEC can be loaded");
+  if (eh->e_phentsize != sizeof(Phdr<E>)) return fail("ELF file's phentsize not the expected size");
+
+  u64 phoff = eh->e_phoff, phnum = eh->e_phnum;
+  const u8* ph_bytes = b.at(phoff, phnum * sizeof(Phdr<E>));
+  if (!ph_bytes) return fail("cannot read file data");
+  const auto* phdrs = reinterpret_cast<const Phdr<E>*>(ph_bytes);
+
+  std::vector<const Phdr<E>*> loads;
+  const Phdr<E>* dynamic = nullptr;
+  for (u64 i = 0; i < phnum; ++i) {
+    const Phdr<E>* ph = &phdrs[i];
+    switch (static_cast<u32>(ph->p_type)) {
+      case PT_LOAD: loads.push_back(ph); break;
+      case PT_DYNAMIC: dynamic = ph; break;
+      case PT_INTERP:
+        if (auto s = b.slice(ph->p_offset, ph->p_filesz)) {
+          if (auto str = s->cstr(0)) f->interp = *str;
+        }
+        break;
+    }
+  }
+  if (dynamic) {
+    f->has_dynamic = true;
+    if (auto dyn = b.slice(dynamic->p_offset, dynamic->p_filesz)) {
+      read_dynamic<E>(*f, *dyn, loads);
+    } else {
+      f->problems.push_back("PT_DYNAMIC lies outside the file");
+    }
+  }
+
+  f->read_symbol_ = &read_symbol<E>;
+  f->scan_relocations_ = &scan_relocations<E>;
+  f->gnu_lookup_ = &gnu_lookup<E>;
+  f->sysv_lookup_ = &sysv_lookup<E>;
+  f->read_sections_ = &read_sections<E>;
+  f->nsyms_ = count_symbols<E>(*f);
+  f->undefined_refs_ = scan_relocations<E>(*f);
+  return f;
+}
+
+template <typename E>
+void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads) {
+  Bytes b = f.bytes();
+  std::optional<u64> strtab, strsz, symtab, syment, versym, verneed, verneednum, verdef, verdefnum;
+  std::optional<u64> gnu_hash, sysv_hash;
+  std::optional<u64> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
+  std::vector<u64> needed_offsets;
+  std::optional<u64> soname_off, rpath_off, runpath_off;
+
+  u64 n = dyn.size() / sizeof(Dyn<E>);
+  const auto* d = reinterpret_cast<const Dyn<E>*>(dyn.data());
+  for (u64 i = 0; i < n; ++i) {
+    i64 tag = d[i].d_tag;
+    u64 val = d[i].d_val;
+    if (tag == DT_NULL) break;
+    switch (tag) {
+      case DT_NEEDED: needed_offsets.push_back(val); break;
+      case DT_SONAME: soname_off = val; break;
+      case DT_RPATH: rpath_off = val; break;
+      case DT_RUNPATH: runpath_off = val; break;
+      case DT_STRTAB: strtab = val; break;
+      case DT_STRSZ: strsz = val; break;
+      case DT_SYMTAB: symtab = val; break;
+      case DT_SYMENT: syment = val; break;
+      case DT_VERSYM: versym = val; break;
+      case DT_VERNEED: verneed = val; break;
+      case DT_VERNEEDNUM: verneednum = val; break;
+      case DT_VERDEF: verdef = val; break;
+      case DT_VERDEFNUM: verdefnum = val; break;
+      case DT_GNU_HASH: gnu_hash = val; break;
+      case DT_HASH: sysv_hash = val; break;
+      case DT_RELA: rela = val; break;
+      case DT_RELASZ: relasz = val; break;
+      case DT_RELAENT: relaent = val; break;
+      case DT_REL: rel = val; break;
+      case DT_RELSZ: relsz = val; break;
+      case DT_RELENT: relent = val; break;
+      case DT_JMPREL: jmprel = val; break;
+      case DT_PLTRELSZ: pltrelsz = val; break;
+      case DT_PLTREL: pltrel = val; break;
+      case DT_FLAGS: f.flags = val; if (val & DF_SYMBOLIC) f.symbolic = true; break;
+      case DT_FLAGS_1: f.flags_1 = val; break;
+      case DT_SYMBOLIC: f.symbolic = true; break;
+    }
+  }
+
+  auto to_off = [&](std::optional<u64> addr) -> std::optional<u64> {
+    if (!addr) return std::nullopt;
+    return vaddr_to_offset<E>(b, loads, *addr);
+  };
+
+  if (auto off = to_off(strtab)) {
+    u64 size = strsz.value_or(0);
+    if (auto s = b.slice(*off, std::min<u64>(size, b.size() - *off))) f.dynstr_ = *s;
+  } else if (strtab) {
+    f.problems.push_back("DT_STRTAB points outside the file");
+  }
+
+  auto str = [&](u64 off, const char* what) -> std::optional<std::string_view> {
+    auto s = f.dynstr_.cstr(off);
+    if (!s) f.problems.push_back(std::string(what) + " string lies outside DT_STRTAB");
+    return s;
+  };
+  for (u64 off : needed_offsets)
+    if (auto s = str(off, "DT_NEEDED")) f.needed.push_back(*s);
+  if (soname_off) f.soname = str(*soname_off, "DT_SONAME");
+  if (rpath_off) f.rpath = str(*rpath_off, "DT_RPATH");
+  if (runpath_off) f.runpath = str(*runpath_off, "DT_RUNPATH");
+
+  f.symtab_off_ = to_off(symtab);
+  f.syment_ = syment.value_or(sizeof(Sym<E>));
+  if (f.syment_ != sizeof(Sym<E>)) {
+    f.problems.push_back("DT_SYMENT is not the size of a symbol");
+    f.syment_ = sizeof(Sym<E>);
+  }
+  f.versym_off_ = to_off(versym);
+  f.gnu_hash_off_ = to_off(gnu_hash);
+  f.sysv_hash_off_ = to_off(sysv_hash);
+
+  if (auto off = to_off(verneed)) read_verneed<E>(f, *off, verneednum.value_or(0));
+  if (auto off = to_off(verdef)) read_verdef<E>(f, *off, verdefnum.value_or(0));
+
+  auto add_rel = [&](std::optional<u64> addr, std::optional<u64> size, u64 entsize, bool is_rela) {
+    auto off = to_off(addr);
+    if (!off || !size || *size == 0) return;
+    if (!b.contains(*off, *size)) {
+      f.problems.push_back("a relocation table lies outside the file");
+      return;
+    }
+    f.rel_tables_.push_back({*off, *size, entsize, is_rela});
+  };
+  // glibc processes DT_REL/DT_RELA before DT_JMPREL (elf/do-rel.h).
+  add_rel(rela, relasz, relaent.value_or(sizeof(Rela<E>)), true);
+  add_rel(rel, relsz, relent.value_or(sizeof(Rel<E>)), false);
+  bool plt_is_rela = pltrel ? *pltrel == DT_RELA : (rela.has_value() || !rel.has_value());
+  add_rel(jmprel, pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela);
+}
+
+template <typename E>
+void Parser::read_verneed(ElfFile& f, u64 off, u64 count) {
+  Bytes b = f.bytes();
+  // Each record is at least 16 bytes, so a file cannot hold more than size/16 of them: a bound
+  // on crafted counts and vn_next loops alike.
+  u64 limit = b.size() / sizeof(Verneed<E>);
+  for (u64 i = 0; i < count && i < limit; ++i) {
+    const u8* p = b.at(off, sizeof(Verneed<E>));
+    if (!p) {
+      f.problems.push_back("DT_VERNEED lies outside the file");
+      return;
+    }
+    const auto* vn = reinterpret_cast<const Verneed<E>*>(p);
+    VersionNeed need;
+    if (auto s = f.dynstr_.cstr(vn->vn_file)) need.file = *s;
+    u64 aoff = off + static_cast<u64>(vn->vn_aux);
+    for (u64 j = 0; j < vn->vn_cnt && j < limit; ++j) {
+      const u8* ap = b.at(aoff, sizeof(Vernaux<E>));
+      if (!ap) {
+        f.problems.push_back("a Vernaux entry lies outside the file");
+        break;
+      }
+      const auto* aux = reinterpret_cast<const Vernaux<E>*>(ap);
+      VersionNeedAux v;
+      v.hash = aux->vna_hash;
+      v.flags = aux->vna_flags;
+      v.other = aux->vna_other;
+      if (auto s = f.dynstr_.cstr(aux->vna_name)) v.name = *s;
+      need.versions.push_back(v);
+      if (aux->vna_next == 0) break;
+      aoff += static_cast<u64>(aux->vna_next);
+    }
+    f.verneed.push_back(std::move(need));
+    if (vn->vn_next == 0) break;
+    off += static_cast<u64>(vn->vn_next);
+  }
+}
+
+template <typename E>
+void Parser::read_verdef(ElfFile& f, u64 off, u64 count) {
+  Bytes b = f.bytes();
+  u64 limit = b.size() / sizeof(Verdef<E>);
+  for (u64 i = 0; i < count && i < limit; ++i) {
+    const u8* p = b.at(off, sizeof(Verdef<E>));
+    if (!p) {
+      f.problems.push_back("DT_VERDEF lies outside the file");
+      return;
+    }
+    const auto* vd = reinterpret_cast<const Verdef<E>*>(p);
+    VersionDef def;
+    def.ndx = vd->vd_ndx;
+    def.flags = vd->vd_flags;
+    def.hash = vd->vd_hash;
+    if (const u8* ap = b.at(off + static_cast<u64>(vd->vd_aux), sizeof(Verdaux<E>))) {
+      const auto* aux = reinterpret_cast<const Verdaux<E>*>(ap);
+      if (auto s = f.dynstr_.cstr(aux->vda_name)) def.name = *s;
+    }
+    f.verdef.push_back(def);
+    if (vd->vd_next == 0) break;
+    off += static_cast<u64>(vd->vd_next);
+  }
+}
+
+template <typename E>
+u32 Parser::count_symbols(ElfFile& f) {
+  Bytes b = f.bytes();
+  if (!f.symtab_off_) return 0;
+  u64 max_by_size = (b.size() - *f.symtab_off_) / sizeof(Sym<E>);
+  auto clamp = [&](u64 n) { return static_cast<u32>(std::min<u64>({n, max_by_size, UINT32_MAX})); };
+
+  if (f.sysv_hash_off_) {
+    if (const u8* p = b.at(*f.sysv_hash_off_, 8)) {
+      typename E::Word nchain;
+      std::memcpy(&nchain, p + 4, 4);
+      return clamp(static_cast<u32>(nchain));
+    }
+  }
+  if (f.gnu_hash_off_) {
+    // The GNU table has no count: the last symbol is the end of the longest chain.
+    u64 off = *f.gnu_hash_off_;
+    const u8* h = b.at(off, 16);
+    if (!h) return 0;
+    const auto* w = reinterpret_cast<const typename E::Word*>(h);
+    u64 nbuckets = w[0], symoffset = w[1], bloom_size = w[2];
+    u64 word = E::is_64 ? 8 : 4;
+    u64 buckets_off = off + 16 + bloom_size * word;
+    const u8* bp = bloom_size < b.size() ? b.at(buckets_off, nbuckets * 4) : nullptr;
+    if (!bp) return 0;
+    const auto* buckets = reinterpret_cast<const typename E::Word*>(bp);
+    u64 last = 0;
+    for (u64 i = 0; i < nbuckets; ++i) last = std::max<u64>(last, buckets[i]);
+    if (last < symoffset) return clamp(symoffset);
+    u64 chain_off = buckets_off + nbuckets * 4;
+    for (u64 idx = last; idx < max_by_size; ++idx) {
+      const u8* cp = b.at(chain_off + (idx - symoffset) * 4, 4);
+      if (!cp) return clamp(idx);
+      if (static_cast<u32>(*reinterpret_cast<const typename E::Word*>(cp)) & 1) return clamp(idx + 1);
+    }
+    return clamp(max_by_size);
+  }
+  for (const Section& s : read_sections<E>(f))
+    if (s.type == SHT_DYNSYM) return clamp(s.size / sizeof(Sym<E>));
+  return 0;
+}
+
+template <typename E>
+std::optional<Symbol> Parser::read_symbol(const ElfFile& f, u32 index) {
+  if (!f.symtab_off_ || index >= f.nsyms_) return std::nullopt;
+  Bytes b = f.bytes();
+  const u8* p = b.at(*f.symtab_off_ + static_cast<u64>(index) * sizeof(Sym<E>), sizeof(Sym<E>));
+  if (!p) return std::nullopt;
+  const auto* s = reinterpret_cast<const Sym<E>*>(p);
+  Symbol sym;
+  if (auto name = f.dynstr_.cstr(s->st_name)) sym.name = *name;
+  sym.bind = s->st_info >> 4;
+  sym.type = s->st_info & 0xf;
+  sym.visibility = s->st_other & 0x3;
+  sym.shndx = s->st_shndx;
+  sym.value = s->st_value;
+  if (f.versym_off_) {
+    if (const u8* v = b.at(*f.versym_off_ + static_cast<u64>(index) * 2, 2))
+      sym.versym = static_cast<u16>(*reinterpret_cast<const typename E::Half*>(v));
+  }
+  return sym;
+}
+
+template <typename E>
+std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
+  std::vector<u32> out;
+  std::unordered_set<u32> seen;
+  Bytes b = f.bytes();
+  for (const auto& t : f.rel_tables_) {
+    u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
+    if (t.entsize != ent) continue;
+    u64 n = t.size / ent;
+    for (u64 i = 0; i < n; ++i) {
+      const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
+      u32 sym = t.rela ? reinterpret_cast<const Rela<E>*>(p)->sym() : reinterpret_cast<const Rel<E>*>(p)->sym();
+      if (sym == 0 || seen.count(sym)) continue;
+      seen.insert(sym);
+      auto s = read_symbol<E>(f, sym);
+      if (!s || s->defined() || s->bind == STB_LOCAL) continue;
+      out.push_back(sym);
+    }
+  }
+  return out;
+}
+
+template <typename E>
+std::vector<u32> Parser::gnu_lookup(const ElfFile& f, std::string_view name) {
+  std::vector<u32> out;
+  Bytes b = f.bytes();
+  u64 off = *f.gnu_hash_off_;
+  const u8* h = b.at(off, 16);
+  if (!h) return out;
+  const auto* w = reinterpret_cast<const typename E::Word*>(h);
+  u64 nbuckets = w[0], symoffset = w[1], bloom_size = w[2], shift = w[3];
+  if (nbuckets == 0 || bloom_size == 0) return out;
+  u32 hash = gnu_hash(name);
+
+  constexpr u64 bits = E::is_64 ? 64 : 32;
+  u64 word_size = bits / 8;
+  if (bloom_size > b.size() / word_size) return out;
+  const u8* bw = b.at(off + 16 + ((hash / bits) % bloom_size) * word_size, word_size);
+  if (!bw) return out;
+  u64 word = static_cast<u64>(*reinterpret_cast<const typename E::Addr*>(bw));
+  u64 mask = (u64{1} << (hash % bits)) | (u64{1} << ((hash >> (shift % 32)) % bits));
+  if ((word & mask) != mask) return out;
+
+  u64 buckets_off = off + 16 + bloom_size * word_size;
+  const u8* bp = b.at(buckets_off + (hash % nbuckets) * 4, 4);
+  if (!bp) return out;
+  u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
+  if (idx == 0 || idx < symoffset) return out;
+  u64 chain_off = buckets_off + nbuckets * 4;
+  for (; idx < f.nsyms_; ++idx) {
+    const u8* cp = b.at(chain_off + (idx - symoffset) * 4, 4);
+    if (!cp) break;
+    u32 chain = *reinterpret_cast<const typename E::Word*>(cp);
+    if ((chain | 1) == (hash | 1)) {
+      auto s = read_symbol<E>(f, static_cast<u32>(idx));
+      if (s && s->name == name) out.push_back(static_cast<u32>(idx));
+    }
+    if (chain & 1) break;
+  }
+  return out;
+}
+
+template <typename E>
+std::vector<u32> Parser::sysv_lookup(const ElfFile& f, std::string_view name) {
+  std::vector<u32> out;
+  Bytes b = f.bytes();
+  u64 off = *f.sysv_hash_off_;
+  const u8* h = b.at(off, 8);
+  if (!h) return out;
+  const auto* w = reinterpret_cast<const typename E::Word*>(h);
+  u64 nbucket = w[0], nchain = w[1];
+  if (nbucket == 0) return out;
+  const u8* bp = b.at(off + 8 + (elf_hash(name) % nbucket) * 4, 4);
+  if (!bp) return out;
+  u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
+  // At most nchain steps: a crafted chain cannot loop forever.
+  for (u64 steps = 0; idx != 0 && idx < nchain && steps < nchain; ++steps) {
+    auto s = read_symbol<E>(f, static_cast<u32>(idx));
+    if (s && s->name == name) out.push_back(static_cast<u32>(idx));
+    const u8* cp = b.at(off + 8 + nbucket * 4 + idx * 4, 4);
+    if (!cp) break;
+    idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(cp));
+  }
+  return out;
+}
+
+template <typename E>
+std::vector<Section> Parser::read_sections(const ElfFile& f) {
+  std::vector<Section> out;
+  Bytes b = f.bytes();
+  const auto* eh = reinterpret_cast<const Ehdr<E>*>(b.data());
+  u64 shoff = eh->e_shoff, shnum = eh->e_shnum, shstrndx = eh->e_shstrndx;
+  if (shoff == 0 || eh->e_shentsize != sizeof(Shdr<E>)) return out;
+  const u8* first = b.at(shoff, sizeof(Shdr<E>));
+  if (!first) return out;
+  const auto* sh0 = reinterpret_cast<const Shdr<E>*>(first);
+  if (shnum == 0) shnum = sh0->sh_size;  // more than SHN_LORESERVE sections
+  if (shstrndx == SHN_XINDEX) shstrndx = sh0->sh_link;
+  const u8* all = b.at(shoff, shnum * sizeof(Shdr<E>));
+  if (!all || shnum > b.size() / sizeof(Shdr<E>)) return out;
+  const auto* sh = reinterpret_cast<const Shdr<E>*>(all);
+  Bytes names;
+  if (shstrndx < shnum) {
+    if (auto s = b.slice(sh[shstrndx].sh_offset, sh[shstrndx].sh_size)) names = *s;
+  }
+  out.reserve(shnum);
+  for (u64 i = 0; i < shnum; ++i) {
+    Section s;
+    if (auto n = names.cstr(sh[i].sh_name)) s.name = *n;
+    s.type = sh[i].sh_type;
+    s.offset = sh[i].sh_offset;
+    s.size = sh[i].sh_size;
+    s.addr = sh[i].sh_addr;
+    out.push_back(s);
+  }
+  return out;
+}
+
+std::unique_ptr<ElfFile> ElfFile::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
+  Bytes b = file->bytes();
+  if (auto bad = verify_ident(b)) {
+    if (error) *error = *bad;
+    return nullptr;
+  }
+  bool is64 = b.data()[EI_CLASS] == ELFCLASS64;
+  bool be = b.data()[EI_DATA] == ELFDATA2MSB;
+  if (is64) return be ? Parser::parse<Elf64<true>>(std::move(file), error)
+                      : Parser::parse<Elf64<false>>(std::move(file), error);
+  return be ? Parser::parse<Elf32<true>>(std::move(file), error)
+            : Parser::parse<Elf32<false>>(std::move(file), error);
+}
+
+std::optional<Symbol> ElfFile::symbol(u32 index) const { return read_symbol_(*this, index); }
+
+std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
+  if (!symtab_off_) return {};
+  if (gnu_hash_off_) return gnu_lookup_(*this, name);
+  if (sysv_hash_off_) return sysv_lookup_(*this, name);
+  std::vector<u32> out;
+  for (u32 i = 1; i < nsyms_; ++i) {
+    auto s = symbol(i);
+    if (s && s->name == name) out.push_back(i);
+  }
+  return out;
+}
+
+std::vector<Section> ElfFile::sections() const { return read_sections_(*this); }
+
+const VersionDef* ElfFile::verdef_for(u16 ndx) const {
+  ndx &= 0x7fff;
+  if (ndx < 2) return nullptr;
+  for (const VersionDef& d : verdef)
+    if (d.ndx == ndx) return &d;
+  return nullptr;
+}
+
+const VersionNeedAux* ElfFile::vernaux_for(u16 ndx, std::string_view* file) const {
+  ndx &= 0x7fff;
+  if (ndx < 2) return nullptr;
+  for (const VersionNeed& n : verneed)
+    for (const VersionNeedAux& a : n.versions)
+      if ((a.other & 0x7fff) == ndx) {
+        if (file) *file = n.file;
+        return &a;
+      }
+  return nullptr;
+}
+
+}  // namespace envdoctor::elf

@@ -1,0 +1,161 @@
+// The ELF reader: what the dynamic loader looks at, parsed once from a read-only mapping.
+//
+// ElfFile::parse validates the ELF header the way glibc's open_verify does (and fails with the
+// loader's own words), then reads the program headers, the PT_DYNAMIC array and the tables it
+// points to: SONAME, NEEDED, RPATH, RUNPATH, FLAGS, FLAGS_1, version needs and definitions.
+// Dynamic symbols are not copied: lookups go through the GNU or SysV hash table and read only
+// the chain they need; the undefined symbols an object binds at load time are listed from its
+// relocation tables, in the order glibc processes them. Section headers are read only on demand
+// (for fatbinary sections), never trusted by the loader model.
+//
+// Every offset read from the file goes through Bytes' checked accessors. A malformed table is
+// not fatal: what can be read is kept, and `problems` says what was wrong.
+#pragma once
+
+#include <elf.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elf/mapped_file.h"
+
+namespace envdoctor::elf {
+
+struct VersionNeedAux {
+  std::string_view name;
+  u32 hash = 0;
+  u16 flags = 0;  // VER_FLG_WEAK
+  u16 other = 0;  // the version index used in .gnu.version, bit 15 = hidden
+};
+
+struct VersionNeed {
+  std::string_view file;
+  std::vector<VersionNeedAux> versions;
+};
+
+struct VersionDef {
+  u16 ndx = 0;
+  u16 flags = 0;  // VER_FLG_BASE for the file's own name
+  u32 hash = 0;
+  std::string_view name;  // the first vda_name
+};
+
+struct Symbol {
+  std::string_view name;
+  u8 bind = 0;        // STB_*
+  u8 type = 0;        // STT_*
+  u8 visibility = 0;  // STV_*
+  u16 shndx = 0;
+  u64 value = 0;
+  // The raw .gnu.version entry: index in bits 0-14, hidden in bit 15. Absent without DT_VERSYM.
+  std::optional<u16> versym;
+
+  bool defined() const { return shndx != SHN_UNDEF; }
+};
+
+struct Section {
+  std::string_view name;
+  u32 type = 0;
+  u64 offset = 0;
+  u64 size = 0;
+  u64 addr = 0;
+};
+
+class ElfFile {
+ public:
+  // Parses `file` (kept alive by the ElfFile). On a file the loader would reject, returns nullptr
+  // with `error` set to glibc's message ("invalid ELF header", "file too short", ...).
+  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error);
+
+  const std::string& path() const { return file_->path(); }
+  Bytes bytes() const { return file_->bytes(); }
+
+  // Identity from the header.
+  u8 elf_class = 0;  // ELFCLASS32 / ELFCLASS64
+  u8 data = 0;       // ELFDATA2LSB / ELFDATA2MSB
+  u8 osabi = 0;
+  u16 type = 0;      // ET_DYN, ET_EXEC
+  u16 machine = 0;   // EM_X86_64, ...
+  bool is_64() const { return elf_class == ELFCLASS64; }
+  bool big_endian() const { return data == ELFDATA2MSB; }
+
+  // Program headers.
+  std::optional<std::string_view> interp;  // PT_INTERP
+  bool has_dynamic = false;
+
+  // The dynamic section, in file order.
+  std::optional<std::string_view> soname;
+  std::vector<std::string_view> needed;
+  std::optional<std::string_view> rpath;    // DT_RPATH
+  std::optional<std::string_view> runpath;  // DT_RUNPATH
+  u64 flags = 0;                            // DT_FLAGS
+  u64 flags_1 = 0;                          // DT_FLAGS_1
+  bool symbolic = false;                    // DT_SYMBOLIC or DF_SYMBOLIC
+  std::vector<VersionNeed> verneed;
+  std::vector<VersionDef> verdef;
+  bool has_versym() const { return versym_off_.has_value(); }
+  bool has_verdef() const { return !verdef.empty(); }
+
+  // What was malformed but not fatal, in the order found.
+  std::vector<std::string> problems;
+
+  // Dynamic symbols.
+  u32 symbol_count() const { return nsyms_; }
+  std::optional<Symbol> symbol(u32 index) const;
+
+  // Indices of every dynamic symbol named `name`, found through the hash table (GNU preferred,
+  // as glibc does); a linear scan only when the object has neither table.
+  std::vector<u32> find_symbols(std::string_view name) const;
+
+  // The undefined, non-local symbols that the object's relocations reference, as indices into the
+  // dynamic symbol table, in relocation order (DT_REL/DT_RELA, then DT_JMPREL), each once.
+  // Listed once at parse time.
+  const std::vector<u32>& undefined_references() const { return undefined_refs_; }
+
+  // Section headers, read on each call (for .nv_fatbin and friends); empty when absent or bad.
+  std::vector<Section> sections() const;
+
+  // Version name for a .gnu.version index of this object: from its verdefs (for definitions) or
+  // its verneeds (for references). Null for 0 and 1.
+  const VersionDef* verdef_for(u16 ndx) const;
+  const VersionNeedAux* vernaux_for(u16 ndx, std::string_view* file = nullptr) const;
+
+ private:
+  friend struct Parser;
+  ElfFile() = default;
+
+  std::shared_ptr<const MappedFile> file_;
+
+  // Tables located through the dynamic section (file offsets, already bounds-checked).
+  Bytes dynstr_;
+  std::optional<u64> symtab_off_;
+  u64 syment_ = 0;
+  u32 nsyms_ = 0;
+  std::optional<u64> versym_off_;
+  std::optional<u64> gnu_hash_off_;
+  std::optional<u64> sysv_hash_off_;
+  struct RelTable {
+    u64 off = 0;
+    u64 size = 0;
+    u64 entsize = 0;
+    bool rela = false;
+  };
+  std::vector<RelTable> rel_tables_;
+
+  // Class/endian-specific readers, chosen once at parse time.
+  std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32) = nullptr;
+  std::vector<u32> (*scan_relocations_)(const ElfFile&) = nullptr;
+  std::vector<u32> (*gnu_lookup_)(const ElfFile&, std::string_view) = nullptr;
+  std::vector<u32> (*sysv_lookup_)(const ElfFile&, std::string_view) = nullptr;
+  std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;
+
+  std::vector<u32> undefined_refs_;
+};
+
+// glibc's name for an ELF class in "wrong ELF class: ELFCLASS32".
+const char* elf_class_name(u8 elf_class);
+
+}  // namespace envdoctor::elf

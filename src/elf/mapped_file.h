@@ -1,0 +1,97 @@
+// Read-only file contents and the one checked accessor through which every offset taken from a
+// file is read.
+//
+// A MappedFile owns either a read-only mmap of a file on disk or a heap buffer (a member of a
+// wheel, read from the zip into memory); both expose the same immutable byte span. Nothing in
+// envdoctor ever maps a file for execution.
+//
+// Bytes is a non-owning view with bounds-checked reads: `off <= size && len <= size - off`,
+// written so that no addition can overflow. Readers return false or nullopt on a bad offset and
+// the caller turns that into a finding; they never read outside the span.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace envdoctor {
+
+using i64 = int64_t;
+using u8 = uint8_t;
+using u16 = uint16_t;
+using u32 = uint32_t;
+using u64 = uint64_t;
+
+class Bytes {
+ public:
+  Bytes() = default;
+  Bytes(const u8* data, u64 size) : data_(data), size_(size) {}
+  explicit Bytes(std::span<const u8> s) : data_(s.data()), size_(s.size()) {}
+
+  const u8* data() const { return data_; }
+  u64 size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+
+  bool contains(u64 off, u64 len) const { return off <= size_ && len <= size_ - off; }
+
+  // The sub-range [off, off+len), or nullopt when it does not lie inside.
+  std::optional<Bytes> slice(u64 off, u64 len) const {
+    if (!contains(off, len)) return std::nullopt;
+    return Bytes(data_ + off, len);
+  }
+
+  // A pointer to `len` readable bytes at `off`, or nullptr.
+  const u8* at(u64 off, u64 len) const { return contains(off, len) ? data_ + off : nullptr; }
+
+  // A NUL-terminated string starting at `off`; nullopt when `off` is outside or no NUL follows
+  // before the end.
+  std::optional<std::string_view> cstr(u64 off) const {
+    if (off >= size_) return std::nullopt;
+    const void* nul = std::memchr(data_ + off, 0, size_ - off);
+    if (!nul) return std::nullopt;
+    return std::string_view(reinterpret_cast<const char*>(data_ + off),
+                            static_cast<const u8*>(nul) - (data_ + off));
+  }
+
+  std::string_view as_string_view() const {
+    return std::string_view(reinterpret_cast<const char*>(data_), size_);
+  }
+
+ private:
+  const u8* data_ = nullptr;
+  u64 size_ = 0;
+};
+
+class MappedFile {
+ public:
+  // Maps `path` read-only. On failure returns nullptr and sets `error` to strerror's text
+  // (the words the loader would print after "cannot open shared object file: ").
+  static std::unique_ptr<MappedFile> open(const std::string& path, std::string* error);
+
+  // Takes ownership of bytes already in memory (a wheel member).
+  static std::unique_ptr<MappedFile> from_buffer(std::string name, std::vector<u8> data);
+
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  Bytes bytes() const { return Bytes(data_, size_); }
+  const std::string& path() const { return path_; }
+
+ private:
+  MappedFile() = default;
+
+  std::string path_;
+  const u8* data_ = nullptr;
+  u64 size_ = 0;
+  bool mapped_ = false;
+  std::vector<u8> owned_;
+};
+
+}  // namespace envdoctor

@@ -1,0 +1,189 @@
+#include "loader/ld_cache.h"
+
+#include <elf.h>
+
+#include <cstring>
+
+namespace envdoctor::loader {
+
+namespace {
+
+constexpr char kOldMagic[] = "ld.so-1.7.0";            // 11 bytes, then nlibs at offset 12
+constexpr char kNewMagic[] = "glibc-ld.so.cache1.1";   // magic and version, 20 bytes
+constexpr u64 kOldHeader = 16;                          // magic[11], pad, nlibs
+constexpr u64 kOldEntry = 12;                           // flags, key, value
+constexpr u64 kNewHeader = 48;
+constexpr u64 kNewEntry = 24;                           // flags, key, value, osversion, hwcap
+constexpr u32 kExtensionMagic = 0xEAA42174;
+constexpr u32 kTagGlibcHwcaps = 1;
+// glibc's DL_CACHE_HWCAP_EXTENSION (bit 62) marks an entry of a glibc-hwcaps subdirectory; its
+// low 32 bits index the extension's subdirectory names. On x86 the ten bits above bit 32 hold
+// the ISA level ldconfig read from the library's GNU property note.
+constexpr u64 kHwcapExtension = u64{1} << 62;
+constexpr u64 kIsaLevelMask = 0x3ff;
+
+u32 read_u32(const u8* p) {
+  u32 v;
+  std::memcpy(&v, p, 4);
+  return v;
+}
+u64 read_u64(const u8* p) {
+  u64 v;
+  std::memcpy(&v, p, 8);
+  return v;
+}
+
+bool is_named_hwcap(u64 hwcap) { return ((hwcap >> 32) & ~kIsaLevelMask) == (kHwcapExtension >> 32); }
+
+}  // namespace
+
+std::optional<i64> cache_flags_for_machine(u16 machine, bool is_64) {
+  constexpr i64 kElfLibc6 = 0x0003;  // FLAG_ELF_LIBC6
+  switch (machine) {
+    case EM_X86_64: return is_64 ? kElfLibc6 | 0x0300 : kElfLibc6 | 0x0800;  // LIB64, X32
+    case EM_386: return kElfLibc6;
+    case EM_AARCH64: return kElfLibc6 | 0x0a00;  // FLAG_AARCH64_LIB64
+    case EM_PPC64: return kElfLibc6 | 0x0500;    // FLAG_POWERPC_LIB64
+    case EM_S390: return is_64 ? kElfLibc6 | 0x0400 : kElfLibc6;
+    case EM_RISCV: return is_64 ? kElfLibc6 | 0x1000 : kElfLibc6 | 0x1100;  // lp64d / ilp32d
+    default: return std::nullopt;
+  }
+}
+
+std::unique_ptr<LdCache> LdCache::load(const std::string& path, std::string* error) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) {
+    if (error) *error = path + ": " + err;
+    return nullptr;
+  }
+  return parse(std::shared_ptr<const MappedFile>(std::move(file)), error);
+}
+
+std::unique_ptr<LdCache> LdCache::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
+  Bytes b = file->bytes();
+  std::unique_ptr<LdCache> cache(new LdCache());
+  cache->file_ = file;
+  auto fail = [&](const char* why) {
+    if (error) *error = std::string("ld.so.cache: ") + why;
+    return nullptr;
+  };
+
+  u64 new_off = 0;
+  bool have_old = false;
+  if (b.size() >= kOldHeader && std::memcmp(b.data(), kOldMagic, sizeof kOldMagic - 1) == 0) {
+    have_old = true;
+    u64 nlibs = read_u32(b.data() + 12);
+    if (nlibs > (b.size() - kOldHeader) / kOldEntry) return fail("old-format entry count exceeds the file");
+    u64 entries_end = kOldHeader + nlibs * kOldEntry;
+    // A new-format header may follow, aligned to 8 (the combined format).
+    u64 aligned = (entries_end + 7) & ~u64{7};
+    if (aligned + kNewHeader <= b.size() &&
+        std::memcmp(b.data() + aligned, kNewMagic, sizeof kNewMagic - 1) == 0) {
+      new_off = aligned;
+    } else {
+      cache->format_ = Format::kOld;
+      Bytes strings(b.data() + entries_end, b.size() - entries_end);
+      for (u64 i = 0; i < nlibs; ++i) {
+        const u8* e = b.data() + kOldHeader + i * kOldEntry;
+        auto key = strings.cstr(read_u32(e + 4));
+        auto value = strings.cstr(read_u32(e + 8));
+        if (!key || !value) continue;  // glibc's _dl_cache_verify_ptr rejects the entry
+        LdCacheEntry entry;
+        entry.flags = static_cast<int32_t>(read_u32(e));
+        entry.key = *key;
+        entry.value = *value;
+        cache->entries_.push_back(entry);
+      }
+    }
+  }
+  if (cache->format_ != Format::kOld || !have_old) {
+    if (!have_old) {
+      if (b.size() < kNewHeader || std::memcmp(b.data(), kNewMagic, sizeof kNewMagic - 1) != 0)
+        return fail("not a cache file (bad magic)");
+      cache->format_ = Format::kNew;
+    } else {
+      cache->format_ = Format::kCombined;
+    }
+    // String offsets in the new format are relative to the new header.
+    Bytes area(b.data() + new_off, b.size() - new_off);
+    const u8* h = area.data();
+    u64 nlibs = read_u32(h + 20);
+    u8 endian = h[28];
+    if (endian == 3 || endian == 1) return fail("cache written for another byte order");
+    if (nlibs > (area.size() - kNewHeader) / kNewEntry) return fail("entry count exceeds the file");
+
+    std::vector<std::string_view> hwcaps_names;
+    u64 ext_off = read_u32(h + 32);
+    if (ext_off != 0) {
+      if (const u8* ext = area.at(ext_off, 8); ext && read_u32(ext) == kExtensionMagic) {
+        u64 count = read_u32(ext + 4);
+        for (u64 i = 0; i < count && i < area.size() / 16; ++i) {
+          const u8* sec = area.at(ext_off + 8 + i * 16, 16);
+          if (!sec) break;
+          if (read_u32(sec) != kTagGlibcHwcaps) continue;
+          u64 off = read_u32(sec + 8), size = read_u32(sec + 12);
+          if (!area.contains(off, size)) break;
+          for (u64 j = 0; j + 4 <= size; j += 4) {
+            // ld.so reads these name offsets from the start of the file, not of the new header.
+            auto name = b.cstr(read_u32(area.data() + off + j));
+            hwcaps_names.push_back(name.value_or(std::string_view()));
+          }
+        }
+      }
+    }
+
+    for (u64 i = 0; i < nlibs; ++i) {
+      const u8* e = h + kNewHeader + i * kNewEntry;
+      auto key = area.cstr(read_u32(e + 4));
+      auto value = area.cstr(read_u32(e + 8));
+      if (!key || !value) continue;
+      LdCacheEntry entry;
+      entry.flags = static_cast<int32_t>(read_u32(e));
+      entry.key = *key;
+      entry.value = *value;
+      entry.hwcap = read_u64(e + 16);
+      if (is_named_hwcap(entry.hwcap)) {
+        u32 idx = static_cast<u32>(entry.hwcap);
+        // An index past the table names nothing usable; glibc skips such an entry.
+        entry.hwcaps_subdir = idx < hwcaps_names.size() ? hwcaps_names[idx] : std::string_view();
+      }
+      cache->entries_.push_back(entry);
+    }
+  }
+  for (u32 i = 0; i < cache->entries_.size(); ++i) cache->by_key_[cache->entries_[i].key].push_back(i);
+  return cache;
+}
+
+std::optional<std::string_view> LdCache::lookup(std::string_view soname, i64 flags,
+                                                const std::vector<std::string>& active_hwcaps) const {
+  auto it = by_key_.find(soname);
+  if (it == by_key_.end()) return std::nullopt;
+  std::optional<std::string_view> best;
+  size_t best_priority = 0;
+  for (u32 idx : it->second) {
+    const LdCacheEntry& e = entries_[idx];
+    // _dl_cache_check_flags: the architecture's word, or 1 (FLAG_ELF_LIBC5-era "any ELF").
+    if (e.flags != flags && e.flags != 1) continue;
+    if (e.hwcaps_subdir) {
+      // glibc_hwcaps_priority: the position in the active list, earlier is better; entries of
+      // subdirectories this CPU does not support are skipped.
+      size_t priority = 0;
+      for (size_t i = 0; i < active_hwcaps.size(); ++i)
+        if (active_hwcaps[i] == *e.hwcaps_subdir) priority = active_hwcaps.size() - i;
+      if (priority == 0) continue;
+      if (!best || priority > best_priority) {
+        best = e.value;
+        best_priority = priority;
+      }
+      continue;
+    }
+    // The named entries come first; the first plain one ends the search unless one matched.
+    if (best) break;
+    if (format_ != Format::kOld && e.hwcap != 0) continue;  // legacy hwcap bits: not this CPU's
+    return e.value;
+  }
+  return best;
+}
+
+}  // namespace envdoctor::loader

@@ -1,0 +1,148 @@
+#include "loader/object_store.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstring>
+#include <vector>
+
+namespace envdoctor::loader {
+
+namespace {
+
+// Resolves `path` inside `root` component by component, following symbolic links as a process
+// chrooted to `root` would (absolute targets restart at `root`). At most 40 links, like Linux.
+std::string resolve_in_root(const std::string& root, const std::string& path) {
+  std::vector<std::string> parts;
+  std::string pending = path;
+  int links = 0;
+  std::string resolved;  // inside root, always starting with '/'
+  while (true) {
+    size_t pos = 0;
+    bool restarted = false;
+    while (pos <= pending.size()) {
+      size_t next = pending.find('/', pos);
+      if (next == std::string::npos) next = pending.size();
+      std::string comp = pending.substr(pos, next - pos);
+      std::string rest = next < pending.size() ? pending.substr(next + 1) : "";
+      pos = next + 1;
+      if (comp.empty() || comp == ".") {
+        if (next == pending.size()) break;
+        continue;
+      }
+      if (comp == "..") {
+        size_t slash = resolved.rfind('/');
+        resolved.resize(slash == std::string::npos ? 0 : slash);
+        if (next == pending.size()) break;
+        continue;
+      }
+      std::string candidate = resolved + "/" + comp;
+      char buf[PATH_MAX];
+      ssize_t n = ::readlink((root + candidate).c_str(), buf, sizeof buf - 1);
+      if (n > 0 && ++links <= 40) {
+        std::string target(buf, static_cast<size_t>(n));
+        if (!target.empty() && target[0] == '/') resolved.clear();
+        pending = target + (rest.empty() ? "" : "/" + rest);
+        restarted = true;
+        break;
+      }
+      resolved = candidate;
+      if (next == pending.size()) break;
+    }
+    if (!restarted) break;
+  }
+  return root + (resolved.empty() ? "/" : resolved);
+}
+
+}  // namespace
+
+std::string ObjectStore::host_path(const std::string& path) const {
+  if (root_.empty() || path.empty() || path[0] != '/') return path;
+  return resolve_in_root(root_, path);
+}
+
+void ObjectStore::add_overlay(const std::string& path, std::shared_ptr<const MappedFile> file) {
+  std::lock_guard lock(mu_);
+  overlays_[path] = std::move(file);
+  removed_.erase(path);
+  cache_.erase(path);
+}
+
+void ObjectStore::add_removal(const std::string& path) {
+  std::lock_guard lock(mu_);
+  removed_[path] = true;
+  overlays_.erase(path);
+  cache_.erase(path);
+}
+
+std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = cache_.find(path);
+    if (it != cache_.end()) return it->second;
+  }
+  // Parsing happens outside the lock; two threads may parse one file at once, and the first
+  // result stored wins. Both are identical.
+  auto result = open_uncached(path);
+  std::lock_guard lock(mu_);
+  auto [it, inserted] = cache_.emplace(path, result);
+  return it->second;
+}
+
+std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path) {
+  auto result = std::make_shared<OpenResult>();
+  std::shared_ptr<const MappedFile> file;
+  {
+    std::lock_guard lock(mu_);
+    if (removed_.count(path)) {
+      result->status = OpenResult::Status::kMissing;
+      result->errnum = ENOENT;
+      result->error = std::strerror(ENOENT);
+      return result;
+    }
+    auto it = overlays_.find(path);
+    if (it != overlays_.end()) file = it->second;
+  }
+  if (file) {
+    // A file that is not on disk: give it an identity no disk file has.
+    result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(path))};
+  } else {
+    std::string host = host_path(path);
+    struct stat st;
+    if (::stat(host.c_str(), &st) != 0) {
+      result->errnum = errno;
+      result->error = std::strerror(errno);
+      return result;
+    }
+    result->id = FileId{st.st_dev, st.st_ino};
+    if (S_ISDIR(st.st_mode)) {
+      // open_verify reads a directory: "cannot read file data: Is a directory".
+      result->status = OpenResult::Status::kInvalid;
+      result->errnum = EISDIR;
+      result->error = std::string("cannot read file data: ") + std::strerror(EISDIR);
+      return result;
+    }
+    std::string err;
+    auto mapped = MappedFile::open(host, &err);
+    if (!mapped) {
+      result->errnum = errno ? errno : EACCES;
+      result->error = err;
+      return result;
+    }
+    file = std::move(mapped);
+  }
+  std::string err;
+  auto elf = elf::ElfFile::parse(file, &err);
+  if (!elf) {
+    result->status = OpenResult::Status::kInvalid;
+    result->error = err;
+    return result;
+  }
+  result->status = OpenResult::Status::kOk;
+  result->elf = std::move(elf);
+  return result;
+}
+
+}  // namespace envdoctor::loader

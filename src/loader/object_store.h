@@ -1,0 +1,68 @@
+// Every file the loader model opens, opened and parsed once, shared by all loads (one `ldd` of a
+// thousand files resolves libc.so.6 a thousand times but reads it once). Safe to use from
+// several threads.
+//
+// Paths are the loader's view: with a root file system set, "/usr/lib/x.so" is read from
+// ROOT/usr/lib/x.so, and symbolic links are followed inside ROOT, as a chroot would.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "elf/elf_file.h"
+
+namespace envdoctor::loader {
+
+struct FileId {
+  dev_t dev = 0;
+  ino_t ino = 0;
+  bool operator==(const FileId&) const = default;
+};
+
+// What opening one path gave: the parsed object, or why it failed, in the loader's terms.
+struct OpenResult {
+  enum class Status {
+    kOk,
+    kMissing,      // open() failed: errno text in `error` ("No such file or directory")
+    kInvalid,      // open_verify's message in `error` ("file too short", ...)
+  };
+  Status status = Status::kMissing;
+  std::string error;
+  int errnum = 0;
+  std::shared_ptr<const elf::ElfFile> elf;
+  FileId id;
+};
+
+class ObjectStore {
+ public:
+  explicit ObjectStore(std::string root = "") : root_(std::move(root)) {}
+
+  // Opens and parses `path` (the loader's view) once; later calls return the same result.
+  std::shared_ptr<const OpenResult> open(const std::string& path);
+
+  // Registers an in-memory file (a wheel member) under `path`, shadowing the disk.
+  void add_overlay(const std::string& path, std::shared_ptr<const MappedFile> file);
+  // Makes `path` look absent (a file an uninstall would remove).
+  void add_removal(const std::string& path);
+
+  // The path on this machine where the loader's `path` is read.
+  std::string host_path(const std::string& path) const;
+
+  const std::string& root() const { return root_; }
+
+ private:
+  std::shared_ptr<const OpenResult> open_uncached(const std::string& path);
+
+  std::string root_;
+  std::mutex mu_;
+  std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const MappedFile>> overlays_;
+  std::unordered_map<std::string, bool> removed_;
+};
+
+}  // namespace envdoctor::loader

@@ -1,0 +1,446 @@
+#include "loader/process.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "loader/symbols.h"
+
+namespace envdoctor::loader {
+
+const char* rule_name(Rule rule) {
+  switch (rule) {
+    case Rule::kMain: return "input";
+    case Rule::kInterpreter: return "interpreter";
+    case Rule::kLoaded: return "already loaded";
+    case Rule::kDirect: return "direct path";
+    case Rule::kRpath: return "RPATH";
+    case Rule::kLdLibraryPath: return "LD_LIBRARY_PATH";
+    case Rule::kRunpath: return "RUNPATH";
+    case Rule::kLdSoCache: return "ld.so.cache";
+    case Rule::kDefault: return "default path";
+    case Rule::kNotFound: return "not found";
+  }
+  return "?";
+}
+
+const char* error_code(LoadError::Kind kind) {
+  switch (kind) {
+    case LoadError::Kind::kMissingLibrary: return "missing-library";
+    case LoadError::Kind::kMissingVersion: return "missing-version";
+    case LoadError::Kind::kUndefinedSymbol: return "undefined-symbol";
+    case LoadError::Kind::kWrongElfClass: return "wrong-elf-class";
+    case LoadError::Kind::kInvalidElf: return "invalid-elf";
+  }
+  return "?";
+}
+
+// The state of one _dl_map_object search.
+struct Process::Search {
+  std::string name;
+  Resolution* out = nullptr;
+  bool found_other_class = false;
+  std::optional<std::string> fatal;  // "PATH: message": open_verify rejected a candidate
+  std::shared_ptr<const OpenResult> opened;
+  std::string path;
+};
+
+Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(config), store_(store) {}
+
+int Process::find_loaded(const std::string& name) {
+  // glibc matches the requested name against every loaded object's l_name and l_libname list,
+  // and against its SONAME (added to the list on first use). Objects of a failed dlopen are gone.
+  for (size_t i = 0; i < objects_.size(); ++i) {
+    if (dead_[i]) continue;
+    LoadedObject& o = objects_[i];
+    if (o.path == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end()) return static_cast<int>(i);
+    if (o.elf && o.elf->soname && *o.elf->soname == name) {
+      o.names.push_back(name);
+      return static_cast<int>(i);
+    }
+  }
+  return -1;
+}
+
+int Process::add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule) {
+  LoadedObject o;
+  o.path = path;
+  o.elf = opened ? opened->elf : nullptr;
+  if (opened) o.id = opened->id;
+  o.loader = loader;
+  o.rule = rule;
+  o.origin = origin_of(path, config_.cwd);
+  objects_.push_back(std::move(o));
+  dead_.push_back(false);
+  int idx = static_cast<int>(objects_.size() - 1);
+  chain_.push_back({idx, {}});
+  return idx;
+}
+
+bool Process::try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner) {
+  auto op = store_.open(path);
+  auto attempt = [&](std::string outcome) { s.out->attempts.push_back({path, std::move(outcome)}); };
+  switch (op->status) {
+    case OpenResult::Status::kMissing:
+      // open_path moves on after ENOENT and EACCES (and, for our purposes, any failed open).
+      attempt(op->error);
+      return false;
+    case OpenResult::Status::kInvalid:
+      // Every open_verify error but class and machine is fatal, even mid-search.
+      attempt(op->error);
+      s.fatal = path + ": " + op->error;
+      s.path = path;
+      return true;
+    case OpenResult::Status::kOk: break;
+  }
+  const elf::ElfFile& e = *op->elf;
+  if (e.elf_class != host_class_) {
+    s.found_other_class = true;
+    attempt(std::string("wrong ELF class: ") + elf::elf_class_name(e.elf_class) + " (skipped)");
+    return false;
+  }
+  if (e.data != host_data_) {
+    s.fatal = path + ": " +
+              (host_data_ == ELFDATA2LSB ? "ELF file data encoding not little-endian"
+                                         : "ELF file data encoding not big-endian");
+    attempt("wrong byte order");
+    return true;
+  }
+  if (e.machine != host_machine_) {
+    attempt("wrong machine (skipped)");
+    return false;
+  }
+  s.opened = op;
+  s.path = path;
+  s.out->rule = rule;
+  s.out->source = source;
+  s.out->rpath_owner = rpath_owner;
+  return true;
+}
+
+void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner) {
+  for (const std::string& dir : dirs) {
+    for (const std::string& sub : config_.subdirs) {
+      std::string path = join_path(join_path(dir, sub), s.name);
+      // Only a candidate that exists is worth a line in the explanation; the others are
+      // glibc's speculative hwcaps probes.
+      size_t before = s.out->attempts.size();
+      if (try_path(s, path, rule, dir, rpath_owner)) return;
+      if (s.out->attempts.size() > before && s.out->attempts.back().outcome == std::strerror(ENOENT))
+        s.out->attempts.pop_back();
+    }
+    if (try_path(s, join_path(dir, s.name), rule, dir, rpath_owner)) return;
+  }
+}
+
+Resolution Process::resolve(const std::string& name, int requester) {
+  Resolution r;
+  r.name = name;
+  if (int idx = find_loaded(name); idx >= 0) {
+    r.rule = Rule::kLoaded;
+    r.object = idx;
+    return r;
+  }
+
+  Search s;
+  s.name = name;
+  s.out = &r;
+  const LoadedObject* req = requester >= 0 ? &objects_[requester] : nullptr;
+  auto done = [&]() { return s.opened || s.fatal; };
+
+  if (name.find('/') != std::string::npos) {
+    auto path = req ? expand_dst(name, req->origin, config_) : std::optional<std::string>(name);
+    if (path) try_path(s, *path, Rule::kDirect, "", -1);
+  } else {
+    const elf::ElfFile* req_elf = req ? req->elf.get() : nullptr;
+    // DT_RPATH of the loader and of its loaders, then of the main program, but only when the
+    // loader has no DT_RUNPATH (elf/dl-load.c). An object with both has no RPATH at all.
+    if (!req_elf || !req_elf->runpath) {
+      std::vector<bool> seen(objects_.size(), false);
+      auto try_rpath = [&](int l) {
+        if (l < 0 || seen[l]) return;
+        seen[l] = true;
+        const elf::ElfFile* e = objects_[l].elf.get();
+        if (!e || !e->rpath || e->runpath) return;
+        search_dirs(s, split_search_path(*e->rpath, ":", objects_[l].origin, config_), Rule::kRpath, l);
+      };
+      for (int l = requester; l >= 0 && !done(); l = objects_[l].loader) try_rpath(l);
+      if (!done() && !objects_.empty()) try_rpath(0);
+    }
+    if (!done() && !config_.ld_library_path.empty()) {
+      if (!ld_library_path_dirs_) {
+        std::optional<std::string> main_origin;
+        if (!objects_.empty()) main_origin = objects_[0].origin;
+        ld_library_path_dirs_ = split_search_path(config_.ld_library_path, ":;", main_origin, config_);
+      }
+      search_dirs(s, *ld_library_path_dirs_, Rule::kLdLibraryPath, -1);
+    }
+    if (!done() && req_elf && req_elf->runpath)
+      search_dirs(s, split_search_path(*req_elf->runpath, ":", req->origin, config_), Rule::kRunpath, requester);
+
+    // DF_1_NODEFLIB of the loader (or of the main program) keeps the system directories out,
+    // both as default path and as ld.so.cache entries that lie in them.
+    const LoadedObject* flags_of = req ? req : (objects_.empty() ? nullptr : &objects_[0]);
+    bool nodeflib = flags_of && flags_of->elf && (flags_of->elf->flags_1 & DF_1_NODEFLIB);
+    if (!done() && config_.cache) {
+      auto flags = cache_flags_for_machine(host_machine_, host_class_ == ELFCLASS64);
+      if (flags) {
+        if (auto hit = config_.cache->lookup(name, *flags, config_.hwcaps)) {
+          std::string path(*hit);
+          bool in_system_dir = false;
+          for (const std::string& d : config_.default_dirs)
+            if (path.compare(0, d.size() + 1, d + "/") == 0) in_system_dir = true;
+          if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_.cache_path, -1);
+        }
+      }
+    }
+    if (!done() && !nodeflib) search_dirs(s, config_.default_dirs, Rule::kDefault, -1);
+  }
+
+  if (s.opened) {
+    // The same file under another name is the same object (st_dev/st_ino, _dl_map_object_from_fd).
+    for (size_t i = 0; i < objects_.size(); ++i) {
+      if (dead_[i] || objects_[i].id == FileId{} || !(objects_[i].id == s.opened->id)) continue;
+      objects_[i].names.push_back(name);
+      r.object = static_cast<int>(i);
+      return r;
+    }
+    int idx = add_object(s.path, s.opened, requester, r.rule);
+    objects_[idx].names.push_back(name);
+    r.object = idx;
+    return r;
+  }
+  r.rule = Rule::kNotFound;
+  if (s.fatal) r.attempts.push_back({"", *s.fatal});
+  (void)s.found_other_class;
+  return r;
+}
+
+std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors) {
+  std::vector<int> searchlist = {root};
+  std::vector<bool> in_list(objects_.size(), false);
+  in_list[root] = true;
+  for (size_t i = 0; i < searchlist.size(); ++i) {
+    int obj = searchlist[i];
+    if (!objects_[obj].elf) continue;
+    std::vector<std::string> needed(objects_[obj].elf->needed.begin(), objects_[obj].elf->needed.end());
+    for (const std::string& name : needed) {
+      Resolution r = resolve(name, obj);
+      if (r.object >= 0) {
+        if (in_list.size() < objects_.size()) in_list.resize(objects_.size(), false);
+        if (!in_list[r.object]) {
+          in_list[r.object] = true;
+          searchlist.push_back(r.object);
+        }
+      } else {
+        LoadError err;
+        err.object = obj;
+        err.library = name;
+        const std::string& last = r.attempts.empty() ? std::string() : r.attempts.back().outcome;
+        bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+        bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
+          return a.outcome.rfind("wrong ELF class", 0) == 0;
+        });
+        if (fatal) {
+          err.kind = LoadError::Kind::kInvalidElf;
+          err.message = last;
+        } else if (other_class) {
+          err.kind = LoadError::Kind::kWrongElfClass;
+          err.message = name + ": wrong ELF class: " + elf::elf_class_name(host_class_ == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+        } else {
+          err.kind = LoadError::Kind::kMissingLibrary;
+          err.message = name + ": cannot open shared object file: No such file or directory";
+        }
+        errors.push_back(err);
+        chain_.push_back({-1, name});  // trace mode's fake entry, printed "=> not found"
+      }
+      objects_[obj].deps.push_back(std::move(r));
+    }
+  }
+  objects_[root].searchlist = searchlist;
+  return searchlist;
+}
+
+void Process::check_versions(int object, std::vector<LoadError>& errors) {
+  const LoadedObject& o = objects_[object];
+  if (!o.elf) return;
+  for (const elf::VersionNeed& vn : o.elf->verneed) {
+    int provider = find_loaded(std::string(vn.file));
+    if (provider < 0) continue;  // the library itself is missing: reported as such
+    const elf::ElfFile* p = objects_[provider].elf.get();
+    if (!p || !p->has_verdef()) continue;  // "no version information available": not an error
+    for (const elf::VersionNeedAux& need : vn.versions) {
+      bool found = std::any_of(p->verdef.begin(), p->verdef.end(), [&](const elf::VersionDef& d) {
+        return d.hash == need.hash && d.name == need.name;
+      });
+      if (found || (need.flags & VER_FLG_WEAK)) continue;
+      LoadError err;
+      err.kind = LoadError::Kind::kMissingVersion;
+      err.object = object;
+      err.library = objects_[provider].path;
+      err.version = std::string(need.name);
+      err.message = objects_[provider].path + ": version `" + err.version + "' not found (required by " +
+                    o.path + ")";
+      errors.push_back(err);
+    }
+  }
+}
+
+void Process::bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors) {
+  const LoadedObject& o = objects_[object];
+  if (!o.elf) return;
+  std::vector<const elf::ElfFile*> providers;
+  providers.reserve(scope.size() + 1);
+  if (o.elf->symbolic) providers.push_back(o.elf.get());
+  for (int i : scope)
+    if (objects_[i].elf) providers.push_back(objects_[i].elf.get());
+
+  for (u32 idx : o.elf->undefined_references()) {
+    auto sym = o.elf->symbol(idx);
+    if (!sym) continue;
+    std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
+    if (find_definition(providers, sym->name, version)) continue;
+    if (sym->bind == STB_WEAK) continue;  // an unresolved weak reference is simply 0
+    LoadError err;
+    err.kind = LoadError::Kind::kUndefinedSymbol;
+    err.object = object;
+    err.symbol = std::string(sym->name);
+    if (version) err.version = version->name;
+    err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
+    errors.push_back(err);
+  }
+}
+
+std::vector<int> Process::scope_of(int object) const {
+  std::vector<int> scope = global_scope_;
+  int root = objects_[object].local_root;
+  if (root >= 0 && !objects_[root].global)
+    scope.insert(scope.end(), objects_[root].searchlist.begin(), objects_[root].searchlist.end());
+  return scope;
+}
+
+bool Process::load_main(const std::string& path) {
+  auto op = store_.open(path);
+  if (op->status != OpenResult::Status::kOk) {
+    LoadError err;
+    err.kind = op->status == OpenResult::Status::kInvalid ? LoadError::Kind::kInvalidElf
+                                                          : LoadError::Kind::kMissingLibrary;
+    err.library = path;
+    err.message = path + ": " + (op->status == OpenResult::Status::kInvalid
+                                     ? op->error
+                                     : "cannot open shared object file: " + op->error);
+    errors_.push_back(err);
+    first_error_ = err;
+    return false;
+  }
+  host_class_ = op->elf->elf_class;
+  host_data_ = op->elf->data;
+  host_machine_ = op->elf->machine;
+  if (host_machine_ == EM_386) {
+    config_.default_dirs = {"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"};
+    config_.interpreter = "/lib/ld-linux.so.2";
+    config_.subdirs.clear();
+    config_.hwcaps.clear();
+    config_.dst_lib = "lib/i386-linux-gnu";
+    config_.dst_platform = "i686";
+  }
+
+  // The main program, as `ld.so FILE` maps it: its name is the path as given, and it has no
+  // file identity, so nothing is ever matched to it by inode.
+  int main = add_object(path, op, -1, Rule::kMain);
+  objects_[main].id = FileId{};
+  objects_[main].names.push_back(path);
+
+  // ld.so is loaded before anything else, under its PT_INTERP name and its SONAME.
+  std::string interp = op->elf->interp ? std::string(*op->elf->interp) : config_.interpreter;
+  auto iop = store_.open(interp);
+  interpreter_ = add_object(interp, iop->status == OpenResult::Status::kOk ? iop : nullptr, -1, Rule::kInterpreter);
+  objects_[interpreter_].names.push_back(interp);
+  objects_[interpreter_].is_interpreter = true;
+  if (iop->status != OpenResult::Status::kOk)
+    objects_[interpreter_].names.push_back(interp.substr(interp.rfind('/') + 1));
+
+  std::vector<LoadError> missing, versions, symbols;
+  std::vector<int> searchlist = map_deps(main, missing);
+  global_scope_ = searchlist;
+  for (const ListEntry& e : chain_)
+    if (e.object >= 0) check_versions(e.object, versions);
+  // Relocation runs over the searchlist in reverse, dependencies before their users.
+  for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
+    if (*it != interpreter_) bind_symbols(*it, global_scope_, symbols);
+
+  for (auto* list : {&missing, &versions, &symbols})
+    errors_.insert(errors_.end(), list->begin(), list->end());
+  if (!errors_.empty()) first_error_ = errors_.front();
+  return true;
+}
+
+Process::DlopenResult Process::dlopen(const std::string& path, bool global, int caller) {
+  DlopenResult result;
+  size_t first_new = objects_.size();
+  Resolution r = resolve(path, caller);
+  auto note = [&](LoadError err) {
+    result.errors.push_back(err);
+    if (!result.first) result.first = err;
+  };
+  if (r.object < 0) {
+    LoadError err;
+    err.kind = LoadError::Kind::kMissingLibrary;
+    err.library = path;
+    bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+    if (fatal) {
+      err.kind = LoadError::Kind::kInvalidElf;
+      err.message = r.attempts.back().outcome;
+    } else {
+      err.message = path + ": cannot open shared object file: No such file or directory";
+    }
+    note(err);
+    return result;
+  }
+  result.object = r.object;
+  if (static_cast<size_t>(r.object) < first_new) return result;  // already loaded: nothing to do
+
+  int root = r.object;
+  std::vector<LoadError> missing, versions, symbols;
+  std::vector<int> searchlist = map_deps(root, missing);
+  for (size_t i = first_new; i < objects_.size(); ++i) {
+    objects_[i].local_root = root;
+    result.new_objects.push_back(static_cast<int>(i));
+  }
+  objects_[root].global = false;
+  for (int i : searchlist) check_versions(i, versions);
+  for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
+    if (static_cast<size_t>(*it) >= first_new) bind_symbols(*it, scope_of(*it), symbols);
+
+  for (auto* list : {&missing, &versions, &symbols})
+    for (const LoadError& e : *list) note(e);
+  if (!result.errors.empty()) {
+    // dlopen fails and unloads what it mapped.
+    for (int i : result.new_objects) dead_[i] = true;
+    result.object = -1;
+    return result;
+  }
+  if (global) {
+    for (int i : searchlist)
+      if (std::find(global_scope_.begin(), global_scope_.end(), i) == global_scope_.end()) global_scope_.push_back(i);
+    objects_[root].global = true;
+  }
+  return result;
+}
+
+std::vector<Process::ListEntry> Process::list_order() const {
+  std::vector<ListEntry> out;
+  for (const ListEntry& e : chain_)
+    if (e.object != 0 && e.object != interpreter_) out.push_back(e);
+  if (objects_.empty()) return out;
+  // ld.so goes back into the chain right after the object before it in main's searchlist.
+  const std::vector<int>& sl = objects_[0].searchlist;
+  auto pos = std::find(sl.begin(), sl.end(), interpreter_);
+  if (pos == sl.end()) return out;
+  int before = *(pos - 1);
+  auto at = std::find_if(out.begin(), out.end(), [&](const ListEntry& e) { return e.object == before; });
+  out.insert(at == out.end() ? out.begin() : at + 1, ListEntry{interpreter_, {}});
+  return out;
+}
+
+}  // namespace envdoctor::loader

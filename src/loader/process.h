@@ -1,0 +1,148 @@
+// The load model: one simulated process, as glibc 2.36's ld.so would build it.
+//
+// A Process starts from a main program (`load_main`, what `ld.so FILE` does) and may then
+// `dlopen` more objects (what Python does for an extension module). Each load maps NEEDED
+// entries breadth-first (elf/dl-deps.c), resolving every name with glibc's search order
+// (elf/dl-load.c: _dl_map_object), then checks symbol versions (elf/dl-version.c) and binds
+// every undefined symbol over the object's scope (elf/dl-lookup.c).
+//
+// Nothing is mapped or executed: objects come from the ObjectStore's parsed files. Every
+// resolution keeps the rule and directory that found it and, when it failed, every path tried,
+// so the report can explain. Errors are collected the way ldd's trace mode does (a missing
+// library is noted and the load goes on), and each load also names the one failure a real
+// exec or dlopen would stop at.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "loader/object_store.h"
+#include "loader/search_paths.h"
+
+namespace envdoctor::loader {
+
+// How a library was found: libtree's vocabulary, plus glibc's own cases.
+enum class Rule {
+  kMain,           // the object being examined
+  kInterpreter,    // ld.so itself, loaded before anything else
+  kLoaded,         // already loaded, matched by name or SONAME
+  kDirect,         // the name contains '/': opened as it is
+  kRpath,          // DT_RPATH of the loader or of one of its loaders
+  kLdLibraryPath,  // LD_LIBRARY_PATH
+  kRunpath,        // DT_RUNPATH of the loader
+  kLdSoCache,      // /etc/ld.so.cache
+  kDefault,        // the system search path
+  kNotFound,
+};
+const char* rule_name(Rule rule);
+
+// One path the search tried, and why it was not used.
+struct Attempt {
+  std::string path;
+  std::string outcome;  // "No such file or directory", "wrong ELF class: ELFCLASS32 (skipped)", ...
+};
+
+struct Resolution {
+  std::string name;        // the DT_NEEDED string
+  Rule rule = Rule::kNotFound;
+  std::string source;      // the directory list entry that found it, or the cache
+  int rpath_owner = -1;    // for kRpath: the object whose DT_RPATH it was
+  int object = -1;         // index into Process::objects(); -1 when not found
+  std::vector<Attempt> attempts;  // every path tried, in order
+};
+
+struct LoadedObject {
+  std::string path;                 // l_name: the path it was opened by
+  std::vector<std::string> names;   // every name it answers to (requested names, SONAME)
+  std::shared_ptr<const elf::ElfFile> elf;
+  FileId id;
+  int loader = -1;                  // the object whose NEEDED (or dlopen) loaded it
+  Rule rule = Rule::kMain;          // how it was found first
+  std::vector<Resolution> deps;     // one per DT_NEEDED, in order
+  int local_root = -1;              // for a dlopen'd object and its deps: the dlopen'd object
+  std::vector<int> searchlist;      // for a load root: itself and its deps, breadth-first
+  bool is_interpreter = false;
+  bool global = true;               // in the global scope (main's searchlist or RTLD_GLOBAL)
+  std::string origin;               // $ORIGIN
+};
+
+struct LoadError {
+  enum class Kind { kMissingLibrary, kMissingVersion, kUndefinedSymbol, kWrongElfClass, kInvalidElf };
+  Kind kind;
+  int object = -1;        // the object whose need failed
+  std::string library;    // the library name (missing, invalid) or the provider's path (version)
+  std::string symbol;
+  std::string version;
+  std::string message;    // the loader's words, as dlerror() would give them
+};
+const char* error_code(LoadError::Kind kind);
+
+class Process {
+ public:
+  Process(const LoaderConfig& config, ObjectStore& store);
+
+  // Loads `path` as the main program together with everything it needs, as `ld.so --list`
+  // (trace mode) would. Returns false when the main program itself cannot be loaded.
+  bool load_main(const std::string& path);
+
+  // Starts a process around an interpreter (python) that is not loaded from `path`'s NEEDED
+  // alone: same as load_main, then more objects come through dlopen.
+  struct DlopenResult {
+    int object = -1;                   // the loaded object, or -1
+    std::vector<LoadError> errors;     // every error found (trace-mode style)
+    std::optional<LoadError> first;    // what dlopen() would fail with
+    std::vector<int> new_objects;      // objects this call added, in load order
+  };
+  // dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL)) called from `caller`. On
+  // failure the objects it added stay listed (for the report) but leave no trace in later loads.
+  DlopenResult dlopen(const std::string& path, bool global, int caller = 0);
+
+  const std::vector<LoadedObject>& objects() const { return objects_; }
+  // Errors of load_main, in the order ld.so meets them: missing libraries in load order,
+  // then version errors, then undefined symbols (relocation order).
+  const std::vector<LoadError>& errors() const { return errors_; }
+  // The one error a real start of the program would stop at, if any.
+  const std::optional<LoadError>& first_error() const { return first_error_; }
+
+  // One line of `ldd`: a loaded object, or a library that was not found (trace mode lists a
+  // missing library each time it is needed).
+  struct ListEntry {
+    int object = -1;
+    std::string missing;  // the name, when object is -1
+  };
+  // The lines in ld.so's order: load order, with ld.so at its first place of need.
+  std::vector<ListEntry> list_order() const;
+
+  const LoaderConfig& config() const { return config_; }
+
+ private:
+  struct Search;
+  Resolution resolve(const std::string& name, int requester);
+  void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
+  bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner);
+  int find_loaded(const std::string& name);
+  int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
+
+  std::vector<int> map_deps(int root, std::vector<LoadError>& errors);
+  void check_versions(int object, std::vector<LoadError>& errors);
+  void bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors);
+  std::vector<int> scope_of(int object) const;
+
+  LoaderConfig config_;
+  ObjectStore& store_;
+  std::vector<ListEntry> chain_;  // creation order, as ld.so's l_next chain
+  u8 host_class_ = ELFCLASS64;
+  u8 host_data_ = ELFDATA2LSB;
+  u16 host_machine_ = EM_X86_64;
+  std::optional<std::vector<std::string>> ld_library_path_dirs_;
+  std::vector<LoadedObject> objects_;
+  std::vector<int> global_scope_;  // main's searchlist, then RTLD_GLOBAL objects
+  std::vector<LoadError> errors_;
+  std::optional<LoadError> first_error_;
+  int interpreter_ = -1;
+  std::vector<bool> dead_;  // objects of a failed dlopen: listed, never matched again
+};
+
+}  // namespace envdoctor::loader

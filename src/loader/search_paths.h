@@ -1,0 +1,75 @@
+// The facts of the loader that do not depend on any one object: where the system libraries
+// live, which glibc-hwcaps and legacy subdirectories this CPU makes ld.so try, what $LIB and
+// $PLATFORM expand to, LD_LIBRARY_PATH, the ld.so.cache, and the root file system they are read
+// from. Plus the rules for turning an RPATH/RUNPATH/LD_LIBRARY_PATH string into directories
+// (glibc elf/dl-load.c: fillin_rpath, expand_dynamic_string_token).
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "loader/ld_cache.h"
+
+namespace envdoctor::loader {
+
+struct LoaderConfig {
+  // Another root file system ("" for this machine's): every absolute path the loader opens is
+  // read below it, and paths are reported as the loader inside it would see them.
+  std::string root;
+
+  // System search path (Debian 12 x86_64, `ld.so --help`), in order.
+  std::vector<std::string> default_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                           "/lib", "/usr/lib"};
+
+  // Subdirectories tried inside every search directory before the directory itself, most
+  // preferred first: glibc-hwcaps/x86-64-vN for the levels this CPU has, then glibc 2.36's legacy
+  // subdirectories (tls, AT_PLATFORM). Empty for none.
+  std::vector<std::string> subdirs;
+  // The glibc-hwcaps names alone ("x86-64-v3"), for ld.so.cache's hwcaps entries.
+  std::vector<std::string> hwcaps;
+
+  std::string dst_lib = "lib/x86_64-linux-gnu";  // $LIB
+  std::string dst_platform = "x86_64";            // $PLATFORM
+
+  std::string ld_library_path;  // raw, as in the environment
+
+  std::string interpreter = "/lib64/ld-linux-x86-64.so.2";  // for objects without PT_INTERP
+
+  std::shared_ptr<const LdCache> cache;  // null: no usable cache
+  std::string cache_path = "/etc/ld.so.cache";
+
+  // The working directory relative paths are taken from ($ORIGIN of "./x", empty RPATH
+  // elements); defaults to the process's own.
+  std::string cwd;
+
+  // The configuration of this machine (or of `root`): hwcaps levels from this CPU, the cache.
+  static LoaderConfig for_host(const std::string& root = "");
+};
+
+// The glibc-hwcaps levels this CPU supports, best first: {"x86-64-v4", "x86-64-v3", ...}.
+std::vector<std::string> supported_x86_64_levels();
+
+// Splits a path list on `separators` the way fillin_rpath does: DSTs expanded against `origin`
+// (nullopt: $ORIGIN unknown, which drops the element), trailing slashes removed, empty elements
+// kept as "" (the current directory), duplicates removed. An element whose DST cannot be
+// expanded is dropped.
+std::vector<std::string> split_search_path(std::string_view list, std::string_view separators,
+                                           const std::optional<std::string>& origin,
+                                           const LoaderConfig& config);
+
+// Expands $ORIGIN/${ORIGIN}, $LIB, $PLATFORM in `s`; nullopt when it holds $ORIGIN and
+// `origin` is unknown.
+std::optional<std::string> expand_dst(std::string_view s, const std::optional<std::string>& origin,
+                                      const LoaderConfig& config);
+
+// dirname of `path` made absolute against `cwd`, without resolving symlinks or "..": glibc's
+// l_origin for an object opened by that path.
+std::string origin_of(const std::string& path, const std::string& cwd);
+
+// "dir" + "/" + "name", where dir "" means the current directory (name alone).
+std::string join_path(const std::string& dir, std::string_view name);
+
+}  // namespace envdoctor::loader

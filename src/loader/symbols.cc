@@ -1,0 +1,61 @@
+#include "loader/symbols.h"
+
+namespace envdoctor::loader {
+
+std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const elf::Symbol& ref) {
+  if (!ref.versym) return std::nullopt;
+  u16 ndx = *ref.versym & 0x7fff;
+  std::string_view file;
+  const elf::VersionNeedAux* aux = object.vernaux_for(ndx, &file);
+  if (!aux || aux->hash == 0) return std::nullopt;
+  return SymbolVersion{std::string(aux->name), aux->hash, (aux->other & 0x8000) != 0, std::string(file)};
+}
+
+namespace {
+
+bool usable(const elf::Symbol& s) {
+  if (s.value == 0 && s.shndx != SHN_ABS && s.type != STT_TLS) return false;
+  if (s.shndx == SHN_UNDEF) return false;
+  constexpr unsigned kAllowed = (1u << STT_NOTYPE) | (1u << STT_OBJECT) | (1u << STT_FUNC) |
+                                (1u << STT_COMMON) | (1u << STT_TLS) | (1u << STT_GNU_IFUNC);
+  if (s.type > 15 || ((1u << s.type) & kAllowed) == 0) return false;
+  if (s.visibility == STV_HIDDEN || s.visibility == STV_INTERNAL) return false;
+  return s.bind == STB_GLOBAL || s.bind == STB_WEAK || s.bind == STB_GNU_UNIQUE;
+}
+
+// The hash and name of the version a definition carries; {0, ""} for index 0 and 1 and for the
+// file's base version, which glibc does not enter in l_versions.
+std::pair<u32, std::string_view> definition_version(const elf::ElfFile& e, u16 versym) {
+  const elf::VersionDef* d = e.verdef_for(versym & 0x7fff);
+  if (!d || (d->flags & VER_FLG_BASE)) return {0, {}};
+  return {d->hash, d->name};
+}
+
+bool defines(const elf::ElfFile& e, std::string_view name, const std::optional<SymbolVersion>& version) {
+  int versioned_candidates = 0;
+  for (u32 idx : e.find_symbols(name)) {
+    auto s = e.symbol(idx);
+    if (!s || !usable(*s)) continue;
+    if (version) {
+      if (!s->versym) return true;
+      auto [hash, vname] = definition_version(e, *s->versym);
+      bool same = hash == version->hash && vname == version->name;
+      if (!same && (version->hidden || hash != 0 || (*s->versym & 0x8000))) continue;
+      return true;
+    }
+    if (!s->versym || (*s->versym & 0x7fff) < 3) return true;
+    if ((*s->versym & 0x8000) == 0) ++versioned_candidates;
+  }
+  return versioned_candidates == 1;
+}
+
+}  // namespace
+
+const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
+                                    const std::optional<SymbolVersion>& version) {
+  for (const elf::ElfFile* e : scope)
+    if (defines(*e, name, version)) return e;
+  return nullptr;
+}
+
+}  // namespace envdoctor::loader

@@ -1,0 +1,36 @@
+// Symbol binding as glibc's elf/dl-lookup.c does it: which definition, if any, a reference
+// binds to over a scope. check_match's rules, in one place:
+//  - a candidate needs a value (or SHN_ABS, or TLS), a definition (not SHN_UNDEF), a data or
+//    code type (NOTYPE, OBJECT, FUNC, COMMON, TLS, GNU_IFUNC), default or protected visibility,
+//    and GLOBAL, WEAK or GNU_UNIQUE binding;
+//  - a versioned reference accepts a provider without .gnu.version, the same version, or an
+//    unversioned, non-hidden definition;
+//  - an unversioned reference accepts index 0..2 at once, and otherwise the one non-hidden
+//    versioned definition if there is exactly one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "elf/elf_file.h"
+
+namespace envdoctor::loader {
+
+struct SymbolVersion {
+  std::string name;
+  u32 hash = 0;
+  bool hidden = false;
+  std::string file;  // the vn_file it was required from
+};
+
+// The version a reference asks for (from the referencing object's .gnu.version and verneed),
+// or nullopt for an unversioned reference.
+std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const elf::Symbol& ref);
+
+// The first provider in `scope` order with an acceptable definition of `name`, or nullptr.
+const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
+                                    const std::optional<SymbolVersion>& version);
+
+}  // namespace envdoctor::loader

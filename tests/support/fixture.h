@@ -1,0 +1,54 @@
+// Fixture builders shared by the tests: a temporary directory that removes itself, a way to
+// run a command and capture what it says, and gcc/nvcc wrappers that build real objects.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace envdoctor::test {
+
+namespace fs = std::filesystem;
+
+struct CommandResult {
+  int status = -1;  // exit status, or 128+signal
+  std::string out;
+  std::string err;
+};
+
+// Runs `command` with /bin/sh, capturing stdout and stderr separately.
+CommandResult run(const std::string& command);
+
+// Single-quotes `s` for the shell.
+std::string quote(const std::string& s);
+
+bool have_tool(const std::string& name);
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const fs::path& path() const { return path_; }
+  std::string operator/(const std::string& rel) const { return (path_ / rel).string(); }
+  // Writes `text` to `rel` (creating parent directories) and returns the absolute path.
+  std::string write(const std::string& rel, const std::string& text) const;
+
+ private:
+  fs::path path_;
+};
+
+// Builds a shared library from C source with gcc. `flags` go on the command line as they are
+// (e.g. "-Wl,-soname,libfoo.so.1 -L dir -lbar"). Fails the test on a compile error.
+void build_shared(const std::string& output, const std::string& c_source, const std::string& flags,
+                  const TempDir& tmp);
+void build_executable(const std::string& output, const std::string& c_source, const std::string& flags,
+                      const TempDir& tmp);
+
+// The envdoctor binary built alongside the tests.
+std::string envdoctor();
+
+}  // namespace envdoctor::test
