@@ -1,0 +1,55 @@
+// libFuzzer target for the ELF reader: parse any bytes as a file the loader might open, then walk
+// every accessor the loader model and the CUDA stage use. ASan/UBSan report any read outside the
+// input or any undefined arithmetic; the reader must only ever return errors or partial results.
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "elf/elf_file.h"
+
+using envdoctor::MappedFile;
+using envdoctor::u16;
+using envdoctor::u32;
+using envdoctor::u8;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::shared_ptr<const MappedFile> file =
+      MappedFile::from_buffer("fuzz.so", std::vector<u8>(data, data + size));
+  std::string error;
+  auto elf = envdoctor::elf::ElfFile::parse(file, &error);
+  if (!elf) return 0;
+
+  size_t sink = 0;
+  for (std::string_view n : elf->needed) sink += n.size();
+  if (elf->soname) sink += elf->soname->size();
+  for (const auto& vn : elf->verneed) {
+    sink += vn.file.size();
+    for (const auto& v : vn.versions) {
+      sink += v.name.size();
+      if (elf->vernaux_for(v.other)) ++sink;
+    }
+  }
+  for (const auto& vd : elf->verdef)
+    if (elf->verdef_for(vd.ndx)) sink += vd.name.size();
+
+  // Every symbol, and a hash lookup of each name (capped: a crafted table may claim 2^32).
+  u32 n = std::min<u32>(elf->symbol_count(), 4096);
+  for (u32 i = 0; i < n; ++i) {
+    auto s = elf->symbol(i);
+    if (!s) continue;
+    sink += s->name.size();
+    if (s->versym) {
+      if (elf->verdef_for(*s->versym)) ++sink;
+      if (elf->vernaux_for(*s->versym)) ++sink;
+    }
+    if (i < 256) sink += elf->find_symbols(s->name).size();
+  }
+  sink += elf->find_symbols("malloc").size();
+  for (u32 idx : elf->undefined_references())
+    if (auto s = elf->symbol(idx)) sink += s->name.size();
+  for (const auto& sec : elf->sections()) sink += sec.name.size() + sec.size;
+  volatile size_t keep = sink;
+  (void)keep;
+  return 0;
+}
