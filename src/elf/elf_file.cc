@@ -1,7 +1,6 @@
 #include "elf/elf_file.h"
 
 #include <algorithm>
-#include <unordered_set>
 
 #include "elf/elf_types.h"
 
@@ -67,6 +66,8 @@ struct Parser {
   static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index);
   template <typename E>
   static std::vector<u32> scan_relocations(const ElfFile& f);
+  template <typename E>
+  static bool name_equals(const ElfFile& f, u32 index, std::string_view name);
   template <typename E>
   static std::vector<u32> gnu_lookup(const ElfFile& f, std::string_view name);
   template <typename E>
@@ -373,7 +374,7 @@ std::optional<Symbol> Parser::read_symbol(const ElfFile& f, u32 index) {
 template <typename E>
 std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
   std::vector<u32> out;
-  std::unordered_set<u32> seen;
+  std::vector<bool> seen(f.nsyms_, false);
   Bytes b = f.bytes();
   for (const auto& t : f.rel_tables_) {
     u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
@@ -382,14 +383,29 @@ std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
     for (u64 i = 0; i < n; ++i) {
       const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
       u32 sym = t.rela ? reinterpret_cast<const Rela<E>*>(p)->sym() : reinterpret_cast<const Rel<E>*>(p)->sym();
-      if (sym == 0 || seen.count(sym)) continue;
-      seen.insert(sym);
-      auto s = read_symbol<E>(f, sym);
-      if (!s || s->defined() || s->bind == STB_LOCAL) continue;
+      if (sym == 0 || sym >= f.nsyms_ || seen[sym]) continue;
+      seen[sym] = true;
+      if (!f.symtab_off_) continue;
+      const u8* sp = b.at(*f.symtab_off_ + static_cast<u64>(sym) * sizeof(Sym<E>), sizeof(Sym<E>));
+      if (!sp) continue;
+      const auto* s = reinterpret_cast<const Sym<E>*>(sp);
+      if (s->st_shndx != SHN_UNDEF || (s->st_info >> 4) == STB_LOCAL) continue;
       out.push_back(sym);
     }
   }
   return out;
+}
+
+// Compares a symbol's name in place: no strlen over the string table on the lookup path.
+template <typename E>
+bool Parser::name_equals(const ElfFile& f, u32 index, std::string_view name) {
+  if (!f.symtab_off_ || index >= f.nsyms_) return false;
+  const u8* p = f.bytes().at(*f.symtab_off_ + static_cast<u64>(index) * sizeof(Sym<E>), sizeof(Sym<E>));
+  if (!p) return false;
+  u64 off = reinterpret_cast<const Sym<E>*>(p)->st_name;
+  const u8* str = f.dynstr_.at(off, name.size() + 1);
+  // An empty name may have a null data(): memcmp must not see it, even for 0 bytes.
+  return str && (name.empty() || std::memcmp(str, name.data(), name.size()) == 0) && str[name.size()] == 0;
 }
 
 template <typename E>
@@ -423,10 +439,8 @@ std::vector<u32> Parser::gnu_lookup(const ElfFile& f, std::string_view name) {
     const u8* cp = b.at(chain_off + (idx - symoffset) * 4, 4);
     if (!cp) break;
     u32 chain = *reinterpret_cast<const typename E::Word*>(cp);
-    if ((chain | 1) == (hash | 1)) {
-      auto s = read_symbol<E>(f, static_cast<u32>(idx));
-      if (s && s->name == name) out.push_back(static_cast<u32>(idx));
-    }
+    if ((chain | 1) == (hash | 1) && name_equals<E>(f, static_cast<u32>(idx), name))
+      out.push_back(static_cast<u32>(idx));
     if (chain & 1) break;
   }
   return out;
@@ -447,8 +461,7 @@ std::vector<u32> Parser::sysv_lookup(const ElfFile& f, std::string_view name) {
   u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
   // At most nchain steps: a crafted chain cannot loop forever.
   for (u64 steps = 0; idx != 0 && idx < nchain && steps < nchain; ++steps) {
-    auto s = read_symbol<E>(f, static_cast<u32>(idx));
-    if (s && s->name == name) out.push_back(static_cast<u32>(idx));
+    if (name_equals<E>(f, static_cast<u32>(idx), name)) out.push_back(static_cast<u32>(idx));
     const u8* cp = b.at(off + 8 + nbucket * 4 + idx * 4, 4);
     if (!cp) break;
     idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(cp));

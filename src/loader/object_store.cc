@@ -67,14 +67,23 @@ void ObjectStore::add_overlay(const std::string& path, std::shared_ptr<const Map
   std::lock_guard lock(mu_);
   overlays_[path] = std::move(file);
   removed_.erase(path);
-  cache_.erase(path);
+  retire(path);
 }
 
 void ObjectStore::add_removal(const std::string& path) {
   std::lock_guard lock(mu_);
   removed_[path] = true;
   overlays_.erase(path);
-  cache_.erase(path);
+  retire(path);
+}
+
+void ObjectStore::retire(const std::string& path) {
+  // Kept alive, not freed: the BindingCache remembers providers by address, and a freed
+  // ElfFile's address could come back as another file's.
+  auto it = cache_.find(path);
+  if (it == cache_.end()) return;
+  retired_.push_back(std::move(it->second));
+  cache_.erase(it);
 }
 
 std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {

@@ -13,8 +13,10 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "elf/elf_file.h"
+#include "loader/symbols.h"
 
 namespace envdoctor::loader {
 
@@ -55,14 +57,20 @@ class ObjectStore {
 
   const std::string& root() const { return root_; }
 
+  // What earlier loads learnt about symbol binding (see BindingCache).
+  BindingCache& bindings() { return bindings_; }
+
  private:
   std::shared_ptr<const OpenResult> open_uncached(const std::string& path);
+  void retire(const std::string& path);  // callers hold mu_
 
   std::string root_;
+  BindingCache bindings_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;
   std::unordered_map<std::string, std::shared_ptr<const MappedFile>> overlays_;
   std::unordered_map<std::string, bool> removed_;
+  std::vector<std::shared_ptr<const OpenResult>> retired_;
 };
 
 }  // namespace envdoctor::loader

@@ -289,17 +289,44 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
 void Process::bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
   if (!o.elf) return;
+  // Whether a reference binds does not depend on the order of the scope (see BindingCache), so
+  // the providers are asked most-likely first: the object's own dependencies, then the rest.
   std::vector<const elf::ElfFile*> providers;
-  providers.reserve(scope.size() + 1);
-  if (o.elf->symbolic) providers.push_back(o.elf.get());
-  for (int i : scope)
-    if (objects_[i].elf) providers.push_back(objects_[i].elf.get());
+  providers.reserve(scope.size() + o.deps.size() + 1);
+  auto add = [&](int i) {
+    const elf::ElfFile* e = objects_[i].elf.get();
+    if (e && std::find(providers.begin(), providers.end(), e) == providers.end()) providers.push_back(e);
+  };
+  if (o.elf->symbolic) add(object);
+  for (const Resolution& r : o.deps)
+    if (r.object >= 0 && std::find(scope.begin(), scope.end(), r.object) != scope.end()) add(r.object);
+  for (int i : scope) add(i);
 
-  for (u32 idx : o.elf->undefined_references()) {
-    auto sym = o.elf->symbol(idx);
+  BindingCache& cache = store_.bindings();
+  std::vector<const elf::ElfFile*> known = cache.providers(o.elf.get());
+  bool learnt = false;
+  const std::vector<u32>& refs = o.elf->undefined_references();
+  for (size_t ref = 0; ref < refs.size(); ++ref) {
+    if (known[ref] && std::find(providers.begin(), providers.end(), known[ref]) != providers.end()) continue;
+    auto sym = o.elf->symbol(refs[ref]);
     if (!sym) continue;
     std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
-    if (find_definition(providers, sym->name, version)) continue;
+    // A versioned reference names the library it expects (vn_file): ask that one first.
+    if (version) {
+      auto expected = std::find_if(providers.begin(), providers.end(), [&](const elf::ElfFile* e) {
+        return e->soname && *e->soname == version->file;
+      });
+      if (expected != providers.end() && find_definition({*expected}, sym->name, version)) {
+        known[ref] = *expected;
+        learnt = true;
+        continue;
+      }
+    }
+    if (const elf::ElfFile* p = find_definition(providers, sym->name, version)) {
+      known[ref] = p;
+      learnt = true;
+      continue;
+    }
     if (sym->bind == STB_WEAK) continue;  // an unresolved weak reference is simply 0
     LoadError err;
     err.kind = LoadError::Kind::kUndefinedSymbol;
@@ -309,6 +336,7 @@ void Process::bind_symbols(int object, const std::vector<int>& scope, std::vecto
     err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
     errors.push_back(err);
   }
+  if (learnt) cache.remember(o.elf.get(), std::move(known));
 }
 
 std::vector<int> Process::scope_of(int object) const {

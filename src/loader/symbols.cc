@@ -58,4 +58,16 @@ const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scop
   return nullptr;
 }
 
+std::vector<const elf::ElfFile*> BindingCache::providers(const elf::ElfFile* object) const {
+  std::lock_guard lock(mu_);
+  auto it = providers_.find(object);
+  if (it == providers_.end()) return std::vector<const elf::ElfFile*>(object->undefined_references().size());
+  return it->second;
+}
+
+void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> providers) {
+  std::lock_guard lock(mu_);
+  providers_[object] = std::move(providers);
+}
+
 }  // namespace envdoctor::loader

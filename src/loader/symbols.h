@@ -9,7 +9,9 @@
 //    versioned definition if there is exactly one.
 #pragma once
 
+#include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,5 +34,21 @@ std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const
 // The first provider in `scope` order with an acceptable definition of `name`, or nullptr.
 const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
                                     const std::optional<SymbolVersion>& version);
+
+// Whether a reference binds at all depends only on the *set* of providers in scope (each is
+// asked on its own; order only picks the winner). So a provider that satisfied a reference once
+// satisfies it in any scope that contains it: one `ldd` over a thousand files binds libc's
+// references once, not a thousand times. Shared by all processes; safe across threads.
+class BindingCache {
+ public:
+  // For each reference of `object` (an index into its undefined_references()), the provider that
+  // satisfied it last time, or nullptr.
+  std::vector<const elf::ElfFile*> providers(const elf::ElfFile* object) const;
+  void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> providers);
+
+ private:
+  mutable std::mutex mu_;
+  std::unordered_map<const elf::ElfFile*, std::vector<const elf::ElfFile*>> providers_;
+};
 
 }  // namespace envdoctor::loader
