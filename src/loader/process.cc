@@ -252,6 +252,14 @@ std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors) {
           err.message = name + ": cannot open shared object file: No such file or directory";
         }
         errors.push_back(err);
+        if (fatal) {
+          // open_verify's errors end ld.so even in trace mode (_dl_signal_error, not a fake
+          // entry): nothing more is mapped and no listing is printed.
+          fatal_ = true;
+          objects_[obj].deps.push_back(std::move(r));
+          objects_[root].searchlist = searchlist;
+          return searchlist;
+        }
         chain_.push_back({-1, name});  // trace mode's fake entry, printed "=> not found"
       }
       objects_[obj].deps.push_back(std::move(r));
@@ -391,6 +399,11 @@ bool Process::load_main(const std::string& path) {
   std::vector<LoadError> missing, versions, symbols;
   std::vector<int> searchlist = map_deps(main, missing);
   global_scope_ = searchlist;
+  if (fatal_) {
+    errors_ = missing;
+    first_error_ = errors_.front();
+    return true;
+  }
   for (const ListEntry& e : chain_)
     if (e.object >= 0) check_versions(e.object, versions);
   // Relocation runs over the searchlist in reverse, dependencies before their users.
@@ -458,6 +471,7 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
 
 std::vector<Process::ListEntry> Process::list_order() const {
   std::vector<ListEntry> out;
+  if (fatal_) return out;  // ld.so died before printing anything
   for (const ListEntry& e : chain_)
     if (e.object != 0 && e.object != interpreter_) out.push_back(e);
   if (objects_.empty()) return out;

@@ -112,7 +112,8 @@ class Process {
     int object = -1;
     std::string missing;  // the name, when object is -1
   };
-  // The lines in ld.so's order: load order, with ld.so at its first place of need.
+  // The lines in ld.so's order: load order, with ld.so at its first place of need. Empty when
+  // the load met a fatal error (a candidate that open_verify rejects): ld.so prints no list then.
   std::vector<ListEntry> list_order() const;
 
   const LoaderConfig& config() const { return config_; }
@@ -142,7 +143,8 @@ class Process {
   std::vector<LoadError> errors_;
   std::optional<LoadError> first_error_;
   int interpreter_ = -1;
-  std::vector<bool> dead_;  // objects of a failed dlopen: listed, never matched again
+  std::vector<bool> dead_;
+  bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen: listed, never matched again
 };
 
 }  // namespace envdoctor::loader

@@ -1,0 +1,351 @@
+// The load model against glibc itself, one real situation per test: libraries built with gcc in a
+// temporary directory, listed by `envdoctor ldd` and by ld.so in trace mode (what ldd runs), and
+// opened by envdoctor's dlopen model and by a real dlopen(RTLD_NOW). Listings, stderr messages
+// and dlerror() texts must agree exactly.
+#include <elf.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "loader/process.h"
+#include "loader/referee.h"
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+namespace {
+
+class LoaderFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc") || access(kLdSo, X_OK) != 0) GTEST_SKIP() << "needs gcc and " << kLdSo;
+  }
+
+  std::string lib(const std::string& rel, const std::string& src, const std::string& flags = "") {
+    std::string out = tmp / rel;
+    build_shared(out, src, flags, tmp);
+    return out;
+  }
+
+  // The listing against ldd's (trace mode, with `ldd -r`'s LD_WARN and LD_BIND_NOW so that
+  // version errors and unbound symbols are reported too), and the first error against what
+  // `ld.so --list FILE` (a real start) dies with.
+  //  - envdoctor also names each missing library on stderr ("error while loading shared
+  //    libraries"), where trace mode only lists it as "not found"; those lines are checked
+  //    against a real start instead.
+  //  - ld.so's warnings ("weak version ... not found", "no version information available")
+  //    are not errors, and envdoctor does not print them.
+  //  - A fatal error (a candidate open_verify rejects) ends ld.so even in trace mode: no
+  //    listing, one message, as envdoctor must do too.
+  void expect_same_listing(const std::string& file, const std::string* llp = nullptr) {
+    CommandResult want = referee_list(file, llp);
+    CommandResult got = envdoctor_ldd(file, llp);
+    EXPECT_EQ(got.out, want.out) << "referee stderr:\n" << want.err << "envdoctor stderr:\n" << got.err;
+    if (want.status == 127) {
+      EXPECT_EQ(got.err, want.err);
+      EXPECT_EQ(got.status, 1);
+      return;
+    }
+    auto lines = [](const std::string& text, const std::vector<std::string>& drop) {
+      std::vector<std::string> out;
+      std::istringstream in(text);
+      for (std::string line; std::getline(in, line);) {
+        bool keep = true;
+        for (const std::string& d : drop) keep = keep && line.find(d) == std::string::npos;
+        if (keep) out.push_back(line);
+      }
+      return out;
+    };
+    const std::string missing = ": error while loading shared libraries: ";
+    EXPECT_EQ(lines(got.err, {missing}), lines(want.err, {"weak version `", "no version information available"}));
+
+    std::string env = "env -u LD_LIBRARY_PATH " + (llp ? "LD_LIBRARY_PATH=" + quote(*llp) + " " : "");
+    CommandResult start = run(env + kLdSo + " --list " + quote(file));
+    if (start.status == 127) {
+      EXPECT_EQ(lines(got.err, {}).at(0) + "\n", start.err);
+    } else {
+      EXPECT_TRUE(lines(got.err, {"undefined symbol: ", "version `"}).empty()) << got.err;
+    }
+    EXPECT_EQ(got.status != 0, !lines(got.err, {}).empty()) << got.err;
+  }
+
+  // envdoctor's dlopen(file, RTLD_NOW) from a program that has no RPATH, against the real one.
+  std::string model_dlopen(const std::string& file, const std::string* llp = nullptr) {
+    loader::LoaderConfig config = loader::LoaderConfig::for_host();
+    config.ld_library_path = llp ? *llp : "";
+    loader::ObjectStore store;
+    loader::Process p(config, store);
+    EXPECT_TRUE(p.load_main(dlopen_probe(tmp)));
+    auto r = p.dlopen(file, /*global=*/false);
+    return r.first ? r.first->message : "ok";
+  }
+  void expect_same_dlopen(const std::string& file, const std::string* llp = nullptr) {
+    EXPECT_EQ(model_dlopen(file, llp), referee_dlopen(tmp, file, llp));
+  }
+
+  TempDir tmp;
+};
+
+// Overwrites bytes at `off` in `path`.
+void patch(const std::string& path, u64 off, const std::string& bytes) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekp(static_cast<std::streamoff>(off));
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Sets VER_FLG_WEAK on the Vernaux entry named `version` of a 64-bit little-endian object, found
+// through its .gnu.version_r section (a test helper: the file is one we just built).
+void make_version_weak(const std::string& path, const std::string& version) {
+  std::string s = slurp(path);
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(s.data());
+  const auto* sh = reinterpret_cast<const Elf64_Shdr*>(s.data() + eh->e_shoff);
+  for (int i = 0; i < eh->e_shnum; ++i) {
+    if (sh[i].sh_type != SHT_GNU_verneed) continue;
+    const char* strtab = s.data() + sh[sh[i].sh_link].sh_offset;
+    u64 off = sh[i].sh_offset;
+    for (;;) {
+      const auto* vn = reinterpret_cast<const Elf64_Verneed*>(s.data() + off);
+      u64 aoff = off + vn->vn_aux;
+      for (int j = 0; j < vn->vn_cnt; ++j) {
+        const auto* a = reinterpret_cast<const Elf64_Vernaux*>(s.data() + aoff);
+        if (version == strtab + a->vna_name) {
+          u16 flags = a->vna_flags | VER_FLG_WEAK;
+          patch(path, aoff + offsetof(Elf64_Vernaux, vna_flags), std::string(reinterpret_cast<char*>(&flags), 2));
+          return;
+        }
+        aoff += a->vna_next;
+      }
+      if (!vn->vn_next) break;
+      off += vn->vn_next;
+    }
+  }
+  FAIL() << "no version " << version << " in " << path;
+}
+
+TEST_F(LoaderFixture, NeededBySoname) {
+  lib("d/libfoo.so.1", "int foo(void){return 1;}", "-Wl,-soname,libfoo.so.1");
+  run("ln -s libfoo.so.1 " + quote(tmp / "d/libfoo.so"));
+  std::string top = lib("libtop.so", "int foo(void); int top(void){return foo();}",
+                        "-L" + tmp / "d" + " -lfoo -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, VersionScriptAndMissingVersion) {
+  std::string map = tmp.write("v.map", "V1 { global: f1; local: *; };\nV2 { global: f2; } V1;\n");
+  lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
+      "-Wl,-soname,libv.so -Wl,--version-script=" + map);
+  std::string top = lib("libtop.so", "int f2(void); int top(void){return f2();}",
+                        "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+  // The provider loses V2: "version `V2' not found (required by ...)".
+  std::string map1 = tmp.write("v1.map", "V1 { global: f1; f2; local: *; };\n");
+  lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
+      "-Wl,-soname,libv.so -Wl,--version-script=" + map1);
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, WeakVersionNeed) {
+  std::string map = tmp.write("v.map", "V1 { global: f1; local: *; };\nV2 { global: f2; } V1;\n");
+  lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
+      "-Wl,-soname,libv.so -Wl,--version-script=" + map);
+  std::string top = lib("libtop.so", "int f1(void); int top(void){return f1();}",
+                        "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
+  make_version_weak(top, "V1");
+  std::string map1 = tmp.write("v1.map", "V2 { global: f1; f2; local: *; };\n");
+  lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
+      "-Wl,-soname,libv.so -Wl,--version-script=" + map1);
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+// Three copies of libdep.so; which one wins says which list was searched.
+class SearchOrder : public LoaderFixture {
+ protected:
+  void SetUp() override {
+    LoaderFixture::SetUp();
+    if (IsSkipped()) return;
+    for (const char* d : {"rpath", "llp", "runpath", "leafdir"}) lib(std::string(d) + "/libdep.so", "int dep(void){return 1;}");
+  }
+  std::string top_with(const std::string& dtags, const std::string& dir) {
+    return lib("top-" + dtags + "/libtop.so", "int dep(void); int top(void){return dep();}",
+               "-L" + tmp / dir + " -ldep -Wl,--" + dtags + "-new-dtags -Wl,-rpath," + tmp / dir);
+  }
+};
+
+TEST_F(SearchOrder, RpathBeforeLdLibraryPath) {
+  std::string top = top_with("disable", "rpath");
+  std::string llp = tmp / "llp";
+  expect_same_listing(top, &llp);
+  expect_same_dlopen(top, &llp);
+}
+
+TEST_F(SearchOrder, LdLibraryPathBeforeRunpath) {
+  std::string top = top_with("enable", "runpath");
+  std::string llp = tmp / "llp";
+  expect_same_listing(top, &llp);
+  expect_same_listing(top);
+}
+
+// libtop (RPATH or RUNPATH = d) needs libmid (in d, no path of its own), which needs libleaf,
+// which lies only in d: found through the inherited RPATH, not through a RUNPATH.
+void build_chain(LoaderFixture* f, TempDir& tmp, const std::string& dtags, std::string* top) {
+  build_shared(tmp / "d/libleaf.so", "int leaf(void){return 1;}", "", tmp);
+  build_shared(tmp / "d/libmid.so", "int leaf(void); int mid(void){return leaf();}",
+               "-L" + tmp / "d" + " -lleaf", tmp);
+  *top = tmp / (dtags + "/libtop.so");
+  build_shared(*top, "int mid(void); int top(void){return mid();}",
+               "-L" + tmp / "d" + " -lmid -Wl,--" + dtags + "-new-dtags -Wl,-rpath," + tmp / "d", tmp);
+}
+
+TEST_F(LoaderFixture, RpathIsInherited) {
+  std::string top;
+  build_chain(this, tmp, "disable", &top);
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, RunpathIsNotInherited) {
+  std::string top;
+  build_chain(this, tmp, "enable", &top);
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, OriginThroughSymlinkedDirectory) {
+  lib("real/sub/libs/libdep.so", "int dep(void){return 1;}");
+  lib("real/sub/libtop.so", "int dep(void); int top(void){return dep();}",
+      "-L" + tmp / "real/sub/libs" + " -ldep -Wl,-rpath,'$ORIGIN/libs'");
+  run("ln -s real/sub " + quote(tmp / "link"));
+  std::string via_link = tmp / "link/libtop.so";
+  expect_same_listing(via_link);
+  expect_same_dlopen(via_link);
+  std::string out = envdoctor_ldd(via_link).out;
+  EXPECT_NE(out.find(tmp / "link/libs/libdep.so"), std::string::npos) << out;
+}
+
+TEST_F(LoaderFixture, NodeflibKeepsSystemDirectoriesOut) {
+  std::string top = lib("libtop.so", "double cos(double); double top(double x){return cos(x);}",
+                        "-lm -Wl,-z,nodeflib");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, GlibcHwcapsSubdirectory) {
+  auto levels = loader::supported_x86_64_levels();
+  if (std::find(levels.begin(), levels.end(), "x86-64-v2") == levels.end()) GTEST_SKIP() << "CPU lacks x86-64-v2";
+  lib("d/libdep.so", "int dep(void){return 1;}");
+  lib("d/glibc-hwcaps/x86-64-v2/libdep.so", "int dep(void){return 2;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "d" + " -ldep -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  std::string out = envdoctor_ldd(top).out;
+  EXPECT_NE(out.find("glibc-hwcaps/x86-64-v2/libdep.so"), std::string::npos) << out;
+}
+
+TEST_F(LoaderFixture, WrongClassCandidateIsSkipped) {
+  CommandResult m32 = run("echo 'int main(){return 0;}' | gcc -m32 -x c - -o " + quote(tmp / "m32-probe"));
+  lib("good/libdep.so", "int dep(void){return 1;}");
+  std::string bad = tmp / "bad/libdep.so";
+  if (m32.status == 0) {
+    build_shared(bad, "int dep(void){return 1;}", "-m32", tmp);
+  } else {
+    build_shared(bad, "int dep(void){return 1;}", "", tmp);
+    patch(bad, EI_CLASS, std::string(1, ELFCLASS32));  // a 32-bit header on 64-bit contents
+  }
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "good" + " -ldep");
+  std::string both = tmp / "bad" + ":" + tmp / "good", only_bad = tmp / "bad";
+  expect_same_listing(top, &both);
+  expect_same_dlopen(top, &both);
+  // Alone, it makes the load fail with "wrong ELF class: ELFCLASS32".
+  expect_same_listing(top, &only_bad);
+  expect_same_dlopen(top, &only_bad);
+}
+
+TEST_F(LoaderFixture, WrongMachineCandidateIsSkipped) {
+  lib("good/libdep.so", "int dep(void){return 1;}");
+  std::string bad = lib("bad/libdep.so", "int dep(void){return 1;}");
+  u16 aarch64 = EM_AARCH64;
+  patch(bad, offsetof(Elf64_Ehdr, e_machine), std::string(reinterpret_cast<char*>(&aarch64), 2));
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "good" + " -ldep");
+  std::string both = tmp / "bad" + ":" + tmp / "good", only_bad = tmp / "bad";
+  expect_same_listing(top, &both);
+  expect_same_listing(top, &only_bad);
+  expect_same_dlopen(top, &only_bad);
+}
+
+TEST_F(LoaderFixture, TruncatedCandidateIsFatal) {
+  lib("good/libdep.so", "int dep(void){return 1;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "good" + " -ldep");
+  std::string llp = tmp / "bad" + ":" + tmp / "good";
+  for (int size : {0, 10, 100}) {
+    SCOPED_TRACE(size);
+    fs::create_directories(tmp / "bad");
+    fs::copy_file(tmp / "good/libdep.so", tmp / "bad/libdep.so", fs::copy_options::overwrite_existing);
+    fs::resize_file(tmp / "bad/libdep.so", size);
+    expect_same_listing(top, &llp);
+    expect_same_dlopen(top, &llp);
+  }
+}
+
+TEST_F(LoaderFixture, UndefinedSymbol) {
+  std::string top = lib("libu.so", "extern int undef_b; int top(void){return undef_b;}");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, WeakUndefinedSymbolIsNoError) {
+  std::string top = lib("libw.so", "extern int maybe(void) __attribute__((weak));"
+                                   "int top(void){return maybe ? maybe() : 0;}");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+  EXPECT_EQ(model_dlopen(top), "ok");
+}
+
+TEST_F(LoaderFixture, MissingLibraryNeededTwice) {
+  lib("gone/libgone.so", "int gone(void){return 1;}");
+  lib("d/liba.so", "int gone(void); int a(void){return gone();}", "-L" + tmp / "gone" + " -lgone");
+  lib("d/libb.so", "int gone(void); int b(void){return gone();}", "-L" + tmp / "gone" + " -lgone");
+  std::string top = lib("libtop.so", "int a(void); int b(void); int top(void){return a()+b();}",
+                        "-L" + tmp / "d" + " -la -lb -Wl,-rpath," + tmp / "d");
+  fs::remove(tmp / "gone/libgone.so");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, DependencyCycle) {
+  lib("d/libb.so", "int b(void){return 1;}", "");
+  lib("d/liba.so", "int b(void); int a(void){return b();}", "-L" + tmp / "d" + " -lb -Wl,-rpath," + tmp / "d");
+  lib("d/libb.so", "int a(void); int b(void){return 1;}", "-L" + tmp / "d" + " -la -Wl,-rpath," + tmp / "d");
+  std::string top = lib("libtop.so", "int a(void); int top(void){return a();}",
+                        "-L" + tmp / "d" + " -la -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, AlreadyLoadedMatchBySoname) {
+  // libimpl.so's NEEDED entry in libbar is its file name; libbaz asks for its SONAME
+  // (libfoo.so.1), which no directory holds: only the loaded object's SONAME can answer.
+  lib("d/libimpl.so", "int foo(void){return 1;}");
+  lib("d/libbar.so", "int foo(void); int bar(void){return foo();}", "-L" + tmp / "d" + " -limpl");
+  lib("d/libimpl.so", "int foo(void){return 1;}", "-Wl,-soname,libfoo.so.1");
+  lib("d/libbaz.so", "int foo(void); int baz(void){return foo();}", "-L" + tmp / "d" + " -limpl");
+  std::string top = lib("libtop.so", "int bar(void); int baz(void); int top(void){return bar()+baz();}",
+                        "-L" + tmp / "d" + " -lbar -lbaz -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
