@@ -153,6 +153,7 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
   std::optional<u64> strtab, strsz, symtab, syment, versym, verneed, verneednum, verdef, verdefnum;
   std::optional<u64> gnu_hash, sysv_hash;
   std::optional<u64> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
+  u64 relacount = 0, relcount = 0;
   std::vector<u64> needed_offsets;
   std::optional<u64> soname_off, rpath_off, runpath_off;
 
@@ -187,6 +188,8 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
       case DT_JMPREL: jmprel = val; break;
       case DT_PLTRELSZ: pltrelsz = val; break;
       case DT_PLTREL: pltrel = val; break;
+      case DT_RELACOUNT: relacount = val; break;
+      case DT_RELCOUNT: relcount = val; break;
       case DT_FLAGS: f.flags = val; if (val & DF_SYMBOLIC) f.symbolic = true; break;
       case DT_FLAGS_1: f.flags_1 = val; break;
       case DT_SYMBOLIC: f.symbolic = true; break;
@@ -229,20 +232,24 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
   if (auto off = to_off(verneed)) read_verneed<E>(f, *off, verneednum.value_or(0));
   if (auto off = to_off(verdef)) read_verdef<E>(f, *off, verdefnum.value_or(0));
 
-  auto add_rel = [&](std::optional<u64> addr, std::optional<u64> size, u64 entsize, bool is_rela) {
+  // `relative` leading entries are R_*_RELATIVE, which bind no symbol: glibc's elf/do-rel.h
+  // applies them without a lookup, and we skip them without reading them (libcublasLt has
+  // 350,000 of them).
+  auto add_rel = [&](std::optional<u64> addr, std::optional<u64> size, u64 entsize, bool is_rela, u64 relative) {
     auto off = to_off(addr);
     if (!off || !size || *size == 0) return;
     if (!b.contains(*off, *size)) {
       f.problems.push_back("a relocation table lies outside the file");
       return;
     }
-    f.rel_tables_.push_back({*off, *size, entsize, is_rela});
+    u64 skip = entsize ? std::min(relative, *size / entsize) * entsize : 0;
+    f.rel_tables_.push_back({*off + skip, *size - skip, entsize, is_rela});
   };
   // glibc processes DT_REL/DT_RELA before DT_JMPREL (elf/do-rel.h).
-  add_rel(rela, relasz, relaent.value_or(sizeof(Rela<E>)), true);
-  add_rel(rel, relsz, relent.value_or(sizeof(Rel<E>)), false);
+  add_rel(rela, relasz, relaent.value_or(sizeof(Rela<E>)), true, relacount);
+  add_rel(rel, relsz, relent.value_or(sizeof(Rel<E>)), false, relcount);
   bool plt_is_rela = pltrel ? *pltrel == DT_RELA : (rela.has_value() || !rel.has_value());
-  add_rel(jmprel, pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela);
+  add_rel(jmprel, pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela, 0);
 }
 
 template <typename E>

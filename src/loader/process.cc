@@ -311,11 +311,14 @@ void Process::bind_symbols(int object, const std::vector<int>& scope, std::vecto
   for (int i : scope) add(i);
 
   BindingCache& cache = store_.bindings();
-  std::vector<const elf::ElfFile*> known = cache.providers(o.elf.get());
+  BindingCache::Entry cached = cache.get(o.elf.get());
+  auto in_scope = [&](const elf::ElfFile* p) { return std::find(providers.begin(), providers.end(), p) != providers.end(); };
+  if (cached.complete && std::all_of(cached.distinct.begin(), cached.distinct.end(), in_scope)) return;
+  std::vector<const elf::ElfFile*>& known = cached.per_ref;
   bool learnt = false;
   const std::vector<u32>& refs = o.elf->undefined_references();
   for (size_t ref = 0; ref < refs.size(); ++ref) {
-    if (known[ref] && std::find(providers.begin(), providers.end(), known[ref]) != providers.end()) continue;
+    if (known[ref] && in_scope(known[ref])) continue;
     auto sym = o.elf->symbol(refs[ref]);
     if (!sym) continue;
     std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);

@@ -1,5 +1,7 @@
 #include "loader/symbols.h"
 
+#include <algorithm>
+
 namespace envdoctor::loader {
 
 std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const elf::Symbol& ref) {
@@ -58,16 +60,25 @@ const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scop
   return nullptr;
 }
 
-std::vector<const elf::ElfFile*> BindingCache::providers(const elf::ElfFile* object) const {
+BindingCache::Entry BindingCache::get(const elf::ElfFile* object) const {
   std::lock_guard lock(mu_);
-  auto it = providers_.find(object);
-  if (it == providers_.end()) return std::vector<const elf::ElfFile*>(object->undefined_references().size());
-  return it->second;
+  auto it = entries_.find(object);
+  if (it != entries_.end()) return it->second;
+  Entry empty;
+  empty.per_ref.resize(object->undefined_references().size());
+  return empty;
 }
 
-void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> providers) {
+void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref) {
+  Entry e;
+  e.complete = true;
+  for (const elf::ElfFile* p : per_ref) {
+    if (!p) e.complete = false;
+    else if (std::find(e.distinct.begin(), e.distinct.end(), p) == e.distinct.end()) e.distinct.push_back(p);
+  }
+  e.per_ref = std::move(per_ref);
   std::lock_guard lock(mu_);
-  providers_[object] = std::move(providers);
+  entries_[object] = std::move(e);
 }
 
 }  // namespace envdoctor::loader

@@ -41,14 +41,21 @@ const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scop
 // references once, not a thousand times. Shared by all processes; safe across threads.
 class BindingCache {
  public:
-  // For each reference of `object` (an index into its undefined_references()), the provider that
-  // satisfied it last time, or nullptr.
-  std::vector<const elf::ElfFile*> providers(const elf::ElfFile* object) const;
-  void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> providers);
+  struct Entry {
+    // For each reference of the object (an index into its undefined_references()), the
+    // provider that satisfied it last time, or nullptr.
+    std::vector<const elf::ElfFile*> per_ref;
+    // The distinct providers of per_ref; when `complete` (every reference satisfied), a scope
+    // holding all of them satisfies every reference again.
+    std::vector<const elf::ElfFile*> distinct;
+    bool complete = false;
+  };
+  Entry get(const elf::ElfFile* object) const;
+  void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref);
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<const elf::ElfFile*, std::vector<const elf::ElfFile*>> providers_;
+  std::unordered_map<const elf::ElfFile*, Entry> entries_;
 };
 
 }  // namespace envdoctor::loader

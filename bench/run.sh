@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Times `envdoctor ldd` against its peers (libtree, ldd) on the same files, each given all the
+# files in one process, and prints a Markdown table for docs/benchmarks.md.
+#
+#   bash bench/run.sh [ENVDOCTOR] [RUNS]
+#
+# The file set: every regular ELF shared object directly under /usr/lib/x86_64-linux-gnu, plus
+# /usr/local/cuda/lib64 when present. envdoctor also checks symbol versions and binds every
+# undefined symbol (like `ldd -r`); libtree does neither; ldd checks versions but binds nothing.
+set -euo pipefail
+envdoctor=${1:-build/envdoctor}
+runs=${2:-10}
+for tool in hyperfine libtree; do
+  command -v "$tool" >/dev/null || { echo "bench: $tool is missing (bash scripts/install-deps.sh)" >&2; exit 2; }
+done
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+list="$work/files"
+for dir in /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
+  [[ -d $dir ]] || continue
+  find "$dir" -maxdepth 1 -type f -name '*.so*' -print0 |
+    while IFS= read -r -d '' f; do
+      # ELF only: linker scripts named .so are not libraries.
+      [[ $(head -c 4 "$f" | od -An -c | tr -d ' ') == '177ELF' ]] && printf '%s\n' "$f"
+    done
+done | sort > "$list"
+n=$(wc -l < "$list")
+
+sub() { head -n "$1" "$list" | tr '\n' ' '; }
+
+echo "Files: $n ELF shared objects ($(du -cshL $(cat "$list") 2>/dev/null | tail -1 | cut -f1)); $(nproc) cores; runs: $runs"
+echo
+hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/peers.md" \
+  -n "envdoctor ldd (versions + symbols)" "$envdoctor ldd $(sub "$n") >/dev/null 2>&1" \
+  -n "libtree (no versions, no symbols)" "libtree $(sub "$n") >/dev/null 2>&1" \
+  -n "ldd (versions, no symbols)" "ldd $(sub "$n") >/dev/null 2>&1" >/dev/null
+cat "$work/peers.md"
+echo
+echo "Scaling of envdoctor ldd with the number of files:"
+echo
+args=()
+for k in 4 2 1; do
+  m=$((n / k))
+  args+=(-n "$m files" "$envdoctor ldd $(sub "$m") >/dev/null 2>&1")
+done
+hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/scale.md" "${args[@]}" >/dev/null
+cat "$work/scale.md"
