@@ -1,0 +1,157 @@
+// `envdoctor ldd` against glibc's ld.so in trace mode (what ldd runs) on every shared object of
+// this machine: /usr/lib/x86_64-linux-gnu and, when present, /usr/local/cuda/lib64. For each
+// regular ELF file named *.so* the two must print the same lines ("name => path", "name => not
+// found", "statically linked", ld.so's own line), in the same order, addresses and the vdso line
+// aside. Files the
+// referee itself cannot list (ld.so refuses them, e.g. ld.so itself or objects without a
+// dynamic section) are skipped and counted.
+//
+// The referee runs two at a time; envdoctor runs once over all files, as a user would run it.
+// Set ENVDOCTOR_DIFFERENTIAL_DIRS (':'-separated) to compare other directories.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+#include "loader/referee.h"
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+namespace {
+
+std::vector<std::string> directories() {
+  if (const char* env = std::getenv("ENVDOCTOR_DIFFERENTIAL_DIRS")) {
+    std::vector<std::string> out;
+    std::istringstream in(env);
+    for (std::string d; std::getline(in, d, ':');)
+      if (!d.empty()) out.push_back(d);
+    return out;
+  }
+  return {"/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"};
+}
+
+bool is_elf(const fs::path& p) {
+  char magic[4] = {};
+  std::ifstream in(p, std::ios::binary);
+  return in.read(magic, 4) && std::string(magic, 4) == "\x7f" "ELF";
+}
+
+// Regular files (not symbolic links) named *.so* that start with the ELF magic, sorted; the
+// others (linker scripts such as libc.so, archives) are counted in `not_elf`.
+std::vector<std::string> shared_objects(size_t* not_elf) {
+  std::vector<std::string> out;
+  for (const std::string& dir : directories()) {
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) continue;
+    for (auto it = fs::recursive_directory_iterator(dir, fs::directory_options::skip_permission_denied, ec);
+         it != fs::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec) break;
+      const fs::path& p = it->path();
+      if (!it->is_regular_file(ec) || it->is_symlink(ec)) continue;
+      if (p.filename().string().find(".so") == std::string::npos) continue;
+      if (is_elf(p)) out.push_back(p.string());
+      else ++*not_elf;
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// The lines of a listing, tab-stripped, in order. (The brief asks for the same set of lines;
+// the order, ld.so's load order, agrees too, so the test holds envdoctor to it.)
+std::vector<std::string> lines_of(const std::string& listing) {
+  std::vector<std::string> out;
+  std::istringstream in(listing);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] == '\t') line.erase(0, 1);
+    if (!line.empty()) out.push_back(line);
+  }
+  return out;
+}
+
+// Splits `envdoctor ldd A B ...`'s stdout at its "FILE:" headers.
+std::map<std::string, std::string> split_by_header(const std::string& out, const std::vector<std::string>& files) {
+  std::map<std::string, std::string> by_file;
+  std::string current;
+  std::istringstream in(out);
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty() && line[0] != '\t' && line.back() == ':' &&
+        std::binary_search(files.begin(), files.end(), line.substr(0, line.size() - 1))) {
+      current = line.substr(0, line.size() - 1);
+      by_file[current];
+      continue;
+    }
+    by_file[current] += line + "\n";
+  }
+  return by_file;
+}
+
+TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
+  if (access(kLdSo, X_OK) != 0) GTEST_SKIP() << "no " << kLdSo;
+  size_t not_elf = 0;
+  std::vector<std::string> files = shared_objects(&not_elf);
+  if (files.empty()) GTEST_SKIP() << "no shared objects to compare";
+  auto start = std::chrono::steady_clock::now();
+
+  // The referee, two at a time.
+  std::vector<CommandResult> want(files.size());
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) want[i] = referee_list(files[i]);
+  };
+  std::thread other(worker);
+  worker();
+  other.join();
+
+  // envdoctor, once over everything.
+  TempDir tmp;
+  std::string list_file = tmp / "files";
+  {
+    std::ofstream list(list_file);
+    for (const std::string& f : files) list << f << '\n';
+  }
+  CommandResult got = run("env -u LD_LIBRARY_PATH xargs -d '\\n' -a " + quote(list_file) + " " +
+                          quote(envdoctor()) + " ldd");
+  auto by_file = split_by_header(got.out, files);
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  size_t compared = 0, agreed = 0, skipped = 0;
+  std::string disagreements;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (want[i].status != 0 || want[i].out.empty()) {
+      ++skipped;
+      continue;
+    }
+    ++compared;
+    auto w = lines_of(want[i].out), g = lines_of(by_file[files[i]]);
+    if (w == g) {
+      ++agreed;
+      continue;
+    }
+    if (disagreements.size() < 20000) {
+      disagreements += files[i] + "\n  ld.so:";
+      for (const auto& l : w) disagreements += "\n    " + l;
+      disagreements += "\n  envdoctor:";
+      for (const auto& l : g) disagreements += "\n    " + l;
+      disagreements += "\n";
+    }
+  }
+  std::cout << "differential: " << files.size() << " ELF files named *.so* (and " << not_elf
+            << " that are not ELF), " << compared << " compared, "
+            << agreed << " agree, " << skipped << " skipped (ld.so cannot list them), " << seconds << " s\n";
+  RecordProperty("compared", static_cast<int>(compared));
+  RecordProperty("agreed", static_cast<int>(agreed));
+  RecordProperty("skipped", static_cast<int>(skipped));
+  EXPECT_EQ(agreed, compared) << disagreements;
+  EXPECT_GT(compared, 0u);
+}
+
+}  // namespace
+}  // namespace envdoctor::test

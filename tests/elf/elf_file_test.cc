@@ -1,0 +1,354 @@
+// The ELF reader on files it must read (both classes, both byte orders, real libraries) and on
+// files it must survive (every truncation of a real library, absurd counts and offsets). The
+// big-endian and 32-bit inputs are written byte by byte here, so that the reader's byte swapping
+// is checked against an independent writer, not against itself.
+#include <elf.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <set>
+
+#include "elf/elf_file.h"
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+namespace {
+
+using elf::ElfFile;
+
+// Appends ELF fields in a chosen class and byte order.
+class Writer {
+ public:
+  Writer(bool is64, bool be) : is64_(is64), be_(be) {}
+  void put(u64 v, int size) {
+    for (int i = 0; i < size; ++i) {
+      int shift = be_ ? 8 * (size - 1 - i) : 8 * i;
+      out.push_back(static_cast<u8>(v >> shift));
+    }
+  }
+  void half(u64 v) { put(v, 2); }
+  void word(u64 v) { put(v, 4); }
+  void xword(u64 v) { put(v, is64_ ? 8 : 4); }  // Addr, Off, Xword, Sxword
+  void bytes(const std::string& s) { out.insert(out.end(), s.begin(), s.end()); }
+  void pad_to(u64 size) { out.resize(size, 0); }
+  std::vector<u8> out;
+
+ private:
+  bool is64_, be_;
+};
+
+// A minimal ET_DYN: one PT_LOAD over the whole file at address 0, a PT_DYNAMIC with two
+// NEEDED entries, a SONAME, and a SysV hash table over three symbols (null, sym_a defined,
+// sym_b undefined) whose bucket leads to sym_b, then sym_a.
+std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
+  const u64 ehsize = is64 ? 64 : 52, phentsize = is64 ? 56 : 32, dynent = is64 ? 16 : 8, syment = is64 ? 24 : 16;
+  const std::string strtab = std::string("\0libbe.so\0libc.so.6\0libm.so.6\0sym_a\0sym_b\0", 42);
+  const u64 name_soname = 1, name_libc = 10, name_libm = 20, name_a = 30, name_b = 36;
+  const u64 phoff = ehsize, stroff = phoff + 2 * phentsize;
+  const u64 symoff = (stroff + strtab.size() + 7) & ~u64{7};
+  const u64 hashoff = symoff + 3 * syment;
+  const u64 dynoff = hashoff + 4 * (2 + 1 + 3);
+  const u64 ndyn = 9, total = dynoff + ndyn * dynent;
+
+  Writer w(is64, be);
+  w.bytes(std::string("\x7f" "ELF", 4));
+  w.out.push_back(is64 ? ELFCLASS64 : ELFCLASS32);
+  w.out.push_back(be ? ELFDATA2MSB : ELFDATA2LSB);
+  w.out.push_back(EV_CURRENT);
+  w.pad_to(EI_NIDENT);
+  w.half(ET_DYN);
+  w.half(machine);
+  w.word(EV_CURRENT);
+  w.xword(0);       // e_entry
+  w.xword(phoff);   // e_phoff
+  w.xword(0);       // e_shoff
+  w.word(0);        // e_flags
+  w.half(ehsize);
+  w.half(phentsize);
+  w.half(2);        // e_phnum
+  w.half(is64 ? 64 : 40);
+  w.half(0);
+  w.half(0);
+  auto phdr = [&](u32 type, u64 off, u64 size) {
+    if (is64) {
+      w.word(type); w.word(PF_R); w.xword(off); w.xword(off); w.xword(off); w.xword(size); w.xword(size); w.xword(8);
+    } else {
+      w.word(type); w.word(off); w.word(off); w.word(off); w.word(size); w.word(size); w.word(PF_R); w.word(4);
+    }
+  };
+  phdr(PT_LOAD, 0, total);
+  phdr(PT_DYNAMIC, dynoff, ndyn * dynent);
+  w.bytes(strtab);
+  w.pad_to(symoff);
+  auto sym = [&](u64 name, u8 info, u16 shndx, u64 value) {
+    if (is64) {
+      w.word(name); w.out.push_back(info); w.out.push_back(0); w.half(shndx); w.xword(value); w.xword(0);
+    } else {
+      w.word(name); w.word(value); w.word(0); w.out.push_back(info); w.out.push_back(0); w.half(shndx);
+    }
+  };
+  sym(0, 0, 0, 0);
+  sym(name_a, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 5, 0x100);
+  sym(name_b, ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0);
+  // nbucket = 1, nchain = 3, bucket[0] = 2, chain = {0, 0, 1}.
+  for (u64 v : {1, 3, 2, 0, 0, 1}) w.word(v);
+  auto dyn = [&](i64 tag, u64 val) { w.xword(static_cast<u64>(tag)); w.xword(val); };
+  dyn(DT_NEEDED, name_libc);
+  dyn(DT_NEEDED, name_libm);
+  dyn(DT_SONAME, name_soname);
+  dyn(DT_STRTAB, stroff);
+  dyn(DT_STRSZ, strtab.size());
+  dyn(DT_SYMTAB, symoff);
+  dyn(DT_SYMENT, syment);
+  dyn(DT_HASH, hashoff);
+  dyn(DT_NULL, 0);
+  EXPECT_EQ(w.out.size(), total);
+  return w.out;
+}
+
+std::unique_ptr<ElfFile> parse_bytes(std::vector<u8> bytes, std::string* error) {
+  std::shared_ptr<const MappedFile> file = MappedFile::from_buffer("test.so", std::move(bytes));
+  return ElfFile::parse(file, error);
+}
+
+std::vector<u8> read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<u8>(std::istreambuf_iterator<char>(in), {});
+}
+
+// Touches everything the reader offers; returns a number so that nothing is optimized away.
+size_t walk(const ElfFile& f) {
+  size_t n = f.needed.size() + f.verneed.size() + f.verdef.size() + f.problems.size();
+  if (f.soname) n += f.soname->size();
+  for (const auto& vn : f.verneed)
+    for (const auto& v : vn.versions) n += v.name.size() + (f.vernaux_for(v.other) != nullptr);
+  u32 count = std::min<u32>(f.symbol_count(), 2000);
+  for (u32 i = 0; i < count; ++i)
+    if (auto s = f.symbol(i)) n += s->name.size() + (i < 50 ? f.find_symbols(s->name).size() : 0);
+  n += f.undefined_references().size() + f.sections().size();
+  return n;
+}
+
+struct Flavor {
+  bool is64, be;
+  u16 machine;
+  const char* name;
+};
+
+class HandWritten : public ::testing::TestWithParam<Flavor> {};
+
+TEST_P(HandWritten, ReadsDynamicSectionAndSymbols) {
+  Flavor fl = GetParam();
+  std::string error;
+  auto f = parse_bytes(minimal_dyn(fl.is64, fl.be, fl.machine), &error);
+  ASSERT_TRUE(f) << error;
+  EXPECT_EQ(f->is_64(), fl.is64);
+  EXPECT_EQ(f->big_endian(), fl.be);
+  EXPECT_EQ(f->machine, fl.machine);
+  EXPECT_EQ(f->type, ET_DYN);
+  EXPECT_TRUE(f->has_dynamic);
+  ASSERT_TRUE(f->soname);
+  EXPECT_EQ(*f->soname, "libbe.so");
+  EXPECT_EQ(f->needed, (std::vector<std::string_view>{"libc.so.6", "libm.so.6"}));
+  EXPECT_TRUE(f->problems.empty()) << f->problems.front();
+  ASSERT_EQ(f->symbol_count(), 3u);
+  auto a = f->symbol(1);
+  ASSERT_TRUE(a);
+  EXPECT_EQ(a->name, "sym_a");
+  EXPECT_EQ(a->value, 0x100u);
+  EXPECT_EQ(a->shndx, 5);
+  EXPECT_EQ(a->type, STT_FUNC);
+  EXPECT_EQ(a->bind, STB_GLOBAL);
+  EXPECT_EQ(f->find_symbols("sym_a"), std::vector<u32>{1});
+  EXPECT_EQ(f->find_symbols("sym_b"), std::vector<u32>{2});
+  EXPECT_TRUE(f->find_symbols("sym_c").empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(AllClassesAndByteOrders, HandWritten,
+                         ::testing::Values(Flavor{true, false, EM_X86_64, "Elf64LE"},
+                                           Flavor{true, true, EM_PPC64, "Elf64BE"},
+                                           Flavor{false, false, EM_386, "Elf32LE"},
+                                           Flavor{false, true, EM_MIPS, "Elf32BE"}),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ElfHeader, LoaderMessagesForBadIdents) {
+  auto base = minimal_dyn(true, false, EM_X86_64);
+  struct Case {
+    size_t off;
+    u8 value;
+    const char* message;
+  } cases[] = {
+      {0, 0x7e, "invalid ELF header"},
+      {EI_VERSION, 2, "ELF file version ident does not match current one"},
+      {EI_OSABI, 9, "ELF file OS ABI invalid"},
+      {EI_ABIVERSION, 1, "ELF file ABI version invalid"},
+      {EI_PAD + 2, 1, "nonzero padding in e_ident"},
+      {offsetof(Elf64_Ehdr, e_type), ET_REL, "only ET_DYN and ET_EXEC can be loaded"},
+      {offsetof(Elf64_Ehdr, e_phentsize), 55, "ELF file's phentsize not the expected size"},
+  };
+  for (const Case& c : cases) {
+    auto bytes = base;
+    bytes[c.off] = c.value;
+    std::string error;
+    EXPECT_FALSE(parse_bytes(bytes, &error)) << c.message;
+    EXPECT_EQ(error, c.message);
+  }
+  std::string error;
+  EXPECT_FALSE(parse_bytes(std::vector<u8>(base.begin(), base.begin() + 63), &error));
+  EXPECT_EQ(error, "file too short");
+  EXPECT_FALSE(parse_bytes({}, &error));
+  EXPECT_EQ(error, "file too short");
+  // The program headers lie past the end: open_verify's pread comes back short.
+  EXPECT_FALSE(parse_bytes(std::vector<u8>(base.begin(), base.begin() + 100), &error));
+  EXPECT_EQ(error, "cannot read file data");
+}
+
+std::vector<elf::Section> full_sections(const std::vector<u8>& bytes) {
+  std::string error;
+  auto f = parse_bytes(bytes, &error);
+  return f ? f->sections() : std::vector<elf::Section>{};
+}
+
+// A small real library, built here, with versions, RPATH and both hash styles.
+class RealLibrary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
+    std::string map = tmp.write("v.map", "V1 { global: f1; local: *; };\nV2 { global: f2; v; } V1;\n");
+    path = tmp / "libsmall.so";
+    build_shared(path, "#include <stdio.h>\nint v = 3; int f1(void){return puts(\"x\");} int f2(void){return 2;}",
+                 "-Wl,-soname,libsmall.so.1 -Wl,-rpath,/opt/x -Wl,--hash-style=both -Wl,--version-script=" + map, tmp);
+  }
+  TempDir tmp;
+  std::string path;
+};
+
+TEST_F(RealLibrary, EveryTruncationIsAnErrorOrAPartialResult) {
+  std::vector<u8> whole = read_file(path);
+  ASSERT_GT(whole.size(), 1000u);
+  std::string error;
+  auto full = parse_bytes(whole, &error);
+  ASSERT_TRUE(full) << error;
+  EXPECT_EQ(full->soname.value_or(""), "libsmall.so.1");
+  for (size_t n = 0; n < whole.size(); ++n) {
+    std::string err;
+    auto f = parse_bytes(std::vector<u8>(whole.begin(), whole.begin() + n), &err);
+    if (!f) {
+      EXPECT_FALSE(err.empty()) << n;
+      if (n < 64) EXPECT_EQ(err, "file too short");
+      continue;
+    }
+    walk(*f);
+  }
+}
+
+// Writes `value` (little-endian, `size` bytes) at `off` of a copy of `bytes`.
+std::vector<u8> patched(std::vector<u8> bytes, u64 off, u64 value, int size) {
+  for (int i = 0; i < size && off + i < bytes.size(); ++i) bytes[off + i] = static_cast<u8>(value >> (8 * i));
+  return bytes;
+}
+
+TEST_F(RealLibrary, AbsurdCountsAndOffsets) {
+  std::vector<u8> whole = read_file(path);
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(whole.data());
+  std::string error;
+
+  EXPECT_FALSE(parse_bytes(patched(whole, offsetof(Elf64_Ehdr, e_phoff), ~u64{0} - 8, 8), &error));
+  EXPECT_EQ(error, "cannot read file data");
+  EXPECT_FALSE(parse_bytes(patched(whole, offsetof(Elf64_Ehdr, e_phnum), 0xffff, 2), &error));
+  EXPECT_EQ(error, "cannot read file data");
+  for (u64 shoff : {u64{1} << 62, whole.size() - 10, ~u64{0}}) {
+    auto f = parse_bytes(patched(whole, offsetof(Elf64_Ehdr, e_shoff), shoff, 8), &error);
+    ASSERT_TRUE(f) << error;
+    EXPECT_TRUE(f->sections().empty());
+  }
+  auto f = parse_bytes(patched(whole, offsetof(Elf64_Ehdr, e_shnum), 0xffff, 2), &error);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE(f->sections().empty());
+
+  // Every d_val of the dynamic section, in turn, set to absurd values.
+  const auto* ph = reinterpret_cast<const Elf64_Phdr*>(whole.data() + eh->e_phoff);
+  const Elf64_Phdr* dyn = nullptr;
+  for (int i = 0; i < eh->e_phnum; ++i)
+    if (ph[i].p_type == PT_DYNAMIC) dyn = &ph[i];
+  ASSERT_TRUE(dyn);
+  size_t ndyn = dyn->p_filesz / sizeof(Elf64_Dyn);
+  for (size_t i = 0; i < ndyn; ++i) {
+    u64 val_off = dyn->p_offset + i * sizeof(Elf64_Dyn) + offsetof(Elf64_Dyn, d_un);
+    for (u64 value : {u64{0}, u64{1}, u64{0xffffffff}, ~u64{0}, ~u64{0} - 3, whole.size() - 1, u64{1} << 40}) {
+      SCOPED_TRACE(testing::Message() << "dynamic entry " << i << " = " << value);
+      auto g = parse_bytes(patched(whole, val_off, value, 8), &error);
+      ASSERT_TRUE(g) << error;
+      walk(*g);
+    }
+  }
+  // The hash tables' counts, and the version records' counts and links.
+  for (const elf::Section& s : full_sections(whole)) {
+    if (s.type != SHT_HASH && s.type != SHT_GNU_HASH && s.type != SHT_GNU_verneed && s.type != SHT_GNU_verdef)
+      continue;
+    for (u64 field = 0; field < 16 && field < s.size; field += 2)
+      for (u64 value : {u64{0}, u64{0xffff}, u64{0xffffffff}}) {
+        auto g = parse_bytes(patched(whole, s.offset + field, value, field % 4 == 0 ? 4 : 2), &error);
+        ASSERT_TRUE(g) << error;
+        walk(*g);
+      }
+  }
+}
+
+// The hash lookups must find exactly what a scan of the whole table finds (for the symbols the
+// table covers: a GNU table leaves out the undefined ones below symoffset).
+void expect_hash_agrees_with_scan(const ElfFile& f, bool gnu) {
+  ASSERT_GT(f.symbol_count(), 1u);
+  std::map<std::string_view, std::set<u32>> by_name;
+  for (u32 i = 1; i < f.symbol_count(); ++i) {
+    auto s = f.symbol(i);
+    ASSERT_TRUE(s) << i;
+    if (gnu && !s->defined()) continue;
+    by_name[s->name].insert(i);
+  }
+  size_t checked = 0;
+  for (const auto& [name, indices] : by_name) {
+    std::vector<u32> found = f.find_symbols(name);
+    std::set<u32> got(found.begin(), found.end());
+    if (gnu) {
+      for (auto it = got.begin(); it != got.end();) it = f.symbol(*it)->defined() ? std::next(it) : got.erase(it);
+    }
+    EXPECT_EQ(got, indices) << name;
+    ++checked;
+  }
+  EXPECT_GT(checked, 10u);
+  EXPECT_TRUE(f.find_symbols("no_such_symbol_anywhere").empty());
+}
+
+TEST(HashLookup, GnuHashOfLibcAgreesWithScan) {
+  const std::string libc = "/lib/x86_64-linux-gnu/libc.so.6";
+  if (!fs::exists(libc)) GTEST_SKIP() << "no " << libc;
+  std::string error;
+  auto f = parse_bytes(read_file(libc), &error);
+  ASSERT_TRUE(f) << error;
+  // The count the GNU table implies equals the .dynsym section's.
+  for (const elf::Section& s : f->sections())
+    if (s.type == SHT_DYNSYM) EXPECT_EQ(f->symbol_count(), s.size / sizeof(Elf64_Sym));
+  expect_hash_agrees_with_scan(*f, /*gnu=*/true);
+}
+
+TEST(HashLookup, SysvHashAgreesWithScan) {
+  if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
+  TempDir tmp;
+  std::string src;
+  for (int i = 0; i < 300; ++i) src += "int fn" + std::to_string(i) + "(void){return " + std::to_string(i) + ";}\n";
+  src += "extern int ext_a(void); int call(void){return ext_a();}\n";
+  std::string path = tmp / "libsysv.so";
+  build_shared(path, src, "-Wl,--hash-style=sysv", tmp);
+  std::string error;
+  auto f = parse_bytes(read_file(path), &error);
+  ASSERT_TRUE(f) << error;
+  expect_hash_agrees_with_scan(*f, /*gnu=*/false);
+  EXPECT_EQ(f->find_symbols("fn299").size(), 1u);
+  EXPECT_EQ(f->find_symbols("ext_a").size(), 1u);  // SysV chains hold undefined symbols too
+}
+
+}  // namespace
+}  // namespace envdoctor::test
