@@ -1,0 +1,162 @@
+#include "cuda/arch.h"
+
+#include <algorithm>
+#include <set>
+
+namespace envdoctor::cuda {
+
+namespace {
+
+int major_of(int sm) { return sm / 10; }
+int minor_of(int sm) { return sm % 10; }
+
+// Same major, equal or higher minor: the binary-compatibility rule, which is also the extent of
+// an `f` family (CUDA 12.9 "family-specific features": compute_100f covers 10.0 and 10.3).
+bool same_major_not_older(int sm, int gpu_sm) {
+  return major_of(sm) == major_of(gpu_sm) && minor_of(gpu_sm) >= minor_of(sm);
+}
+
+bool loadable(const FatbinEntry& e) {
+  return !e.relocatable && (e.kind == FatbinEntry::Kind::kSass || e.kind == FatbinEntry::Kind::kPtx);
+}
+
+// Whether the driver can JIT this PTX: nullopt when that cannot be told (ISA beyond the table).
+std::optional<bool> driver_can_jit(const FatbinEntry& e, const std::optional<DriverVersion>& driver,
+                                   const CudaTables& tables) {
+  if (!driver) return true;
+  std::optional<DriverVersion> need = tables.driver_for_ptx_isa({e.ptx_isa_major, e.ptx_isa_minor});
+  if (!need) return std::nullopt;
+  return *driver >= *need;
+}
+
+std::string names(const std::vector<FatbinEntry>& entries) {
+  std::set<std::string> seen;
+  std::string out;
+  for (const FatbinEntry& e : entries) {
+    std::string n = e.arch_name();
+    if (!seen.insert(n).second) continue;
+    if (!out.empty()) out += ", ";
+    out += n;
+  }
+  return out;
+}
+
+std::string ptx_isa_name(const FatbinEntry& e) {
+  return std::to_string(e.ptx_isa_major) + "." + std::to_string(e.ptx_isa_minor);
+}
+
+// Which loadable entries of each module run; counts the modules with none.
+void count_modules(const FatbinInfo& info, int gpu_sm, const std::optional<DriverVersion>& driver,
+                   const CudaTables& tables, Coverage& c) {
+  std::set<u32> modules, covered;
+  for (const FatbinEntry& e : info.entries) {
+    if (!loadable(e)) continue;
+    modules.insert(e.container);
+    bool runs = e.kind == FatbinEntry::Kind::kSass
+                    ? sass_runs_on(e.sm, e.variant, gpu_sm)
+                    : ptx_compiles_for(e.sm, e.variant, gpu_sm) && driver_can_jit(e, driver, tables).value_or(true);
+    if (runs) covered.insert(e.container);
+  }
+  c.modules = static_cast<u32>(modules.size());
+  c.modules_without_code = static_cast<u32>(modules.size() - covered.size());
+}
+
+}  // namespace
+
+bool sass_runs_on(int sm, char variant, int gpu_sm) {
+  if (variant == 'a') return sm == gpu_sm;
+  return same_major_not_older(sm, gpu_sm);
+}
+
+bool ptx_compiles_for(int sm, char variant, int gpu_sm) {
+  if (variant == 'a') return sm == gpu_sm;
+  if (variant == 'f') return same_major_not_older(sm, gpu_sm);
+  return gpu_sm >= sm;
+}
+
+std::optional<int> parse_compute_capability(std::string_view cc) {
+  std::optional<MajorMinor> v = MajorMinor::parse(cc);
+  if (!v || cc.find('.') == std::string_view::npos || v->minor > 9 || v->major > 99 || v->major < 1)
+    return std::nullopt;
+  return v->major * 10 + v->minor;
+}
+
+std::string compute_capability_name(int sm) {
+  return std::to_string(major_of(sm)) + "." + std::to_string(minor_of(sm));
+}
+
+const char* coverage_kind_name(Coverage::Kind kind) {
+  switch (kind) {
+    case Coverage::Kind::kSass: return "sass";
+    case Coverage::Kind::kPtxJit: return "ptx-jit";
+    case Coverage::Kind::kUnsupported: return "unsupported";
+    case Coverage::Kind::kNoDeviceCode: return "none";
+  }
+  return "none";
+}
+
+Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersion> driver, const CudaTables& tables) {
+  Coverage c;
+  count_modules(info, gpu_sm, driver, tables, c);
+  std::string gpu = compute_capability_name(gpu_sm);
+
+  std::vector<FatbinEntry> sass_sure, sass_maybe, sass_all, ptx_all, ptx_fit_arch, ptx_ok, ptx_unknown;
+  for (const FatbinEntry& e : info.entries) {
+    if (!loadable(e)) continue;
+    if (e.kind == FatbinEntry::Kind::kSass) {
+      sass_all.push_back(e);
+      if (!sass_runs_on(e.sm, e.variant, gpu_sm)) continue;
+      // An unflagged compressed cubin might be an `a` build, which runs only on its own GPU.
+      bool sure = e.variant_known || e.sm == gpu_sm;
+      (sure ? sass_sure : sass_maybe).push_back(e);
+      continue;
+    }
+    ptx_all.push_back(e);
+    if (!ptx_compiles_for(e.sm, e.variant, gpu_sm)) continue;
+    ptx_fit_arch.push_back(e);
+    std::optional<bool> jit = driver_can_jit(e, driver, tables);
+    if (!jit) ptx_unknown.push_back(e);
+    else if (*jit) ptx_ok.push_back(e);
+  }
+
+  if (!sass_sure.empty() || !sass_maybe.empty()) {
+    c.kind = Coverage::Kind::kSass;
+    c.variant_uncertain = sass_sure.empty();
+    c.deciding = sass_sure.empty() ? sass_maybe : sass_sure;
+    c.reason = "SASS " + names(c.deciding) + " runs on " + gpu;
+    if (c.variant_uncertain) c.reason += " unless it is an arch-specific (a) build, which the compressed image hides";
+    return c;
+  }
+  if (!ptx_ok.empty() || !ptx_unknown.empty()) {
+    c.kind = Coverage::Kind::kPtxJit;
+    c.ptx_isa_unknown = ptx_ok.empty();
+    c.deciding = ptx_ok.empty() ? ptx_unknown : ptx_ok;
+    c.reason = "no SASS for " + gpu + "; PTX " + names(c.deciding) + " is JIT-compiled on first use";
+    if (c.ptx_isa_unknown)
+      c.reason += " (PTX ISA " + ptx_isa_name(c.deciding.front()) + " is newer than the known table)";
+    return c;
+  }
+  if (sass_all.empty() && ptx_all.empty()) {
+    c.kind = Coverage::Kind::kNoDeviceCode;
+    c.reason = "no GPU code";
+    return c;
+  }
+  c.kind = Coverage::Kind::kUnsupported;
+  c.reason = "no SASS for " + gpu;
+  if (!sass_all.empty()) c.reason += " (has " + names(sass_all) + ")";
+  if (!ptx_fit_arch.empty()) {
+    // The PTX fits the GPU but the driver is older than the ISA it was written in.
+    c.deciding = ptx_fit_arch;
+    const FatbinEntry& e = ptx_fit_arch.front();
+    std::optional<DriverVersion> need = tables.driver_for_ptx_isa({e.ptx_isa_major, e.ptx_isa_minor});
+    c.reason += "; PTX " + names(ptx_fit_arch) + " is ISA " + ptx_isa_name(e) + ", which needs driver " +
+                (need ? need->text : std::string("?")) + " or newer, and the driver is " + driver->text;
+  } else if (!ptx_all.empty()) {
+    c.reason += " and no PTX it can JIT (has " + names(ptx_all) + ")";
+  } else {
+    c.reason += " and no PTX";
+  }
+  return c;
+}
+
+}  // namespace envdoctor::cuda

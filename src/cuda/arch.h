@@ -1,0 +1,69 @@
+// Which GPU code runs on which GPU: the compatibility rules of the CUDA Programming Guide
+// ("Binary Compatibility", "PTX Compatibility", "Feature Availability"), applied to the entries
+// a fatbinary carries.
+//
+// SASS (a cubin) for compute capability X.y runs on X.z for every z >= y, never across majors.
+// An arch-specific `a` cubin (sm_90a) runs on exactly X.y. A family-specific `f` cubin (sm_100f,
+// CUDA 12.9+) runs on the devices of its family, the same major with minor >= y: sm_100f on
+// 10.0 and 10.3, sm_120f on 12.0 and 12.1.
+// PTX for compute_XY is JIT-compiled by the driver for any GPU of capability >= X.Y, provided the
+// driver understands the PTX ISA version (a driver JITs the ISA of its own CUDA release and
+// older; minor-version compatibility does not extend to PTX). `a` PTX compiles only for that exact
+// GPU, `f` PTX only within the family.
+//
+// A CUDA sm number is 10 * major + minor (sm_121 is 12.1), as nvcc and the fatbin headers write
+// it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "cuda/fatbin.h"
+#include "cuda/tables.h"
+#include "cuda/versions.h"
+
+namespace envdoctor::cuda {
+
+// Whether a cubin built for `sm` (with `variant` 0, 'a' or 'f') runs on a GPU of `gpu_sm`.
+bool sass_runs_on(int sm, char variant, int gpu_sm);
+// Whether PTX for `sm`/`variant` can be JIT-compiled for a GPU of `gpu_sm` (the driver aside).
+bool ptx_compiles_for(int sm, char variant, int gpu_sm);
+
+// "9.0" or "12.1" (nvidia-smi's compute_cap) -> 90 / 121; nullopt on anything else.
+std::optional<int> parse_compute_capability(std::string_view cc);
+// 90 -> "9.0".
+std::string compute_capability_name(int sm);
+
+struct Coverage {
+  enum class Kind {
+    kSass,         // a cubin runs on the GPU as it is
+    kPtxJit,       // only PTX fits: the driver JIT-compiles it on first use
+    kUnsupported,  // nothing runs: "no kernel image is available for execution on the device"
+    kNoDeviceCode  // the file carries no loadable GPU code at all
+  };
+  Kind kind = Kind::kNoDeviceCode;
+  // The entries that decided: the cubins that run (kSass), the PTX that JITs (kPtxJit), or for
+  // kUnsupported the PTX that would fit the GPU but not the driver (empty when nothing fits).
+  std::vector<FatbinEntry> deciding;
+  // kSass/kPtxJit resting only on entries whose `a` variant could not be ruled out (compressed,
+  // unflagged; see FatbinEntry::variant_known) and that would not run if they were `a` builds.
+  bool variant_uncertain = false;
+  // PTX deciding entries whose ISA is newer than the table: the driver check was not possible.
+  bool ptx_isa_unknown = false;
+  // Registered modules (containers of .nv_fatbin) and how many of them have nothing that runs:
+  // their kernels fail at launch even when the library's verdict is kSass.
+  u32 modules = 0;
+  u32 modules_without_code = 0;
+  // One line for humans: "SASS sm_80 runs on 8.6", "no SASS for 8.6; PTX compute_90 needs 9.0+".
+  std::string reason;
+};
+
+// The verdict for a library's fatbinaries on a GPU of capability `gpu_sm`, with the driver when
+// known (unknown: PTX is assumed to JIT). Relocatable entries (__nv_relfatbin) are inputs to a
+// device link and never loaded, so they do not count.
+Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersion> driver, const CudaTables& tables);
+
+const char* coverage_kind_name(Coverage::Kind kind);  // "sass", "ptx-jit", "unsupported", "none"
+
+}  // namespace envdoctor::cuda
