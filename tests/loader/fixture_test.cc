@@ -349,3 +349,67 @@ TEST_F(LoaderFixture, AlreadyLoadedMatchBySoname) {
 
 }  // namespace
 }  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+TEST_F(LoaderFixture, NeededByAbsolutePath) {
+  std::string dep = lib("d/libdep.so", "int dep(void){return 1;}");
+  // Linking against a library without SONAME by its path records that path in DT_NEEDED.
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}", quote(dep));
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+  fs::remove(dep);
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+TEST_F(LoaderFixture, MainProgramRpathServesItsDependencies) {
+  lib("d/libleaf.so", "int leaf(void){return 1;}");
+  lib("e/libmid.so", "int leaf(void); int mid(void){return leaf();}", "-L" + tmp / "d" + " -lleaf");
+  std::string prog = tmp / "bin/prog";
+  build_executable(prog, "int mid(void); int main(void){return mid();}",
+                   "-L" + tmp / "e" + " -lmid -L" + tmp / "d" + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../d:$ORIGIN/../e'",
+                   tmp);
+  expect_same_listing(prog);
+  // Through a symbolic link to its directory: `ld.so FILE` takes $ORIGIN from the path as given.
+  run("ln -s bin " + quote(tmp / "binlink"));
+  expect_same_listing(tmp / "binlink/prog");
+}
+
+TEST_F(LoaderFixture, EmptyRpathElementIsTheWorkingDirectory) {
+  lib("d/libdep.so", "int dep(void){return 1;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath,/nonexistent::/nonexistent2");
+  CommandResult want = referee_list(top, nullptr, tmp / "d");
+  CommandResult got = envdoctor_ldd(top, nullptr, tmp / "d");
+  EXPECT_EQ(got.out, want.out);
+  // Opened as "" + "libdep.so": its l_name equals the requested name, so the line is bare.
+  EXPECT_EQ(got.out, "\tlibdep.so\n");
+}
+
+TEST_F(LoaderFixture, DlopenBindsToTheProgramsGlobalScope) {
+  // libplugin needs `host_fn`, defined only by a library the program itself loaded.
+  lib("d/libhost.so", "int host_fn(void){return 7;}");
+  std::string plugin = lib("libplugin.so", "int host_fn(void); int plug(void){return host_fn();}");
+  std::string prog = tmp / "prog";
+  build_executable(prog,
+                   "#include <dlfcn.h>\n#include <stdio.h>\nint host_fn(void);\n"
+                   "int main(int c, char** v){ if (c > 5) host_fn(); void* h = dlopen(v[1], RTLD_NOW);"
+                   " printf(\"%s\\n\", h ? \"ok\" : dlerror()); return 0; }",
+                   "-ldl -L" + tmp / "d" + " -lhost -Wl,-rpath," + tmp / "d", tmp);
+  CommandResult real = run(quote(prog) + " " + quote(plugin));
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  config.ld_library_path.clear();
+  loader::ObjectStore store;
+  loader::Process p(config, store);
+  ASSERT_TRUE(p.load_main(prog));
+  auto r = p.dlopen(plugin, false);
+  EXPECT_EQ((r.first ? r.first->message : "ok") + "\n", real.out);
+  EXPECT_EQ(real.out, "ok\n");
+  // Without the host library, the same plugin fails on its own.
+  EXPECT_EQ(model_dlopen(plugin), referee_dlopen(tmp, plugin));
+}
+
+}  // namespace
+}  // namespace envdoctor::test
