@@ -14,6 +14,16 @@ struct LoaderOptions {
   std::optional<std::string> ld_library_path;      // --ld-library-path (else the environment's)
 };
 
+struct CheckOptions {
+  std::string python;  // --python EXE
+  std::string prefix;  // --prefix DIR (implies --no-exec)
+  bool no_exec = false;
+  LoaderOptions loader;
+  bool verify_hashes = false;
+  bool json = false;
+};
+
+int run_check(const CheckOptions& options);
 int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
 

@@ -20,6 +20,15 @@ int main(int argc, char** argv) {
                     "LD_LIBRARY_PATH to model (default: this process's environment)");
   };
 
+  CheckOptions check_options;
+  CLI::App* check = app.add_subcommand("check", "will every native library of this Python environment load?");
+  check->add_option("--python", check_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  check->add_option("--prefix", check_options.prefix, "an environment's prefix, read without running anything");
+  check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
+  check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
+  check->add_flag("--json", check_options.json, "JSON on stdout (DESIGN.md's schema)");
+  add_loader_options(check);
+
   std::vector<std::string> files;
   CLI::App* ldd = app.add_subcommand("ldd", "the loader model on single files, in ldd's format");
   add_loader_options(ldd);
@@ -36,11 +45,15 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  for (CLI::App* cmd : {ldd, tree}) {
+  for (CLI::App* cmd : {check, ldd, tree}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
   if (!loader.ld_library_path) {
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
+  }
+  if (check->parsed()) {
+    check_options.loader = loader;
+    return run_check(check_options);
   }
   if (ldd->parsed()) return run_ldd(loader, files);
   if (tree->parsed()) return run_tree(loader, files);

@@ -1,0 +1,72 @@
+// The environment under examination, assembled once by the first three stages of the pipeline:
+// discover (the interpreter, its sys.path, the loader's facts), inventory (distributions, their
+// records, who owns which file) and the ELF index (every ELF file under sys.path, parsed once,
+// in parallel, from read-only mappings). The checks read it and never change it.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "loader/object_store.h"
+#include "loader/search_paths.h"
+#include "python/distribution.h"
+#include "python/interpreter.h"
+#include "python/ownership.h"
+
+namespace envdoctor::checks {
+
+struct EnvironmentOptions {
+  std::string python;  // --python EXE ("" for the default order)
+  std::string prefix;  // --prefix DIR: read the layout, run nothing
+  std::optional<std::string> ld_library_path;
+};
+
+struct ElfRecord {
+  std::string path;  // absolute, as found under sys.path
+  std::shared_ptr<const loader::OpenResult> opened;
+  std::vector<const python::Distribution*> owners;
+  bool extension_module = false;  // defines PyInit_<module>
+  bool executable = false;        // a program, loaded as a main program rather than dlopen'd
+};
+
+class Environment {
+ public:
+  python::PythonEnvironment python;
+  python::Inventory inventory;
+  std::unique_ptr<python::OwnershipIndex> ownership;
+  loader::LoaderConfig loader;
+  std::unique_ptr<loader::ObjectStore> store;
+  std::vector<ElfRecord> elf_files;  // sorted by path
+  size_t foreign_elf_files = 0;      // other machines' or classes' objects (cubins, cross builds)
+  std::vector<std::string> problems;
+
+  // The distributions whose records list `path` (lexically normalized first).
+  const std::vector<const python::Distribution*>& owners(const std::string& path) const;
+  const python::Distribution* owner(const std::string& path) const;
+  const ElfRecord* elf(const std::string& path) const;
+
+  // The installed distributions that `dist` requires, transitively, dependencies before their
+  // users (the order imports load them), without `dist` itself.
+  std::vector<const python::Distribution*> requirement_closure(const python::Distribution& dist) const;
+
+  void index_elf_files();  // fills by_path_ after elf_files changes
+
+ private:
+  std::unordered_map<std::string, size_t> by_path_;
+};
+
+// Runs discover, inventory and the ELF index. nullptr with `error` set when the environment
+// cannot be examined at all (no interpreter, unreadable prefix): exit status 2.
+std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error);
+
+// Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
+// or executable), not descending into __pycache__ or into another site directory.
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs);
+
+// `path` made absolute and lexically normal ("/a/b/../c" -> "/a/c").
+std::string normalize_path(const std::string& path);
+
+}  // namespace envdoctor::checks

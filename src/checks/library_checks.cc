@@ -1,0 +1,79 @@
+#include "checks/library_checks.h"
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+namespace envdoctor::checks {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string owner_text(const Environment& env, const std::string& path) {
+  const python::Distribution* d = env.owner(path);
+  return path + " (" + (d ? d->name : std::string("no package")) + ")";
+}
+
+std::string consumers_text(const std::set<std::string>& consumers) {
+  std::string out;
+  size_t shown = 0;
+  for (const std::string& c : consumers) {
+    if (shown == 3) break;
+    out += (out.empty() ? "" : ", ") + fs::path(c).filename().string();
+    ++shown;
+  }
+  if (consumers.size() > shown) out += " and " + std::to_string(consumers.size() - shown) + " more";
+  return out;
+}
+
+}  // namespace
+
+std::vector<Finding> check_duplicate_libraries(const Environment& env, const ResolutionMap& resolutions) {
+  // Distinct files (by device and inode) per SONAME, in the environment.
+  std::map<std::string, std::map<std::pair<dev_t, ino_t>, std::string>> copies;
+  for (const ElfRecord& r : env.elf_files) {
+    if (r.opened->status != loader::OpenResult::Status::kOk || !r.opened->elf->soname) continue;
+    if (r.extension_module || r.executable) continue;
+    copies[std::string(*r.opened->elf->soname)].emplace(std::make_pair(r.opened->id.dev, r.opened->id.ino), r.path);
+  }
+  std::vector<Finding> out;
+  std::set<std::string> sonames;
+  for (const auto& [soname, files] : copies)
+    if (files.size() > 1) sonames.insert(soname);
+  for (const auto& [soname, by_path] : resolutions)
+    if (by_path.size() > 1) sonames.insert(soname);
+
+  for (const std::string& soname : sonames) {
+    std::set<std::string> paths;
+    if (auto it = copies.find(soname); it != copies.end())
+      for (const auto& [id, path] : it->second) paths.insert(path);
+    auto res = resolutions.find(soname);
+    if (res != resolutions.end())
+      for (const auto& [path, consumers] : res->second) paths.insert(path);
+    if (paths.size() < 2) continue;
+
+    Finding f;
+    f.code = "duplicate-library";
+    f.severity = Severity::kWarning;
+    f.library = soname;
+    f.file = *paths.begin();
+    std::string list;
+    for (const std::string& p : paths) {
+      list += (list.empty() ? "" : ", ") + owner_text(env, p);
+      if (const python::Distribution* d = env.owner(p)) f.packages.push_back(d->name);
+    }
+    if (const python::Distribution* d = env.owner(f.file)) f.package = d->name;
+    f.message = std::to_string(paths.size()) + " copies of " + soname + ": " + list;
+    std::string who;
+    if (res != resolutions.end())
+      for (const auto& [path, consumers] : res->second)
+        who += (who.empty() ? "" : "; ") + consumers_text(consumers) + " load " + path;
+    f.hint = who.empty() ? "nothing loads more than one of them now, but whichever is loaded first wins for the whole process"
+                         : who + "; in one process the first one loaded wins for all";
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+}  // namespace envdoctor::checks

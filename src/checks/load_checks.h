@@ -1,0 +1,39 @@
+// Every load failure of every ELF file in the environment, in Python's import context.
+//
+// The loader sees a Python process: the interpreter (and libpython) is the main program, so an
+// extension module takes its Py* symbols from it. An extension module of package P is imported
+// after the packages P requires (Requires-Dist, transitively) have been imported, so their
+// extension modules are already loaded: flash-attn's `NEEDED libc10.so` with no RPATH resolves
+// to torch's copy, matched by SONAME, and its undefined symbols are bound against it. torch's own
+// loading is modelled too: libtorch_global_deps.so with RTLD_GLOBAL and, when that fails, the
+// nvidia/*/lib preloads of torch/__init__.py.
+//
+// Each file is then dlopen'd (RTLD_NOW | RTLD_LOCAL, as Python does) in its package's context;
+// programs are loaded as main programs of their own. Every failure becomes a finding on the
+// object whose need failed, in the loader's words, with a hint.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checks/environment.h"
+#include "checks/finding.h"
+#include "checks/knowledge.h"
+
+namespace envdoctor::checks {
+
+// Who loaded which copy of a library, gathered while checking loads: soname -> resolved path
+// -> the files whose NEEDED resolved there. duplicate-library reads it.
+using ResolutionMap = std::map<std::string, std::map<std::string, std::set<std::string>>>;
+
+struct LoadCheckResult {
+  std::vector<Finding> findings;
+  ResolutionMap resolutions;
+  size_t loads = 0;  // simulated dlopen/exec calls
+};
+
+LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge);
+
+}  // namespace envdoctor::checks

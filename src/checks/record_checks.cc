@@ -1,0 +1,162 @@
+#include "checks/record_checks.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <filesystem>
+#include <thread>
+
+#include "checks/hints.h"
+
+namespace envdoctor::checks {
+
+namespace fs = std::filesystem;
+
+std::optional<std::vector<u8>> sha256_file(const std::string& path) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) return std::nullopt;
+  std::vector<u8> digest(32);
+  unsigned len = 0;
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  Bytes b = file->bytes();
+  if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) ||
+      !EVP_DigestUpdate(ctx.get(), b.data(), b.size()) || !EVP_DigestFinal_ex(ctx.get(), digest.data(), &len))
+    return std::nullopt;
+  return digest;
+}
+
+namespace {
+
+// pip's uninstall and Python itself recreate bytecode caches at will: their absence or change
+// says nothing about the installation.
+bool is_bytecode_cache(const python::RecordEntry& e) {
+  std::string p = e.path;
+  return p.find("__pycache__/") != std::string::npos || (p.size() > 4 && p.compare(p.size() - 4, 4, ".pyc") == 0);
+}
+
+struct HashJob {
+  const python::Distribution* dist;
+  const python::RecordEntry* entry;
+  bool mismatch = false;
+};
+
+Finding package_finding(const python::Distribution& d, const char* code, Severity s) {
+  Finding f;
+  f.code = code;
+  f.severity = s;
+  f.package = d.name;
+  return f;
+}
+
+void check_files(const Environment& env, bool verify_hashes, std::vector<Finding>& out) {
+  std::vector<HashJob> jobs;
+  for (const python::Distribution& d : env.inventory.distributions) {
+    for (const python::RecordEntry& e : d.record) {
+      if (is_bytecode_cache(e)) continue;
+      struct stat st;
+      if (::lstat(e.resolved.c_str(), &st) != 0) {
+        Finding f = package_finding(d, "record-missing-file", Severity::kError);
+        f.file = e.resolved.string();
+        f.message = d.name + "'s RECORD lists " + e.path + " but the file is missing";
+        const auto& owners = env.owners(f.file);
+        std::string others;
+        for (const python::Distribution* o : owners)
+          if (o != &d) others += (others.empty() ? "" : ", ") + o->name;
+        f.hint = (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
+                 reinstall_command(d);
+        out.push_back(std::move(f));
+        continue;
+      }
+      if (S_ISLNK(st.st_mode)) continue;  // pip records a link's own size and hash rarely; skip
+      if (e.size && static_cast<u64>(st.st_size) != *e.size) {
+        Finding f = package_finding(d, "record-size-mismatch", Severity::kWarning);
+        f.file = e.resolved.string();
+        f.message = e.path + " is " + std::to_string(st.st_size) + " bytes; " + d.name + "'s RECORD says " +
+                    std::to_string(*e.size);
+        f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(d);
+        out.push_back(std::move(f));
+        continue;
+      }
+      if (verify_hashes && e.hash_algorithm == "sha256" && !e.digest.empty()) jobs.push_back({&d, &e});
+    }
+  }
+  if (jobs.empty()) return;
+  std::atomic<size_t> next{0};
+  auto worker = [&]() {
+    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
+      auto digest = sha256_file(jobs[i].entry->resolved.string());
+      jobs[i].mismatch = digest && *digest != jobs[i].entry->digest;
+    }
+  };
+  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), jobs.size());
+  std::vector<std::thread> threads;
+  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
+  worker();
+  for (auto& t : threads) t.join();
+  for (const HashJob& j : jobs) {
+    if (!j.mismatch) continue;
+    Finding f = package_finding(*j.dist, "record-hash-mismatch", Severity::kWarning);
+    f.file = j.entry->resolved.string();
+    f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
+    f.hint = "the file is not the one " + j.dist->name + " installed: " + reinstall_command(*j.dist);
+    out.push_back(std::move(f));
+  }
+}
+
+// Two packages list one path: whichever was installed last wrote it, and uninstalling either
+// deletes it for both. Say whose content is there now, by hash.
+void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
+  for (const fs::path& path : env.ownership->shared_paths()) {
+    const auto& owners = env.ownership->owners(path);
+    Finding f;
+    f.code = "file-owned-twice";
+    f.severity = Severity::kWarning;
+    f.file = path.string();
+    f.package = owners.front()->name;
+    std::string names;
+    for (const python::Distribution* d : owners) {
+      f.packages.push_back(d->name);
+      names += (names.empty() ? "" : " and ") + d->name;
+    }
+    f.message = path.string() + " is installed by both " + names;
+    std::string holder;
+    if (auto digest = sha256_file(path.string())) {
+      for (const python::Distribution* d : owners)
+        for (const python::RecordEntry& e : d->record)
+          if (e.resolved == path && e.digest == *digest) holder = d->name;
+    }
+    f.hint = (holder.empty() ? "" : "the file now holds " + holder + "'s copy; ") +
+             "uninstalling any of them deletes it for all: keep only one (pip uninstall the other, then " +
+             "pip install --force-reinstall the one you keep)";
+    out.push_back(std::move(f));
+  }
+}
+
+void check_metadata_only(const Environment& env, const Knowledge& knowledge, std::vector<Finding>& out) {
+  for (const python::Distribution& d : env.inventory.distributions) {
+    if (d.kind == python::Distribution::kConda || d.record.empty() || !d.metadata_only()) continue;
+    Finding f = package_finding(d, "metadata-only-package", Severity::kWarning);
+    f.file = d.metadata_dir.string();
+    f.message = d.name + " " + d.version + " installs nothing but its own metadata";
+    if (const KnownPlaceholder* p = knowledge.placeholder(d.key()))
+      f.hint = p->note + "; it satisfies pip's dependency check but provides no library";
+    else
+      f.hint = "a placeholder release satisfies pip's dependency check but provides no library: "
+               "install the package that really ships the files";
+    out.push_back(std::move(f));
+  }
+}
+
+}  // namespace
+
+std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes) {
+  std::vector<Finding> out;
+  check_files(env, verify_hashes, out);
+  check_shared_paths(env, out);
+  check_metadata_only(env, knowledge, out);
+  return out;
+}
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,48 @@
+#include <nlohmann/json.hpp>
+
+#include "report/report.h"
+
+namespace envdoctor::report {
+
+using nlohmann::ordered_json;
+
+size_t Report::errors() const {
+  size_t n = 0;
+  for (const auto& f : findings) n += f.severity == checks::Severity::kError;
+  return n;
+}
+
+size_t Report::warnings() const { return findings.size() - errors(); }
+
+std::string render_json(const Report& report) {
+  ordered_json out;
+  out["schema"] = 1;
+  out["environment"] = {{"python", report.python},
+                        {"version", report.version},
+                        {"site_packages", report.site_packages},
+                        {"packages", report.packages},
+                        {"elf_files", report.elf_files}};
+  ordered_json findings = ordered_json::array();
+  for (const checks::Finding& f : report.findings) {
+    ordered_json j;
+    j["code"] = f.code;
+    j["severity"] = checks::severity_name(f.severity);
+    j["file"] = f.file;
+    j["package"] = f.package ? ordered_json(*f.package) : ordered_json(nullptr);
+    if (f.library) j["library"] = *f.library;
+    if (f.symbol) j["symbol"] = *f.symbol;
+    if (f.version) j["version"] = *f.version;
+    if (f.arch) j["arch"] = *f.arch;
+    if (!f.packages.empty()) j["packages"] = f.packages;
+    j["message"] = f.message;
+    j["hint"] = f.hint;
+    j["new"] = f.is_new;
+    findings.push_back(std::move(j));
+  }
+  out["findings"] = std::move(findings);
+  out["summary"] = {{"errors", report.errors()}, {"warnings", report.warnings()}};
+  // Invalid UTF-8 in a path is replaced, never a throw.
+  return out.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+}  // namespace envdoctor::report

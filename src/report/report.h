@@ -1,0 +1,33 @@
+// Rendering, the last stage: the same findings as text for people or as JSON for programs
+// (DESIGN.md, "Findings (JSON)"). Renderers compute nothing; they only format.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/finding.h"
+
+namespace envdoctor::report {
+
+struct Report {
+  std::string python;   // the interpreter examined
+  std::string version;  // its version, "3.11.7"
+  std::vector<std::string> site_packages;
+  size_t packages = 0;
+  size_t elf_files = 0;
+  std::vector<checks::Finding> findings;  // sorted, de-duplicated
+  std::vector<std::string> notes;         // what was not checked, and why (text only)
+
+  size_t errors() const;
+  size_t warnings() const;
+};
+
+std::string render_json(const Report& report);
+
+struct TextOptions {
+  bool color = false;
+  size_t max_per_code = 5;  // a package with 500 missing files shows 5 and a count
+};
+std::string render_text(const Report& report, const TextOptions& options);
+
+}  // namespace envdoctor::report

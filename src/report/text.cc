@@ -1,0 +1,66 @@
+#include <filesystem>
+#include <map>
+#include <sstream>
+
+#include "report/report.h"
+
+namespace envdoctor::report {
+
+namespace {
+
+struct Style {
+  bool on;
+  std::string red() const { return on ? "\x1b[1;31m" : ""; }
+  std::string yellow() const { return on ? "\x1b[1;33m" : ""; }
+  std::string bold() const { return on ? "\x1b[1m" : ""; }
+  std::string dim() const { return on ? "\x1b[2m" : ""; }
+  std::string reset() const { return on ? "\x1b[0m" : ""; }
+};
+
+std::string plural(size_t n, const char* word) {
+  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  Style s{options.color};
+  std::ostringstream out;
+  out << s.bold() << report.python << s.reset() << " (Python " << report.version << "): "
+      << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
+
+  // Grouped by package, in the findings' order (new, errors, then warnings first).
+  std::vector<std::string> order;
+  std::map<std::string, std::vector<const checks::Finding*>> groups;
+  for (const checks::Finding& f : report.findings) {
+    std::string key = f.package.value_or("");
+    if (!groups.count(key)) order.push_back(key);
+    groups[key].push_back(&f);
+  }
+  for (const std::string& pkg : order) {
+    out << "\n" << s.bold() << (pkg.empty() ? "(files no package owns)" : pkg) << s.reset() << "\n";
+    std::map<std::string, size_t> shown;
+    std::map<std::string, size_t> hidden;
+    for (const checks::Finding* f : groups[pkg]) {
+      if (shown[f->code]++ >= options.max_per_code) {
+        ++hidden[f->code];
+        continue;
+      }
+      bool error = f->severity == checks::Severity::kError;
+      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << f->code
+          << (f->is_new ? " [new]" : "") << "\n";
+      if (!f->file.empty()) out << "    " << s.dim() << f->file << s.reset() << "\n";
+      out << "    " << f->message << "\n";
+      if (!f->hint.empty()) out << "    fix: " << f->hint << "\n";
+    }
+    for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
+  }
+  for (const std::string& note : report.notes) out << "\nnote: " << note << "\n";
+  out << "\n";
+  size_t e = report.errors(), w = report.warnings();
+  if (e == 0 && w == 0) out << s.bold() << "All clear: every library here will load." << s.reset() << "\n";
+  else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
+  return out.str();
+}
+
+}  // namespace envdoctor::report
