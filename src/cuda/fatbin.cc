@@ -184,6 +184,8 @@ std::optional<u64> SectionParser::entry(u64 at, u64 end) {
   const auto* h = reinterpret_cast<const EntryHeader*>(bytes.data() + at);
   u64 header_size = h->header_size;
   u64 payload_size = h->payload_size;
+  // A header of at least 64 bytes is also what bounds the walk: every entry advances by 64 or
+  // more, so a section of N bytes yields at most N / 64 entries and no entry can loop back.
   if (header_size < sizeof(EntryHeader) || header_size > end - at) {
     problem(at, "entry header size " + std::to_string(header_size) + " is invalid");
     return std::nullopt;
