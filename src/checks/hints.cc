@@ -1,6 +1,7 @@
 #include "checks/hints.h"
 
 #include <cxxabi.h>
+#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -34,8 +35,8 @@ std::string hint_lost_file(const Environment& env, const std::string& name) {
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
       if (e.resolved.filename() != name) continue;
-      std::error_code ec;
-      if (fs::exists(fs::symlink_status(e.resolved, ec)) || ec) continue;
+      struct stat st;
+      if (::lstat(e.resolved.c_str(), &st) == 0) continue;
       return d.name + " lists " + e.path + " but the file is gone (another package that installed the same path was "
              "uninstalled, or it was deleted): " + reinstall_command(d);
     }

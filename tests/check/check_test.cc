@@ -1,0 +1,257 @@
+// `envdoctor check` against the referees: real venvs, real wheels built here (gcc-built
+// libraries and CPython extension modules), real `pip install` / `pip uninstall`, and a real
+// `python -c "import M"` for every prediction: success, or failure with the same loader words.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "python/python_fixture.h"
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+std::string python_include() {
+  CommandResult r = run("python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"include\"])'");
+  std::string s = r.out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+std::string ext_suffix() {
+  CommandResult r = run("python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
+  std::string s = r.out;
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+// A CPython extension module `module` whose PyInit calls `call` (a function of a library it
+// links, or nothing).
+std::string extension_source(const std::string& module, const std::string& decl, const std::string& call) {
+  return "#include <Python.h>\n" + decl +
+         "\nstatic PyObject* f(PyObject* s, PyObject* a) { return PyLong_FromLong(" + call +
+         "); }\n"
+         "static PyMethodDef m[] = {{\"f\", f, METH_NOARGS, \"\"}, {0}};\n"
+         "static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, \"" + module + "\", 0, -1, m};\n"
+         "PyMODINIT_FUNC PyInit_" + module + "(void) { return PyModule_Create(&d); }\n";
+}
+
+class Venv {
+ public:
+  explicit Venv(const TempDir& tmp, const std::string& name) : dir_(tmp / name) {
+    CommandResult r = run("python3 -m venv --without-pip " + quote(dir_));
+    EXPECT_EQ(r.status, 0) << r.err;
+  }
+  std::string python() const { return dir_ + "/bin/python"; }
+  std::string site() const {
+    CommandResult r = run(quote(python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'");
+    std::string s = r.out;
+    while (!s.empty() && s.back() == '\n') s.pop_back();
+    return s;
+  }
+  void install(const std::vector<std::string>& wheels) const {
+    std::string cmd = "python3 -m pip --python " + quote(python()) +
+                      " install --no-index --no-deps --disable-pip-version-check -q";
+    for (const auto& w : wheels) cmd += " " + quote(w);
+    CommandResult r = run(cmd);
+    ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
+  }
+  void uninstall(const std::string& name) const {
+    CommandResult r = run("python3 -m pip --python " + quote(python()) +
+                          " uninstall -y --disable-pip-version-check -q " + quote(name));
+    ASSERT_EQ(r.status, 0) << r.err;
+  }
+  // The referee: a real import. Returns "" on success, else the ImportError's message.
+  std::string import(const std::string& module) const {
+    CommandResult r = run("cd / && " + quote(python()) + " -c " + quote("import " + module));
+    if (r.status == 0) return "";
+    std::string err = r.err;
+    while (!err.empty() && err.back() == '\n') err.pop_back();
+    std::string last = err.substr(err.rfind('\n') + 1);
+    const std::string prefix = "ImportError: ";
+    return last.rfind(prefix, 0) == 0 ? last.substr(prefix.size()) : last;
+  }
+  json check(int* status = nullptr) const {
+    CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(python()));
+    if (status) *status = r.status;
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    return json::parse(r.out.empty() ? "{}" : r.out);
+  }
+
+ private:
+  std::string dir_;
+};
+
+std::vector<json> findings(const json& report, const std::string& code) {
+  std::vector<json> out;
+  for (const json& f : report["findings"])
+    if (f["code"] == code) out.push_back(f);
+  return out;
+}
+
+class CheckTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc") || !have_tool("python3")) GTEST_SKIP() << "needs gcc and python3";
+    if (run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs pip";
+    fs::create_directories(tmp_ / "wheels");
+    include_ = python_include();
+    suffix_ = ext_suffix();
+    if (!fs::exists(include_ + "/Python.h")) GTEST_SKIP() << "needs Python.h";
+  }
+
+  // Builds an extension module into `path`, linking `flags`.
+  void build_ext(const std::string& path, const std::string& module, const std::string& decl, const std::string& call,
+                 const std::string& flags) {
+    build_shared(path, extension_source(module, decl, call), "-I" + quote(include_) + " " + flags, tmp_);
+  }
+
+  TempDir tmp_;
+  std::string include_, suffix_;
+};
+
+TEST_F(CheckTest, CleanEnvironmentHasNoErrorsAndImports) {
+  std::string lib = tmp_ / "build/clean/cleanpkg/lib/libclean.so";
+  build_shared(lib, "int clean_fn(void) { return 7; }", "-Wl,-soname,libclean.so", tmp_);
+  std::string ext = tmp_ / ("build/clean/cleanpkg/_core" + suffix_);
+  build_ext(ext, "_core", "int clean_fn(void);", "clean_fn()",
+            "-L" + quote(tmp_ / "build/clean/cleanpkg/lib") + " -lclean -Wl,-rpath,'$ORIGIN/lib'");
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "cleanpkg"}, {"version", "1.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                   {"files", {{"cleanpkg/__init__.py", ""}}},
+                                                   {"paths", {{"cleanpkg/lib/libclean.so", lib},
+                                                              {"cleanpkg/_core" + suffix_, ext}}}});
+  Venv venv(tmp_, "clean");
+  venv.install({wheel});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 0) << report.dump(1);
+  EXPECT_EQ(report["summary"]["errors"], 0) << report.dump(1);
+  EXPECT_GE(report["environment"]["elf_files"].get<int>(), 2);
+  EXPECT_EQ(venv.import("cleanpkg._core"), "");
+}
+
+TEST_F(CheckTest, ExtensionNeedingALibraryNobodyProvides) {
+  std::string lib = tmp_ / "build/ghost/libghost.so";
+  build_shared(lib, "int ghost_fn(void) { return 1; }", "-Wl,-soname,libghost.so.3", tmp_);
+  std::string ext = tmp_ / ("build/lonely/lonely/_ext" + suffix_);
+  build_ext(ext, "_ext", "int ghost_fn(void);", "ghost_fn()", quote(lib));
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "lonely"}, {"version", "2.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                   {"files", {{"lonely/__init__.py", ""}}},
+                                                   {"paths", {{"lonely/_ext" + suffix_, ext}}}});
+  Venv venv(tmp_, "lonely");
+  venv.install({wheel});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 1);
+  auto missing = findings(report, "missing-library");
+  ASSERT_EQ(missing.size(), 1u) << report.dump(1);
+  EXPECT_EQ(missing[0]["library"], "libghost.so.3");
+  EXPECT_EQ(missing[0]["package"], "lonely");
+  EXPECT_EQ(missing[0]["file"], venv.site() + "/lonely/_ext" + suffix_);
+  // The referee: the import fails with exactly the predicted words.
+  EXPECT_EQ(venv.import("lonely._ext"), missing[0]["message"].get<std::string>());
+}
+
+// Two wheels install one library file (as nvidia-cudnn-cu12 and -cu13 do); a torch-like
+// package needs it. Before: a warning and a working import. After a real `pip uninstall` of one
+// owner: the other owner's file is gone, and the import fails as predicted.
+TEST_F(CheckTest, TwoOwnersOfOneLibraryThenUninstallOne) {
+  std::string lib = tmp_ / "build/libfakecudnn.so.9";
+  build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp_);
+  std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
+  build_ext(ext, "_C", "int cudnn_fn(void);", "cudnn_fn()",
+            quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'");
+  auto owner = [&](const std::string& name) {
+    return make_wheel(tmp_ / "wheels", {{"name", name}, {"version", "9.1"}, {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                        {"purelib", false},
+                                        {"paths", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}}}});
+  };
+  std::string torch = make_wheel(tmp_ / "wheels", {{"name", "faketorch"}, {"version", "2.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                   {"requires", {"fake-cudnn-cu13"}},
+                                                   {"files", {{"faketorch/__init__.py", ""}}},
+                                                   {"paths", {{"faketorch/_C" + suffix_, ext}}}});
+  Venv venv(tmp_, "owners");
+  venv.install({owner("fake-cudnn-cu12"), owner("fake-cudnn-cu13"), torch});
+
+  int status = -1;
+  json before = venv.check(&status);
+  EXPECT_EQ(status, 0) << before.dump(1);
+  auto twice = findings(before, "file-owned-twice");
+  ASSERT_EQ(twice.size(), 1u) << before.dump(1);
+  EXPECT_EQ(twice[0]["packages"], json({"fake-cudnn-cu12", "fake-cudnn-cu13"}));
+  EXPECT_EQ(venv.import("faketorch._C"), "");
+
+  venv.uninstall("fake-cudnn-cu12");
+  json after = venv.check(&status);
+  EXPECT_EQ(status, 1);
+  auto gone = findings(after, "record-missing-file");
+  ASSERT_EQ(gone.size(), 1u) << after.dump(1);
+  EXPECT_EQ(gone[0]["package"], "fake-cudnn-cu13");
+  auto missing = findings(after, "missing-library");
+  ASSERT_EQ(missing.size(), 1u) << after.dump(1);
+  EXPECT_EQ(missing[0]["package"], "faketorch");
+  EXPECT_NE(missing[0]["hint"].get<std::string>().find("fake-cudnn-cu13 lists fakenv/cudnn/lib/libfakecudnn.so.9"),
+            std::string::npos)
+      << missing[0]["hint"];
+  EXPECT_EQ(venv.import("faketorch._C"), missing[0]["message"].get<std::string>());
+}
+
+TEST_F(CheckTest, PlaceholderWheelInstallsNothing) {
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "nvidia-npp-cu13"}, {"version", "0.0.0a0"}});
+  Venv venv(tmp_, "placeholder");
+  venv.install({wheel});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 0);
+  auto meta = findings(report, "metadata-only-package");
+  ASSERT_EQ(meta.size(), 1u) << report.dump(1);
+  EXPECT_EQ(meta[0]["package"], "nvidia-npp-cu13");
+  EXPECT_EQ(meta[0]["severity"], "warning");
+}
+
+// extpkg's extension needs libbase.so, with no RPATH: it resolves only because basepkg (which
+// extpkg requires) loaded it first. It was built against a newer libbase than basepkg ships,
+// so the symbol is missing: found only through the import context, and never reported as a
+// missing library.
+TEST_F(CheckTest, UndefinedSymbolThroughTheImportContext) {
+  std::string v1 = tmp_ / "build/v1/libbase.so";
+  std::string v2 = tmp_ / "build/v2/libbase.so";
+  build_shared(v1, "int base_fn_v1(void) { return 1; }", "-Wl,-soname,libbase.so", tmp_);
+  build_shared(v2, "int base_fn_v1(void) { return 1; } int base_fn_v2(void) { return 2; }",
+               "-Wl,-soname,libbase.so", tmp_);
+  std::string base_ext = tmp_ / ("build/basepkg/_core" + suffix_);
+  build_ext(base_ext, "_core", "int base_fn_v1(void);", "base_fn_v1()",
+            quote(v1) + " -Wl,-rpath,'$ORIGIN/lib'");
+  std::string ext = tmp_ / ("build/extpkg/_ext" + suffix_);
+  build_ext(ext, "_ext", "int base_fn_v2(void);", "base_fn_v2()", quote(v2));
+  std::string base = make_wheel(tmp_ / "wheels", {{"name", "basepkg"}, {"version", "1.0"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                  {"files", {{"basepkg/__init__.py", "from . import _core\n"}}},
+                                                  {"paths", {{"basepkg/lib/libbase.so", v1},
+                                                             {"basepkg/_core" + suffix_, base_ext}}}});
+  std::string extw = make_wheel(tmp_ / "wheels", {{"name", "extpkg"}, {"version", "0.5"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                  {"requires", {"basepkg>=1"}},
+                                                  {"files", {{"extpkg/__init__.py", "import basepkg\n"}}},
+                                                  {"paths", {{"extpkg/_ext" + suffix_, ext}}}});
+  Venv venv(tmp_, "context");
+  venv.install({base, extw});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 1);
+  EXPECT_TRUE(findings(report, "missing-library").empty()) << report.dump(1);
+  auto undefined = findings(report, "undefined-symbol");
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  EXPECT_EQ(undefined[0]["symbol"], "base_fn_v2");
+  EXPECT_EQ(undefined[0]["package"], "extpkg");
+  EXPECT_NE(undefined[0]["hint"].get<std::string>().find("basepkg 1.0"), std::string::npos) << undefined[0]["hint"];
+  EXPECT_EQ(venv.import("extpkg._ext"), undefined[0]["message"].get<std::string>());
+  EXPECT_EQ(venv.import("basepkg._core"), "");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
