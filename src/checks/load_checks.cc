@@ -117,7 +117,15 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
 }
 
 void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings) {
-  for (const LoadError& e : errors) findings.push_back(finding_for_load_error(env_, knowledge_, p, e));
+  for (const LoadError& e : errors) {
+    // A real load stops at the missing library; the symbols it would have provided are not a
+    // second problem of the object that needed it.
+    if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
+      const auto& deps = p.objects()[e.object].deps;
+      if (std::any_of(deps.begin(), deps.end(), [](const loader::Resolution& r) { return r.object < 0; })) continue;
+    }
+    findings.push_back(finding_for_load_error(env_, knowledge_, p, e));
+  }
 }
 
 void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings) {
