@@ -1,5 +1,7 @@
 #include "loader/process.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -43,6 +45,7 @@ struct Process::Search {
   std::optional<std::string> fatal;  // "PATH: message": open_verify rejected a candidate
   std::shared_ptr<const OpenResult> opened;
   std::string path;
+  int last_errno = 0;  // errno of the last candidate that did not load (ENOENT for a skipped one)
 };
 
 Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(config), store_(store) {}
@@ -82,8 +85,9 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   auto attempt = [&](std::string outcome) { s.out->attempts.push_back({path, std::move(outcome)}); };
   switch (op->status) {
     case OpenResult::Status::kMissing:
-      // open_path moves on after ENOENT and EACCES (and, for our purposes, any failed open).
+      // Whether open_path moves on depends on this errno (see search_dirs).
       attempt(op->error);
+      s.last_errno = op->errnum;
       return false;
     case OpenResult::Status::kInvalid:
       // Every open_verify error but class and machine is fatal, even mid-search.
@@ -94,6 +98,7 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
     case OpenResult::Status::kOk: break;
   }
   const elf::ElfFile& e = *op->elf;
+  s.last_errno = ENOENT;  // open_verify's answer for a candidate it skips
   if (e.elf_class != host_class_) {
     s.found_other_class = true;
     attempt(std::string("wrong ELF class: ") + elf::elf_class_name(e.elf_class) + " (skipped)");
@@ -130,7 +135,22 @@ void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule 
         s.out->attempts.pop_back();
     }
     if (try_path(s, join_path(dir, s.name), rule, dir, rpath_owner)) return;
+    // open_path gives up on the whole list when, in a directory that exists, the last open
+    // failed with anything but ENOENT or EACCES (a symlink loop, a name too long): "the file
+    // exists and is readable, but something went wrong" (elf/dl-load.c). The next source
+    // (another RPATH, LD_LIBRARY_PATH, the cache...) is still tried. Relative directories
+    // count as existing without a stat (fillin_rpath).
+    if (s.last_errno != ENOENT && s.last_errno != EACCES && s.last_errno != 0 && is_directory(dir)) {
+      s.out->attempts.push_back({join_path(dir, s.name), "the rest of this list is not searched"});
+      return;
+    }
   }
+}
+
+bool Process::is_directory(const std::string& dir) const {
+  if (dir.empty() || dir[0] != '/') return true;
+  struct stat st;
+  return ::stat(store_.host_path(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
 Resolution Process::resolve(const std::string& name, int requester) {

@@ -124,6 +124,7 @@ class Process {
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
   bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner);
   int find_loaded(const std::string& name);
+  bool is_directory(const std::string& dir) const;
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
 
   std::vector<int> map_deps(int root, std::vector<LoadError>& errors);

@@ -413,3 +413,31 @@ TEST_F(LoaderFixture, DlopenBindsToTheProgramsGlobalScope) {
 
 }  // namespace
 }  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+// open_path abandons a whole RPATH list when an open fails with anything but ENOENT/EACCES in a
+// directory that exists (here ELOOP: a symbolic link to itself), but not when the "directory"
+// is a regular file (ENOTDIR, and the stat says it is no directory).
+TEST_F(LoaderFixture, SymlinkLoopStopsTheSearchList) {
+  lib("d/libdep.so", "int dep(void){return 1;}");
+  fs::create_directories(tmp / "loop");
+  fs::create_symlink("libdep.so", tmp / "loop/libdep.so");
+  tmp.write("afile", "");
+  std::string stops = lib("stops/libtop.so", "int dep(void); int top(void){return dep();}",
+                          "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "loop" + ":" + tmp / "d");
+  std::string goes_on = lib("goes-on/libtop.so", "int dep(void); int top(void){return dep();}",
+                            "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "afile" + ":" + tmp / "d");
+  std::string llp = tmp / "d";
+  for (const std::string& top : {stops, goes_on}) {
+    SCOPED_TRACE(top);
+    expect_same_listing(top);
+    expect_same_dlopen(top);
+    expect_same_listing(top, &llp);  // the next source is still searched
+  }
+  EXPECT_NE(envdoctor_ldd(stops).out.find("libdep.so => not found"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
