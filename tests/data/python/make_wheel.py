@@ -4,7 +4,7 @@ METADATA, WHEEL and a RECORD holding each member's sha256 and size, zipped with 
 Usage: make_wheel.py SPEC_JSON, where SPEC is
   {"out": DIR, "name": "foo", "version": "1.0", "tag": "py3-none-any", "purelib": true,
    "files": {"foo/__init__.py": "text", ...}, "requires": ["bar>=1; extra == 'x'"],
-   "raw": [["arcname", "text"], ...],   # extra members, not in RECORD (hostile cases)
+   "raw": {"arcname": "text"} or [["arcname", "text"], ...],  # not in RECORD (hostile cases)
    "paths": {"arcname": "/path/on/disk", ...}}   # binary members copied from files
 Prints the wheel's path.
 """
@@ -33,8 +33,9 @@ record.append(info + "/RECORD,,")
 members.append((info + "/RECORD", "\n".join(record) + "\n"))
 path = os.path.join(spec["out"], "%s-%s-%s.whl" % (escaped, version, spec.get("tag", "py3-none-any")))
 with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as z:
-    for arc, text in members + [tuple(m) for m in spec.get("raw", [])]:
+    raw = spec.get("raw", [])
+    for arc, text in members + (list(raw.items()) if isinstance(raw, dict) else [tuple(m) for m in raw]):
         info_ = zipfile.ZipInfo(arc)
         info_.external_attr = 0o755 << 16 if arc.endswith(".so") or ".so." in arc else 0o644 << 16
-        z.writestr(info_, text)
+        z.writestr(info_, text, compress_type=zipfile.ZIP_DEFLATED)
 print(path)

@@ -1,0 +1,81 @@
+// The inventory: every installed distribution of the environment and the files it claims.
+//
+// Three record formats are read (PyPA "Recording installed projects" and its predecessors):
+//   *.dist-info   METADATA (Core Metadata: Name, Version, Requires-Dist), RECORD, INSTALLER;
+//   *.egg-info    PKG-INFO, installed-files.txt (paths relative to the .egg-info directory),
+//                 requires.txt (one requirement a line, "[extra]" or "[extra:marker]" sections);
+//   conda-meta/*.json under the prefix: name, version, files (relative to the prefix) and,
+//                 when present, paths_data with each file's sha256 and size.
+// Site directories are scanned in sys.path order, so for two copies of one project the first
+// is the one `import` finds. Every defect (a missing METADATA, a hostile RECORD row, an
+// unreadable directory) becomes a problem string on the distribution or the inventory; nothing
+// stops the scan.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "python/interpreter.h"
+#include "python/markers.h"
+#include "python/record.h"
+
+namespace envdoctor::python {
+
+namespace fs = std::filesystem;
+
+struct Distribution {
+  enum Kind { kDistInfo, kEggInfo, kConda };
+
+  std::string name;        // as METADATA spells it ("Flash_Attn")
+  std::string version;
+  std::string installer;   // INSTALLER's first line ("pip", "uv", "conda"); "" when absent
+  fs::path metadata_dir;   // the .dist-info/.egg-info directory, or conda-meta/<pkg>.json
+  fs::path site_dir;       // the directory the record's paths are relative to (prefix for conda)
+  std::vector<Requirement> requires_dist;
+  std::vector<RecordEntry> record;
+  std::vector<std::string> problems;
+  Kind kind = kDistInfo;
+
+  // PEP 503 normalized name, for matching.
+  std::string key() const;
+  // Requires-Dist lines that apply to `env` (no extras requested).
+  std::vector<Requirement> requirements_for(const MarkerEnvironment& env,
+                                            const std::vector<std::string>& extras = {}) const;
+  // True when every RECORD entry lies inside metadata_dir (a placeholder that installs
+  // nothing but its own metadata).
+  bool metadata_only() const;
+};
+
+struct Inventory {
+  std::vector<Distribution> distributions;  // sys.path order, then conda's records
+  std::vector<std::string> problems;        // about directories rather than one distribution
+  std::vector<std::string> site_dirs;       // the directories scanned
+
+  // The first distribution whose normalized name matches `name` (the one import would use);
+  // nullptr when none.
+  const Distribution* find(std::string_view name) const;
+};
+
+// Scans the environment: env.site_dirs() in order, then prefix/conda-meta.
+Inventory read_inventory(const PythonEnvironment& env);
+
+// The directories below which a site directory's RECORD paths may point: the environment
+// prefix when the site directory lies inside it, else three levels above a
+// ".../lib/pythonX.Y/site-packages" (a user base), else the site directory itself.
+fs::path install_root_for(const fs::path& site_dir, const fs::path& prefix);
+
+// One site directory's *.dist-info and *.egg-info, sorted by directory name.
+std::vector<Distribution> scan_site_dir(const fs::path& site_dir, const fs::path& root,
+                                        std::vector<std::string>* problems);
+
+Distribution read_dist_info(const fs::path& dir, const fs::path& site_dir, const fs::path& root);
+Distribution read_egg_info(const fs::path& dir, const fs::path& site_dir, const fs::path& root);
+// Every conda-meta/*.json of `prefix` (none when the directory is absent).
+std::vector<Distribution> read_conda_meta(const fs::path& prefix, std::vector<std::string>* problems);
+
+// requires.txt of an egg-info: "[extra]" and "[extra:marker]" / "[:marker]" sections turned
+// into PEP 508 markers, as pkg_resources and importlib.metadata do.
+std::vector<std::string> egg_requires_to_pep508(std::string_view text);
+
+}  // namespace envdoctor::python

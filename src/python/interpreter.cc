@@ -1,0 +1,521 @@
+#include "python/interpreter.h"
+
+#include <fcntl.h>
+#include <gnu/libc-version.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "python/metadata_file.h"
+
+extern char** environ;
+
+namespace envdoctor::python {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr u64 kMaxProbeOutput = 16 * 1024 * 1024;
+
+// RAII for the pipe ends and the child; a child still running when the scope ends is killed
+// and reaped, so no early return leaves a zombie or a stray interpreter behind.
+class Pipe {
+ public:
+  Pipe() {
+    if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
+  }
+  ~Pipe() {
+    close_read();
+    close_write();
+  }
+  bool ok() const { return fds_[0] >= 0; }
+  int read_end() const { return fds_[0]; }
+  int write_end() const { return fds_[1]; }
+  void close_read() {
+    if (fds_[0] >= 0) ::close(fds_[0]);
+    fds_[0] = -1;
+  }
+  void close_write() {
+    if (fds_[1] >= 0) ::close(fds_[1]);
+    fds_[1] = -1;
+  }
+
+ private:
+  int fds_[2] = {-1, -1};
+};
+
+class Child {
+ public:
+  explicit Child(pid_t pid) : pid_(pid) {}
+  ~Child() {
+    if (pid_ > 0) {
+      ::kill(pid_, SIGKILL);
+      wait();
+    }
+  }
+  int wait() {
+    int raw = 0;
+    while (::waitpid(pid_, &raw, 0) < 0 && errno == EINTR) {
+    }
+    pid_ = -1;
+    if (WIFEXITED(raw)) return WEXITSTATUS(raw);
+    if (WIFSIGNALED(raw)) return 128 + WTERMSIG(raw);
+    return -1;
+  }
+
+ private:
+  pid_t pid_;
+};
+
+class SpawnActions {
+ public:
+  SpawnActions() { posix_spawn_file_actions_init(&a_); }
+  ~SpawnActions() { posix_spawn_file_actions_destroy(&a_); }
+  posix_spawn_file_actions_t* get() { return &a_; }
+
+ private:
+  posix_spawn_file_actions_t a_;
+};
+
+bool is_executable_file(const std::string& path) {
+  std::error_code ec;
+  return fs::is_regular_file(path, ec) && ::access(path.c_str(), X_OK) == 0;
+}
+
+std::string last_line(std::string text) {
+  while (!text.empty() && (text.back() == '\n' || text.back() == '\r')) text.pop_back();
+  size_t nl = text.rfind('\n');
+  return nl == std::string::npos ? text : text.substr(nl + 1);
+}
+
+}  // namespace
+
+std::string PythonVersionInfo::full_str() const {
+  std::string s = short_str() + "." + std::to_string(micro);
+  if (releaselevel != "final" && !releaselevel.empty()) s += releaselevel.substr(0, 1) + std::to_string(serial);
+  return s;
+}
+
+std::vector<std::string> PythonEnvironment::site_dirs() const {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& entry : sys_path) {
+    // "" (python -c puts the current directory first) is where the user happens to stand,
+    // not part of the environment.
+    if (entry.empty()) continue;
+    std::error_code ec;
+    if (!fs::is_directory(entry, ec)) continue;  // zip files, missing entries
+    std::string abs = fs::absolute(entry, ec).lexically_normal().string();
+    if (abs.size() > 1 && abs.back() == '/') abs.pop_back();
+    if (seen.insert(abs).second) out.push_back(abs);
+  }
+  return out;
+}
+
+std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                         u64 max_output, std::string* error) {
+  auto fail = [&](const std::string& what) -> std::optional<ProcessResult> {
+    if (error) *error = what;
+    return std::nullopt;
+  };
+  if (argv.empty()) return fail("nothing to run");
+  Pipe out, err;
+  if (!out.ok() || !err.ok()) return fail(std::string("pipe: ") + std::strerror(errno));
+  SpawnActions actions;
+  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_adddup2(actions.get(), out.write_end(), 1);
+  posix_spawn_file_actions_adddup2(actions.get(), err.write_end(), 2);
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  // A bare name is looked up on PATH as execvp would; a path is run as it is.
+  bool bare = argv[0].find('/') == std::string::npos;
+  int rc = bare ? ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ)
+                : ::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+  if (rc != 0) return fail("cannot run " + argv[0] + ": " + std::strerror(rc));
+  Child child(pid);
+  out.close_write();
+  err.close_write();
+
+  ProcessResult result;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  struct pollfd fds[2] = {{out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}};
+  std::string* sinks[2] = {&result.out, &result.err};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      i64 ms = timeout.count();
+      return fail(argv[0] + " did not finish within " +
+                  (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms"));
+    }
+    int n = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return fail(std::string("poll: ") + std::strerror(errno));
+    for (int i = 0; i < 2; i++) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+      char buf[65536];
+      ssize_t got = ::read(fds[i].fd, buf, sizeof(buf));
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {
+        fds[i].fd = -1;
+        open_fds--;
+        continue;
+      }
+      if (sinks[i]->size() + static_cast<u64>(got) > max_output)
+        return fail(argv[0] + " wrote more than " + std::to_string(max_output) + " bytes");
+      sinks[i]->append(buf, static_cast<size_t>(got));
+    }
+  }
+  result.status = child.wait();
+  return result;
+}
+
+std::optional<std::string> default_python(std::string* error) {
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    const char* dir = std::getenv(var);
+    if (dir && *dir && is_executable_file(std::string(dir) + "/bin/python")) return std::string(dir) + "/bin/python";
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view list = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t colon = list.find(':', pos);
+    std::string dir(list.substr(pos, colon == list.npos ? list.npos : colon - pos));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/python3";
+    if (is_executable_file(candidate)) return candidate;
+    if (colon == list.npos) break;
+    pos = colon + 1;
+  }
+  if (error) *error = "no Python interpreter found: $VIRTUAL_ENV and $CONDA_PREFIX are unset and PATH has no python3";
+  return std::nullopt;
+}
+
+const std::string& probe_script() {
+  // Python 3.3+. Only the modules `python -c` already has at hand, plus json/platform/
+  // sysconfig; nothing from the environment under examination is imported.
+  static const std::string script = R"PY(
+import json, os, platform, sys, sysconfig
+def cv(n):
+    return sysconfig.get_config_var(n)
+def full(i):
+    s = '%d.%d.%d' % (i[0], i[1], i[2])
+    if i[3] != 'final':
+        s += i[3][0] + str(i[4])
+    return s
+try:
+    libc = os.confstr('CS_GNU_LIBC_VERSION') or ''
+except (AttributeError, ValueError, OSError):
+    libc = ''
+p = sysconfig.get_paths()
+ex = sys.executable or ''
+d = {
+    'executable': ex,
+    'real_executable': os.path.realpath(ex) if ex else '',
+    'version_info': list(sys.version_info[:5]),
+    'prefix': sys.prefix,
+    'base_prefix': getattr(sys, 'base_prefix', sys.prefix),
+    'exec_prefix': sys.exec_prefix,
+    'path': sys.path,
+    'paths': dict((k, p.get(k, '')) for k in
+                  ('purelib', 'platlib', 'stdlib', 'platstdlib', 'scripts', 'data', 'include')),
+    'config': dict((k, cv(k)) for k in
+                   ('LIBDIR', 'LDLIBRARY', 'INSTSONAME', 'Py_ENABLE_SHARED', 'EXT_SUFFIX', 'SOABI',
+                    'Py_DEBUG', 'WITH_PYMALLOC', 'Py_GIL_DISABLED')),
+    'has_refcount': hasattr(sys, 'gettotalrefcount'),
+    'platform': sys.platform,
+    'machine': platform.machine(),
+    'sysconfig_platform': sysconfig.get_platform(),
+    'libc': libc,
+    'implementation': sys.implementation.name,
+    'is_64bit': sys.maxsize > 2 ** 32,
+    'markers': {
+        'implementation_name': sys.implementation.name,
+        'implementation_version': full(sys.implementation.version),
+        'os_name': os.name,
+        'platform_machine': platform.machine(),
+        'platform_python_implementation': platform.python_implementation(),
+        'platform_release': platform.release(),
+        'platform_system': platform.system(),
+        'platform_version': platform.version(),
+        'python_full_version': platform.python_version(),
+        'python_version': '.'.join(platform.python_version_tuple()[:2]),
+        'sys_platform': sys.platform,
+    },
+}
+sys.stdout.write(json.dumps(d))
+)PY";
+  return script;
+}
+
+namespace {
+
+using nlohmann::json;
+
+std::string str_of(const json& j, const char* key) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// sysconfig config vars are ints, strings or None; "yes" for a true int.
+bool truthy(const json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return false;
+  if (it->is_number_integer()) return it->get<i64>() != 0;
+  if (it->is_boolean()) return it->get<bool>();
+  if (it->is_string()) return !it->get<std::string>().empty() && it->get<std::string>() != "0";
+  return false;
+}
+
+}  // namespace
+
+std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std::string* error) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) {
+    if (error) *error = "the interpreter's answer is not JSON: " + last_line(text.substr(0, 200));
+    return std::nullopt;
+  }
+  PythonEnvironment env;
+  env.executed = true;
+  env.executable = str_of(j, "executable");
+  env.real_executable = str_of(j, "real_executable");
+  if (auto vi = j.find("version_info"); vi != j.end() && vi->is_array() && vi->size() == 5) {
+    const json& a = *vi;
+    if (a[0].is_number_integer()) env.version_info.major = a[0].get<int>();
+    if (a[1].is_number_integer()) env.version_info.minor = a[1].get<int>();
+    if (a[2].is_number_integer()) env.version_info.micro = a[2].get<int>();
+    if (a[3].is_string()) env.version_info.releaselevel = a[3].get<std::string>();
+    if (a[4].is_number_integer()) env.version_info.serial = a[4].get<int>();
+  }
+  if (env.version_info.major == 0) {
+    if (error) *error = "the interpreter's answer has no version_info";
+    return std::nullopt;
+  }
+  env.prefix = str_of(j, "prefix");
+  env.base_prefix = str_of(j, "base_prefix");
+  env.exec_prefix = str_of(j, "exec_prefix");
+  if (auto p = j.find("path"); p != j.end() && p->is_array())
+    for (const json& e : *p)
+      if (e.is_string()) env.sys_path.push_back(e.get<std::string>());
+  if (auto p = j.find("paths"); p != j.end() && p->is_object()) {
+    env.paths = {str_of(*p, "purelib"), str_of(*p, "platlib"), str_of(*p, "stdlib"), str_of(*p, "platstdlib"),
+                 str_of(*p, "scripts"), str_of(*p, "data"),    str_of(*p, "include")};
+  }
+  json config = j.value("config", json::object());
+  if (!config.is_object()) config = json::object();
+  env.libdir = str_of(config, "LIBDIR");
+  env.ldlibrary = str_of(config, "LDLIBRARY");
+  env.instsoname = str_of(config, "INSTSONAME");
+  env.py_enable_shared = truthy(config, "Py_ENABLE_SHARED");
+  env.ext_suffix = str_of(config, "EXT_SUFFIX");
+  env.soabi = str_of(config, "SOABI");
+  // packaging.tags._cpython_abis: Py_DEBUG, or when unknown, sys.gettotalrefcount.
+  auto debug = config.find("Py_DEBUG");
+  env.py_debug = (debug == config.end() || debug->is_null()) ? j.value("has_refcount", false)
+                                                             : truthy(config, "Py_DEBUG");
+  auto pymalloc = config.find("WITH_PYMALLOC");
+  env.with_pymalloc = pymalloc == config.end() || pymalloc->is_null() || truthy(config, "WITH_PYMALLOC");
+  env.gil_disabled = truthy(config, "Py_GIL_DISABLED");
+  env.sys_platform = str_of(j, "platform");
+  env.machine = str_of(j, "machine");
+  env.sysconfig_platform = str_of(j, "sysconfig_platform");
+  std::string libc = str_of(j, "libc");  // "glibc 2.36"
+  if (libc.starts_with("glibc ")) env.glibc_version = libc.substr(6);
+  env.implementation = str_of(j, "implementation");
+  env.is_32bit = !j.value("is_64bit", true);
+  if (auto m = j.find("markers"); m != j.end() && m->is_object())
+    for (auto& [k, v] : m->items())
+      if (v.is_string()) env.markers[k] = v.get<std::string>();
+  return env;
+}
+
+std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& options, std::string* error) {
+  std::string python = options.python;
+  if (python.empty()) {
+    auto found = default_python(error);
+    if (!found) return std::nullopt;
+    python = *found;
+  }
+  auto result = run_process({python, "-c", probe_script()}, options.timeout, kMaxProbeOutput, error);
+  if (!result) return std::nullopt;
+  if (result->status != 0) {
+    if (error) {
+      *error = python + " exited with status " + std::to_string(result->status);
+      std::string why = last_line(result->err);
+      if (!why.empty()) *error += ": " + why;
+    }
+    return std::nullopt;
+  }
+  std::string parse_error;
+  auto env = parse_probe_output(result->out, &parse_error);
+  if (!env) {
+    if (error) *error = python + ": " + parse_error;
+    return std::nullopt;
+  }
+  if (env->executable.empty()) env->executable = python;
+  return env;
+}
+
+// ---- the no-exec path ----
+
+namespace {
+
+// pyvenv.cfg (PEP 405): "key = value" lines; site.py splits on the first '=' and strips.
+std::vector<std::pair<std::string, std::string>> read_pyvenv_cfg(const fs::path& path) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto text = read_bounded_file(path, 1 << 20, nullptr);
+  if (!text) return out;
+  std::istringstream in(*text);
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t eq = line.find('=');
+    if (eq == std::string::npos) continue;
+    std::string key(trim(std::string_view(line).substr(0, eq)));
+    for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    out.emplace_back(key, std::string(trim(std::string_view(line).substr(eq + 1))));
+  }
+  return out;
+}
+
+std::optional<PythonVersionInfo> parse_version_text(std::string_view text) {
+  // "3.11.7" (venv) or "3.11.7.final.0" (virtualenv's version_info).
+  PythonVersionInfo v;
+  std::vector<std::string> parts;
+  size_t pos = 0;
+  for (;;) {
+    size_t dot = text.find('.', pos);
+    parts.emplace_back(text.substr(pos, dot == text.npos ? text.npos : dot - pos));
+    if (dot == text.npos) break;
+    pos = dot + 1;
+  }
+  if (parts.size() < 2) return std::nullopt;
+  try {
+    v.major = std::stoi(parts[0]);
+    v.minor = std::stoi(parts[1]);
+    if (parts.size() > 2) v.micro = std::stoi(parts[2]);
+    if (parts.size() > 3) v.releaselevel = parts[3];
+    if (parts.size() > 4) v.serial = std::stoi(parts[4]);
+  } catch (...) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+// The lib/pythonX.Y directories of a prefix.
+std::vector<std::string> lib_python_dirs(const fs::path& prefix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(prefix / "lib", ec)) {
+    std::string n = e.path().filename().string();
+    if (n.starts_with("python3.") && e.is_directory(ec)) out.push_back(n.substr(6));
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+void fill_layout(PythonEnvironment& env) {
+  std::string xy = env.version_info.short_str();
+  std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
+  std::string lib = "/lib/python" + xy;
+  env.paths.stdlib = env.paths.platstdlib = env.base_prefix + lib;
+  env.paths.purelib = env.paths.platlib = env.prefix + lib + "/site-packages";
+  env.paths.scripts = env.prefix + "/bin";
+  env.paths.data = env.prefix;
+  env.paths.include = env.base_prefix + "/include/python" + xy;
+  env.sys_path = {env.base_prefix + "/lib/python" + nodot + ".zip", env.base_prefix + lib,
+                  env.base_prefix + lib + "/lib-dynload", env.paths.purelib};
+  if (env.in_venv() && env.include_system_site_packages)
+    env.sys_path.push_back(env.base_prefix + lib + "/site-packages");
+  env.libdir = env.base_prefix + "/lib";
+  env.ldlibrary = "libpython" + xy + ".so";
+  env.instsoname = "libpython" + xy + ".so.1.0";
+  std::error_code ec;
+  env.py_enable_shared = fs::exists(env.libdir + "/" + env.instsoname, ec);
+  if (!env.py_enable_shared) env.ldlibrary = "libpython" + xy + ".a";
+  if (!env.py_enable_shared) env.instsoname.clear();
+}
+
+void fill_platform(PythonEnvironment& env) {
+  struct utsname u;
+  if (::uname(&u) != 0) std::memset(&u, 0, sizeof(u));
+  env.sys_platform = "linux";
+  env.machine = u.machine;
+  env.sysconfig_platform = "linux-" + env.machine;
+  env.glibc_version = gnu_get_libc_version();
+  env.implementation = "cpython";
+  env.with_pymalloc = true;
+  std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
+  env.soabi = "cpython-" + nodot + "-" + env.machine + "-linux-gnu";
+  env.ext_suffix = "." + env.soabi + ".so";
+  std::string full = env.version_info.full_str();
+  env.markers = {{"implementation_name", "cpython"},
+                 {"implementation_version", full},
+                 {"os_name", "posix"},
+                 {"platform_machine", env.machine},
+                 {"platform_python_implementation", "CPython"},
+                 {"platform_release", u.release},
+                 {"platform_system", "Linux"},
+                 {"platform_version", u.version},
+                 {"python_full_version", full},
+                 {"python_version", env.version_info.short_str()},
+                 {"sys_platform", "linux"}};
+}
+
+}  // namespace
+
+std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix_arg, std::string* error) {
+  auto fail = [&](const std::string& what) -> std::optional<PythonEnvironment> {
+    if (error) *error = what;
+    return std::nullopt;
+  };
+  std::error_code ec;
+  fs::path prefix = fs::absolute(prefix_arg, ec).lexically_normal();
+  if (prefix.has_filename() == false && prefix.has_parent_path()) prefix = prefix.parent_path();
+  if (!fs::is_directory(prefix, ec)) return fail(prefix_arg + ": not a directory");
+  PythonEnvironment env;
+  env.prefix = env.exec_prefix = env.base_prefix = prefix.string();
+  std::optional<PythonVersionInfo> version;
+  fs::path cfg = prefix / "pyvenv.cfg";
+  if (fs::exists(cfg, ec)) {
+    for (const auto& [key, value] : read_pyvenv_cfg(cfg)) {
+      if (key == "home") env.pyvenv_home = value;
+      else if (key == "include-system-site-packages") env.include_system_site_packages = value == "true";
+      else if ((key == "version" || key == "version_info") && !version) version = parse_version_text(value);
+    }
+    // home is the directory of the base interpreter (PEP 405); its parent is base_prefix.
+    if (!env.pyvenv_home.empty()) env.base_prefix = fs::path(env.pyvenv_home).lexically_normal().parent_path().string();
+  }
+  if (!version) {
+    std::vector<std::string> libs = lib_python_dirs(prefix);
+    if (libs.empty()) return fail(prefix.string() + ": no pyvenv.cfg version and no lib/python3.X directory");
+    if (libs.size() > 1) return fail(prefix.string() + ": several lib/python3.X directories and no pyvenv.cfg to choose");
+    version = parse_version_text(libs.front());
+    if (!version) return fail(prefix.string() + ": cannot read the version of lib/python" + libs.front());
+  }
+  env.version_info = *version;
+  for (const char* name : {"python", "python3"}) {
+    if (is_executable_file((prefix / "bin" / name).string())) {
+      env.executable = (prefix / "bin" / name).string();
+      break;
+    }
+  }
+  if (!env.executable.empty()) env.real_executable = fs::weakly_canonical(env.executable, ec).string();
+  fill_layout(env);
+  fill_platform(env);
+  return env;
+}
+
+}  // namespace envdoctor::python

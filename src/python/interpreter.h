@@ -1,0 +1,102 @@
+// Discovery: what the Python interpreter of the environment says about itself.
+//
+// The interpreter is run once, without a shell, as `EXE -c SCRIPT` with the user's own
+// environment (PYTHONPATH, VIRTUAL_ENV and all: the sys.path the user's imports see is the one
+// to check), stdin from /dev/null and a time limit. SCRIPT imports nothing beyond json, os,
+// platform, sys and sysconfig and prints one JSON object. A missing, broken or hanging
+// interpreter is an error string, never a crash or a hang.
+//
+// The no-exec path (`--prefix DIR`) runs nothing: it reads DIR/pyvenv.cfg (PEP 405) and
+// finds lib/pythonX.Y/site-packages by the standard POSIX layout, and fills the marker
+// environment from uname(2) and glibc's own version.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "elf/mapped_file.h"
+#include "python/markers.h"
+
+namespace envdoctor::python {
+
+struct PythonVersionInfo {
+  int major = 0, minor = 0, micro = 0;
+  std::string releaselevel = "final";
+  int serial = 0;
+  // "3.11" and "3.11.7".
+  std::string short_str() const { return std::to_string(major) + "." + std::to_string(minor); }
+  std::string full_str() const;
+};
+
+// sysconfig.get_paths() of the default scheme.
+struct SysconfigPaths {
+  std::string purelib, platlib, stdlib, platstdlib, scripts, data, include;
+};
+
+struct PythonEnvironment {
+  std::string executable;       // sys.executable (or the path run)
+  std::string real_executable;  // os.path.realpath(sys.executable)
+  PythonVersionInfo version_info;
+  std::string prefix, base_prefix, exec_prefix;
+  std::vector<std::string> sys_path;  // as reported; "" is the current directory
+  SysconfigPaths paths;
+  // libpython: sysconfig's LIBDIR, LDLIBRARY ("libpython3.11.so" or the static ".a") and
+  // INSTSONAME ("libpython3.11.so.1.0").
+  std::string libdir, ldlibrary, instsoname;
+  bool py_enable_shared = false;  // Py_ENABLE_SHARED: the executable links libpython
+  std::string ext_suffix;         // ".cpython-311-x86_64-linux-gnu.so"
+  std::string soabi;              // "cpython-311-x86_64-linux-gnu"
+  std::string sys_platform;       // "linux"
+  std::string machine;            // platform.machine(): "x86_64"
+  std::string sysconfig_platform; // sysconfig.get_platform(): "linux-x86_64"
+  std::string glibc_version;      // "2.36"; "" when the C library is not glibc
+  std::string implementation;     // sys.implementation.name: "cpython"
+  // For packaging.tags: Py_DEBUG, WITH_PYMALLOC, Py_GIL_DISABLED and a 32-bit interpreter.
+  bool py_debug = false, with_pymalloc = false, gil_disabled = false, is_32bit = false;
+  MarkerEnvironment markers;
+
+  bool executed = false;  // false: read from pyvenv.cfg and the layout (--prefix)
+  // pyvenv.cfg, when there is one.
+  std::string pyvenv_home;
+  bool include_system_site_packages = false;
+
+  bool in_venv() const { return prefix != base_prefix; }
+  // The directories to scan for distributions: the sys.path entries that are directories,
+  // made absolute, in sys.path order, without duplicates.
+  std::vector<std::string> site_dirs() const;
+};
+
+struct DiscoverOptions {
+  std::string python;  // --python; "" for the default order
+  std::chrono::milliseconds timeout{20000};
+};
+
+// The interpreter a user would run: $VIRTUAL_ENV/bin/python, $CONDA_PREFIX/bin/python, then
+// `python3` on PATH. nullopt with `error` set when none exists.
+std::optional<std::string> default_python(std::string* error);
+
+// Runs the interpreter once and parses what it prints.
+std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& options, std::string* error);
+
+// Parses the probe's JSON output (exposed for tests).
+std::optional<PythonEnvironment> parse_probe_output(const std::string& json, std::string* error);
+
+// The probe script itself.
+const std::string& probe_script();
+
+// The no-exec path for --prefix DIR.
+std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix, std::string* error);
+
+// Runs `argv` without a shell, stdin from /dev/null, capturing stdout and stderr (each bounded
+// by `max_output` bytes), killing it after `timeout`. Returns the exit status (128+signal for a
+// signal); nullopt with `error` set when it could not be started or timed out.
+struct ProcessResult {
+  int status = -1;
+  std::string out, err;
+};
+std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
+                                         u64 max_output, std::string* error);
+
+}  // namespace envdoctor::python

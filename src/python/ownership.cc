@@ -1,0 +1,53 @@
+#include "python/ownership.h"
+
+#include <algorithm>
+#include <set>
+
+namespace envdoctor::python {
+
+namespace {
+
+const std::vector<const Distribution*> kNoOwners;
+
+void add_owner(std::vector<const Distribution*>& owners, const Distribution* d) {
+  if (std::find(owners.begin(), owners.end(), d) == owners.end()) owners.push_back(d);
+}
+
+}  // namespace
+
+std::string canonical_owner_key(const fs::path& path) {
+  std::error_code ec;
+  fs::path dir = fs::weakly_canonical(path.parent_path(), ec);
+  if (ec) return path.lexically_normal().string();
+  return (dir / path.filename()).string();
+}
+
+OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
+  for (const Distribution& d : distributions)
+    for (const RecordEntry& e : d.record) add_owner(by_path_[e.resolved.string()], &d);
+}
+
+const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& path) const {
+  fs::path normal = path.lexically_normal();
+  if (auto it = by_path_.find(normal.string()); it != by_path_.end()) return it->second;
+  if (!canonical_built_) {
+    for (const auto& [p, owners] : by_path_)
+      for (const Distribution* d : owners) add_owner(by_canonical_[canonical_owner_key(p)], d);
+    canonical_built_ = true;
+  }
+  if (auto it = by_canonical_.find(canonical_owner_key(normal)); it != by_canonical_.end()) return it->second;
+  return kNoOwners;
+}
+
+std::vector<fs::path> OwnershipIndex::shared_paths() const {
+  std::vector<fs::path> out;
+  for (const auto& [p, owners] : by_path_) {
+    std::set<std::string> projects;
+    for (const Distribution* d : owners) projects.insert(d->key());
+    if (projects.size() > 1) out.emplace_back(p);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace envdoctor::python

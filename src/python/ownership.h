@@ -1,0 +1,44 @@
+// Who owns a file: absolute path -> the distributions whose records list it.
+//
+// Keys are the lexically normalized absolute paths of the records (RecordEntry::resolved), so a
+// lookup by the same spelling is one hash probe. A path reached through a symlinked directory
+// (lib64 -> lib, a site-packages that is a link) is found by the second map, built on first
+// need from each owned path's canonical form (realpath of the directory, the file name kept).
+// A distribution that lists a path twice counts once.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "python/distribution.h"
+
+namespace envdoctor::python {
+
+class OwnershipIndex {
+ public:
+  // Indexes `distributions`, which must outlive the index (it keeps pointers into it).
+  explicit OwnershipIndex(const std::vector<Distribution>& distributions);
+
+  // The owners of `path`, in inventory order; empty when no record lists it.
+  const std::vector<const Distribution*>& owners(const fs::path& path) const;
+
+  // Paths listed by two or more distributions of different projects (PEP 503 names differ:
+  // conda's record and the .dist-info it installed describe one project), sorted.
+  std::vector<fs::path> shared_paths() const;
+
+  // Number of distinct owned paths.
+  size_t size() const { return by_path_.size(); }
+
+ private:
+  std::unordered_map<std::string, std::vector<const Distribution*>> by_path_;
+  mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
+  mutable bool canonical_built_ = false;
+};
+
+// The directory part resolved through symlinks (when it exists), the last component kept:
+// what the index compares for paths not found by their spelling.
+std::string canonical_owner_key(const fs::path& path);
+
+}  // namespace envdoctor::python

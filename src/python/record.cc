@@ -1,0 +1,283 @@
+#include "python/record.h"
+
+#include "python/metadata_file.h"
+
+namespace envdoctor::python {
+
+namespace {
+
+std::string where(u64 line) { return "RECORD line " + std::to_string(line) + ": "; }
+
+// The csv module's reader states (Modules/_csv.c), less the ones the default dialect never
+// enters (escapechar, skipinitialspace).
+enum class CsvState { kStartRecord, kStartField, kInField, kInQuotedField, kQuoteInQuoted };
+
+class CsvParser {
+ public:
+  CsvParser(u64 max_row, std::vector<std::string>* problems) : max_row_(max_row), problems_(problems) {}
+
+  std::vector<CsvRow> run(std::string_view text) {
+    for (size_t i = 0; i < text.size(); i++) {
+      char c = text[i];
+      bool crlf = c == '\r' && i + 1 < text.size() && text[i + 1] == '\n';
+      // Outside quotes "\r\n" ends a record once: let its '\n' do it.
+      if (crlf && state_ != CsvState::kInQuotedField) continue;
+      if (row_bytes_++ >= max_row_) too_long_ = true;
+      if (c == '\0') has_nul_ = true;
+      step(c);
+      if (c == '\n' || (c == '\r' && !crlf)) line_++;
+    }
+    // The end of the text ends the last record, as the csv module ends every line it is fed.
+    if (state_ == CsvState::kInQuotedField) {
+      problem("unterminated quoted field");
+      end_field();
+      end_record();
+    } else if (state_ != CsvState::kStartRecord) {
+      step('\n');
+    }
+    return std::move(rows_);
+  }
+
+ private:
+  void step(char c) {
+    bool eol = c == '\n' || c == '\r';
+    switch (state_) {
+      case CsvState::kStartRecord:
+        if (eol) {  // a blank line yields no row
+          row_bytes_ = 0;
+          return;
+        }
+        row_line_ = line_;
+        state_ = CsvState::kStartField;
+        [[fallthrough]];
+      case CsvState::kStartField:
+        if (eol) {
+          end_field();
+          end_record();
+        } else if (c == '"') {
+          state_ = CsvState::kInQuotedField;
+        } else if (c == ',') {
+          end_field();
+        } else {
+          add(c);
+          state_ = CsvState::kInField;
+        }
+        return;
+      case CsvState::kInField:
+        if (eol) {
+          end_field();
+          end_record();
+        } else if (c == ',') {
+          end_field();
+          state_ = CsvState::kStartField;
+        } else {
+          add(c);  // a quote inside an unquoted field is an ordinary character
+        }
+        return;
+      case CsvState::kInQuotedField:
+        if (c == '"') state_ = CsvState::kQuoteInQuoted;
+        else add(c);
+        return;
+      case CsvState::kQuoteInQuoted:
+        if (c == '"') {  // doublequote: "" is one quote
+          add(c);
+          state_ = CsvState::kInQuotedField;
+        } else if (c == ',') {
+          end_field();
+          state_ = CsvState::kStartField;
+        } else if (eol) {
+          end_field();
+          end_record();
+        } else {
+          // Not strict: the csv module keeps the character and goes on unquoted.
+          add(c);
+          state_ = CsvState::kInField;
+        }
+        return;
+    }
+  }
+
+  void add(char c) {
+    if (!too_long_) field_ += c;
+  }
+  void end_field() {
+    fields_.push_back(std::move(field_));
+    field_.clear();
+  }
+  void end_record() {
+    if (too_long_) {
+      problem("row longer than " + std::to_string(max_row_) + " bytes, ignored");
+    } else if (has_nul_) {
+      problem("row contains a NUL byte, ignored");
+    } else {
+      rows_.push_back({std::move(fields_), row_line_});
+    }
+    fields_.clear();
+    field_.clear();
+    too_long_ = has_nul_ = false;
+    row_bytes_ = 0;
+    state_ = CsvState::kStartRecord;
+  }
+  void problem(const std::string& what) {
+    if (problems_) problems_->push_back(where(row_line_) + what);
+  }
+
+  u64 max_row_;
+  std::vector<std::string>* problems_;
+  CsvState state_ = CsvState::kStartRecord;
+  std::vector<CsvRow> rows_;
+  std::vector<std::string> fields_;
+  std::string field_;
+  u64 line_ = 1, row_line_ = 1, row_bytes_ = 0;
+  bool too_long_ = false, has_nul_ = false;
+};
+
+int base64_value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+std::optional<u64> parse_size(std::string_view s) {
+  if (s.empty() || s.size() > 19) return std::nullopt;
+  u64 v = 0;
+  for (char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<u64>(c - '0');
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<CsvRow> parse_csv(std::string_view text, std::vector<std::string>* problems, u64 max_row) {
+  return CsvParser(max_row, problems).run(text);
+}
+
+std::optional<std::vector<u8>> decode_urlsafe_base64(std::string_view text) {
+  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
+  if (text.size() % 4 == 1) return std::nullopt;
+  std::vector<u8> out;
+  out.reserve(text.size() * 3 / 4);
+  u32 acc = 0;
+  int bits = 0;
+  for (char c : text) {
+    int v = base64_value(c);
+    if (v < 0) return std::nullopt;
+    acc = (acc << 6) | static_cast<u32>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<u8>(acc >> bits));
+      acc &= (1u << bits) - 1;
+    }
+  }
+  return out;
+}
+
+std::string encode_urlsafe_base64(std::span<const u8> bytes) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string out;
+  u32 acc = 0;
+  int bits = 0;
+  for (u8 b : bytes) {
+    acc = (acc << 8) | b;
+    bits += 8;
+    while (bits >= 6) {
+      bits -= 6;
+      out += kAlphabet[(acc >> bits) & 63];
+    }
+  }
+  if (bits > 0) out += kAlphabet[(acc << (6 - bits)) & 63];
+  return out;
+}
+
+std::optional<RecordHash> parse_record_hash(std::string_view field) {
+  size_t eq = field.find('=');
+  if (eq == std::string_view::npos || eq == 0) return std::nullopt;
+  auto digest = decode_urlsafe_base64(field.substr(eq + 1));
+  if (!digest || digest->empty()) return std::nullopt;
+  return RecordHash{std::string(field.substr(0, eq)), std::move(*digest)};
+}
+
+fs::path lexically_resolve(const fs::path& base, const fs::path& path) {
+  fs::path joined = path.is_absolute() ? path : base / path;
+  fs::path out = "/";
+  for (const fs::path& part : joined.relative_path()) {
+    if (part.empty() || part == ".") continue;
+    if (part == "..") {
+      if (out.has_relative_path()) out = out.parent_path();
+      continue;
+    }
+    out /= part;
+  }
+  return out;
+}
+
+bool path_within(const fs::path& path, const fs::path& root) {
+  auto p = path.begin();
+  for (auto r = root.begin(); r != root.end(); ++r, ++p) {
+    if (r->empty()) continue;  // a trailing slash in root
+    if (p == path.end() || *p != *r) return false;
+  }
+  return true;
+}
+
+std::vector<RecordEntry> parse_record(std::string_view text, const RecordContext& context,
+                                      std::vector<std::string>* problems) {
+  std::vector<RecordEntry> entries;
+  auto problem = [&](u64 line, const std::string& what) {
+    if (problems) problems->push_back(where(line) + what);
+  };
+  fs::path root = lexically_resolve("/", context.root);
+  for (CsvRow& row : parse_csv(text, problems)) {
+    if (row.fields.empty() || row.fields[0].empty()) {
+      problem(row.line, "empty path");
+      continue;
+    }
+    if (row.fields.size() != 3)
+      problem(row.line, "expected 3 fields (path, hash, size), found " + std::to_string(row.fields.size()));
+    RecordEntry e;
+    e.line = row.line;
+    e.path = std::move(row.fields[0]);
+    fs::path written(e.path);
+    e.resolved = lexically_resolve(context.site_dir, written);
+    if (written.is_absolute())
+      problem(row.line, "absolute path '" + e.path + "'");
+    else if (!context.root.empty() && !path_within(e.resolved, root))
+      problem(row.line, "path '" + e.path + "' escapes the environment prefix " + root.string());
+    if (row.fields.size() > 1 && !row.fields[1].empty()) {
+      if (auto h = parse_record_hash(row.fields[1])) {
+        e.hash_algorithm = std::move(h->algorithm);
+        e.digest = std::move(h->digest);
+      } else {
+        problem(row.line, "bad hash '" + row.fields[1] + "'");
+      }
+    }
+    if (row.fields.size() > 2 && !row.fields[2].empty()) {
+      e.size = parse_size(row.fields[2]);
+      if (!e.size) problem(row.line, "bad size '" + row.fields[2] + "'");
+    }
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+std::vector<RecordEntry> read_record(const fs::path& path, const RecordContext& context,
+                                     std::vector<std::string>* problems) {
+  std::string error;
+  bool truncated = false;
+  auto text = read_bounded_file(path, kMaxRecordFile, &error, &truncated);
+  if (!text) {
+    if (problems) problems->push_back(error);
+    return {};
+  }
+  if (truncated && problems)
+    problems->push_back("RECORD: larger than " + std::to_string(kMaxRecordFile) + " bytes, read in part");
+  return parse_record(*text, context, problems);
+}
+
+}  // namespace envdoctor::python
