@@ -466,8 +466,10 @@ std::vector<u32> Parser::sysv_lookup(const ElfFile& f, std::string_view name) {
   const u8* bp = b.at(off + 8 + (elf_hash(name) % nbucket) * 4, 4);
   if (!bp) return out;
   u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
-  // At most nchain steps: a crafted chain cannot loop forever.
-  for (u64 steps = 0; idx != 0 && idx < nchain && steps < nchain; ++steps) {
+  // At most one step per symbol the file can hold (nsyms_ is nchain clamped to the file's size):
+  // a crafted chain can neither loop forever nor claim 2^32 entries.
+  u64 limit = std::min<u64>(nchain, f.nsyms_);
+  for (u64 steps = 0; idx != 0 && idx < limit && steps < limit; ++steps) {
     if (name_equals<E>(f, static_cast<u32>(idx), name)) out.push_back(static_cast<u32>(idx));
     const u8* cp = b.at(off + 8 + nbucket * 4 + idx * 4, 4);
     if (!cp) break;
