@@ -5,13 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <set>
-#include <thread>
 
+#include "checks/parallel.h"
 #include "python/record.h"
 
 namespace envdoctor::checks {
@@ -21,6 +20,8 @@ namespace fs = std::filesystem;
 std::string normalize_path(const std::string& path) {
   return python::lexically_resolve(fs::current_path(), path).string();
 }
+
+bool is_extension_module(const ElfRecord& r);
 
 namespace {
 
@@ -39,19 +40,6 @@ bool may_be_loaded(const fs::directory_entry& e) {
   std::error_code ec;
   auto perms = e.symlink_status(ec).permissions();
   return !ec && (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) != fs::perms::none;
-}
-
-// Runs fn(i) for i in [0, n) on every core.
-void parallel_for(size_t n, const std::function<void(size_t)>& fn) {
-  std::atomic<size_t> next{0};
-  auto worker = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
-  };
-  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
-  std::vector<std::thread> pool;
-  for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
 }
 
 }  // namespace
@@ -105,6 +93,32 @@ const ElfRecord* Environment::elf(const std::string& path) const {
   return it == by_path_.end() ? nullptr : &elf_files[it->second];
 }
 
+void Environment::add_elf_file(const std::string& path, std::shared_ptr<const loader::OpenResult> opened) {
+  ElfRecord r;
+  r.path = path;
+  r.opened = std::move(opened);
+  if (r.opened->status == loader::OpenResult::Status::kOk) {
+    const elf::ElfFile& e = *r.opened->elf;
+    if (e.elf_class != host_class || e.machine != host_machine || !e.has_dynamic) {
+      ++foreign_elf_files;
+      return;
+    }
+    r.extension_module = is_extension_module(r);
+    r.executable = !r.extension_module &&
+                   (e.type == ET_EXEC || (e.interp && !e.soname && r.path.find(".so") == std::string::npos));
+  }
+  r.owners = ownership->owners(r.path);
+  elf_files.push_back(std::move(r));
+}
+
+void Environment::refresh() {
+  ownership = std::make_unique<python::OwnershipIndex>(inventory.distributions);
+  std::erase_if(elf_files, [&](const ElfRecord& r) { return files.removed(r.path); });
+  for (ElfRecord& r : elf_files) r.owners = ownership->owners(r.path);
+  std::sort(elf_files.begin(), elf_files.end(), [](const ElfRecord& a, const ElfRecord& b) { return a.path < b.path; });
+  index_elf_files();
+}
+
 void Environment::index_elf_files() {
   by_path_.clear();
   for (size_t i = 0; i < elf_files.size(); ++i) by_path_[elf_files[i].path] = i;
@@ -125,7 +139,7 @@ std::vector<const python::Distribution*> Environment::requirement_closure(const 
   return order;
 }
 
-static bool is_extension_module(const ElfRecord& r) {
+bool is_extension_module(const ElfRecord& r) {
   const elf::ElfFile& e = *r.opened->elf;
   std::string name = fs::path(r.path).filename().string();
   if (name.size() < 4 || name.compare(name.size() - 3, 3, ".so") != 0) return false;
@@ -163,29 +177,11 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   // The interpreter decides which objects are this machine's: others are never loaded.
   auto interp = env->store->open(env->python.real_executable.empty() ? env->python.executable
                                                                       : env->python.real_executable);
-  u8 host_class = ELFCLASS64;
-  u16 host_machine = EM_X86_64;
   if (interp->status == loader::OpenResult::Status::kOk) {
-    host_class = interp->elf->elf_class;
-    host_machine = interp->elf->machine;
+    env->host_class = interp->elf->elf_class;
+    env->host_machine = interp->elf->machine;
   }
-  for (size_t i = 0; i < paths.size(); ++i) {
-    ElfRecord r;
-    r.path = paths[i];
-    r.opened = opened[i];
-    if (r.opened->status == loader::OpenResult::Status::kOk) {
-      const elf::ElfFile& e = *r.opened->elf;
-      if (e.elf_class != host_class || e.machine != host_machine || !e.has_dynamic) {
-        ++env->foreign_elf_files;
-        continue;
-      }
-      r.extension_module = is_extension_module(r);
-      r.executable = !r.extension_module &&
-                     (e.type == ET_EXEC || (e.interp && !e.soname && r.path.find(".so") == std::string::npos));
-    }
-    r.owners = env->ownership->owners(r.path);
-    env->elf_files.push_back(std::move(r));
-  }
+  for (size_t i = 0; i < paths.size(); ++i) env->add_elf_file(paths[i], opened[i]);
   env->index_elf_files();
   return env;
 }

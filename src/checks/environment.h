@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "checks/file_view.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
 #include "python/distribution.h"
@@ -42,6 +43,7 @@ class Environment {
   std::vector<ElfRecord> elf_files;  // sorted by path
   size_t foreign_elf_files = 0;      // other machines' or classes' objects (cubins, cross builds)
   std::vector<std::string> problems;
+  FileView files;  // the disk, as a simulation changes it
 
   // The distributions whose records list `path` (lexically normalized first).
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
@@ -52,6 +54,13 @@ class Environment {
   // users (the order imports load them), without `dist` itself.
   std::vector<const python::Distribution*> requirement_closure(const python::Distribution& dist) const;
 
+  u8 host_class = ELFCLASS64;  // the interpreter's: objects of another class or machine are never loaded
+  u16 host_machine = EM_X86_64;
+
+  // Adds a parsed file to the ELF index (files of another class or machine are only counted).
+  void add_elf_file(const std::string& path, std::shared_ptr<const loader::OpenResult> opened);
+  // After the inventory or the file view changed: rebuilds ownership, drops removed files.
+  void refresh();
   void index_elf_files();  // fills by_path_ after elf_files changes
 
  private:

@@ -1,7 +1,6 @@
 #include "checks/hints.h"
 
 #include <cxxabi.h>
-#include <sys/stat.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -35,8 +34,7 @@ std::string hint_lost_file(const Environment& env, const std::string& name) {
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
       if (e.resolved.filename() != name) continue;
-      struct stat st;
-      if (::lstat(e.resolved.c_str(), &st) == 0) continue;
+      if (env.files.stat(e.resolved.string())) continue;
       return d.name + " lists " + e.path + " but the file is gone (another package that installed the same path was "
              "uninstalled, or it was deleted): " + reinstall_command(d);
     }

@@ -1,6 +1,5 @@
 #include "checks/record_checks.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -12,20 +11,6 @@
 namespace envdoctor::checks {
 
 namespace fs = std::filesystem;
-
-std::optional<std::vector<u8>> sha256_file(const std::string& path) {
-  std::string err;
-  auto file = MappedFile::open(path, &err);
-  if (!file) return std::nullopt;
-  std::vector<u8> digest(32);
-  unsigned len = 0;
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  Bytes b = file->bytes();
-  if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) ||
-      !EVP_DigestUpdate(ctx.get(), b.data(), b.size()) || !EVP_DigestFinal_ex(ctx.get(), digest.data(), &len))
-    return std::nullopt;
-  return digest;
-}
 
 namespace {
 
@@ -55,8 +40,8 @@ void check_files(const Environment& env, bool verify_hashes, std::vector<Finding
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
       if (is_bytecode_cache(e)) continue;
-      struct stat st;
-      if (::lstat(e.resolved.c_str(), &st) != 0) {
+      auto st = env.files.stat(e.resolved.string());
+      if (!st) {
         Finding f = package_finding(d, "record-missing-file", Severity::kError);
         f.file = e.resolved.string();
         f.message = d.name + "'s RECORD lists " + e.path + " but the file is missing";
@@ -69,11 +54,11 @@ void check_files(const Environment& env, bool verify_hashes, std::vector<Finding
         out.push_back(std::move(f));
         continue;
       }
-      if (S_ISLNK(st.st_mode)) continue;  // pip records a link's own size and hash rarely; skip
-      if (e.size && static_cast<u64>(st.st_size) != *e.size) {
+      if (st->is_link) continue;  // pip records a link's own size and hash rarely; skip
+      if (e.size && st->size != *e.size) {
         Finding f = package_finding(d, "record-size-mismatch", Severity::kWarning);
         f.file = e.resolved.string();
-        f.message = e.path + " is " + std::to_string(st.st_size) + " bytes; " + d.name + "'s RECORD says " +
+ f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
         f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(d);
         out.push_back(std::move(f));
@@ -86,7 +71,7 @@ void check_files(const Environment& env, bool verify_hashes, std::vector<Finding
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      auto digest = sha256_file(jobs[i].entry->resolved.string());
+      auto digest = env.files.sha256(jobs[i].entry->resolved.string());
       jobs[i].mismatch = digest && *digest != jobs[i].entry->digest;
     }
   };
@@ -122,7 +107,7 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
     }
     f.message = path.string() + " is installed by both " + names;
     std::string holder;
-    if (auto digest = sha256_file(path.string())) {
+    if (auto digest = env.files.sha256(path.string())) {
       for (const python::Distribution* d : owners)
         for (const python::RecordEntry& e : d->record)
           if (e.resolved == path && e.digest == *digest) holder = d->name;

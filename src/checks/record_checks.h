@@ -15,7 +15,4 @@ namespace envdoctor::checks {
 
 std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes);
 
-// SHA-256 of a file, read through a read-only mapping; nullopt when unreadable.
-std::optional<std::vector<u8>> sha256_file(const std::string& path);
-
 }  // namespace envdoctor::checks

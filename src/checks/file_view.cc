@@ -1,0 +1,53 @@
+#include "checks/file_view.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <memory>
+
+namespace envdoctor::checks {
+
+std::vector<u8> sha256_bytes(Bytes b) {
+  std::vector<u8> digest(32);
+  unsigned len = 0;
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
+  if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) ||
+      !EVP_DigestUpdate(ctx.get(), b.data(), b.size()) || !EVP_DigestFinal_ex(ctx.get(), digest.data(), &len))
+    return {};
+  return digest;
+}
+
+std::optional<std::vector<u8>> sha256_file(const std::string& path) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) return std::nullopt;
+  std::vector<u8> digest = sha256_bytes(file->bytes());
+  if (digest.empty()) return std::nullopt;
+  return digest;
+}
+
+std::optional<FileView::Facts> FileView::stat(const std::string& path) const {
+  if (auto it = added_.find(path); it != added_.end()) return Facts{it->second.size, false};
+  if (removed_.count(path)) return std::nullopt;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return Facts{static_cast<u64>(st.st_size), S_ISLNK(st.st_mode)};
+}
+
+std::optional<std::vector<u8>> FileView::sha256(const std::string& path) const {
+  if (auto it = added_.find(path); it != added_.end()) return it->second.sha256;
+  if (removed_.count(path)) return std::nullopt;
+  return sha256_file(path);
+}
+
+void FileView::remove(const std::string& path) {
+  added_.erase(path);
+  removed_.insert(path);
+}
+
+void FileView::add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256) {
+  removed_.erase(path);
+  added_[path] = Added{size, std::move(sha256)};
+}
+
+}  // namespace envdoctor::checks

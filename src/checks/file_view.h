@@ -1,0 +1,45 @@
+// The file system as the checks see it: the disk, less the files a simulated uninstall
+// (--without) removes, plus the files a simulated install (--with) writes. Nothing is ever
+// written to disk; a check asks here instead of calling lstat or reading a file itself.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "elf/mapped_file.h"
+
+namespace envdoctor::checks {
+
+class FileView {
+ public:
+  struct Facts {
+    u64 size = 0;
+    bool is_link = false;
+  };
+  // What lstat would say; nullopt for a missing (or removed) file.
+  std::optional<Facts> stat(const std::string& path) const;
+  // SHA-256 of the content; nullopt when unreadable.
+  std::optional<std::vector<u8>> sha256(const std::string& path) const;
+
+  void remove(const std::string& path);
+  void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256);
+  bool removed(const std::string& path) const { return removed_.count(path) != 0; }
+  bool changed() const { return !removed_.empty() || !added_.empty(); }
+
+ private:
+  struct Added {
+    u64 size = 0;
+    std::optional<std::vector<u8>> sha256;
+  };
+  std::set<std::string> removed_;
+  std::map<std::string, Added> added_;
+};
+
+// SHA-256 of a file on disk, read through a read-only mapping; nullopt when unreadable.
+std::optional<std::vector<u8>> sha256_file(const std::string& path);
+std::vector<u8> sha256_bytes(Bytes bytes);
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,110 @@
+#include "checks/simulation.h"
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <unordered_set>
+
+#include "python/tags.h"
+#include "python/wheel.h"
+
+namespace envdoctor::checks {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Members larger than this are not read into memory; a shared library that big (libcublasLt is
+// 540 MB) still fits.
+constexpr u64 kMaxMemberRead = u64{2} << 30;
+
+void uninstall(Environment& env, const python::Distribution& dist) {
+  for (const python::RecordEntry& e : dist.record) {
+    std::string path = e.resolved.string();
+    env.files.remove(path);
+    env.store->add_removal(path);
+  }
+  std::string dir = dist.metadata_dir.string();
+  std::erase_if(env.inventory.distributions,
+                [&](const python::Distribution& d) { return d.metadata_dir.string() == dir; });
+}
+
+bool looks_loadable(const std::string& member) { return member.find(".so") != std::string::npos; }
+
+Finding unsupported_wheel(const Environment& env, const python::Wheel& wheel) {
+  Finding f;
+  f.code = "wheel-tag-unsupported";
+  f.severity = Severity::kError;
+  f.file = fs::absolute(wheel.path()).lexically_normal().string();
+  f.package = wheel.metadata().name;
+  // pip's own words.
+  f.message = wheel.path().filename().string() + " is not a supported wheel on this platform.";
+  std::vector<python::Tag> tags = python::supported_tags(env.python);
+  std::string best = tags.empty() ? "" : tags.front().str();
+  f.hint = "this interpreter (Python " + env.python.version_info.short_str() + ", glibc " + env.python.glibc_version +
+           ") installs wheels tagged like " + best + ": get the build of " + wheel.metadata().name + " for it";
+  f.is_new = true;
+  return f;
+}
+
+bool install(Environment& env, const std::string& path, bool hash_members, std::vector<Finding>* findings,
+             std::string* error) {
+  std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, error);
+  if (!wheel) return false;
+  if (!python::wheel_supported(wheel->filename(), python::supported_tags(env.python))) {
+    findings->push_back(unsupported_wheel(env, *wheel));
+    return true;  // pip refuses it: nothing changes
+  }
+  if (const python::Distribution* old = env.inventory.find(wheel->metadata().name)) uninstall(env, *old);
+
+  python::InstallScheme scheme = python::install_scheme(env.python, wheel->metadata().name);
+  for (const auto& [member, dest] : wheel->install_plan(scheme)) {
+    std::string target = dest.lexically_normal().string();
+    if (!looks_loadable(member->name) && !hash_members) {
+      env.files.add(target, member->size, std::nullopt);
+      continue;
+    }
+    std::string read_error;
+    auto bytes = wheel->read(member->name, kMaxMemberRead, &read_error);
+    if (!bytes) {
+      *error = wheel->path().string() + ": " + read_error;
+      return false;
+    }
+    env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())));
+    bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(), "\x7f" "ELF", 4) == 0;
+    if (!elf) continue;
+    // The loader reads the wheel's copy from memory, under the path pip would give it.
+    env.store->add_overlay(target, MappedFile::from_buffer(target, std::move(*bytes)));
+    std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });
+    env.add_elf_file(target, env.store->open(target));
+  }
+  env.inventory.distributions.push_back(wheel->as_installed(scheme));
+  return true;
+}
+
+}  // namespace
+
+bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding>* findings, std::string* error) {
+  for (const std::string& name : changes.without) {
+    const python::Distribution* dist = env.inventory.find(name);
+    if (!dist) {
+      *error = name + " is not installed in " + env.python.prefix;
+      return false;
+    }
+    uninstall(env, *dist);
+  }
+  env.refresh();
+  for (const std::string& wheel : changes.with)
+    if (!install(env, wheel, changes.hash_members, findings, error)) return false;
+  env.refresh();
+  return true;
+}
+
+void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after) {
+  std::unordered_set<std::string> old;
+  for (const Finding& f : before) old.insert(f.key());
+  for (Finding& f : after)
+    if (!old.count(f.key())) f.is_new = true;
+}
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,34 @@
+// What-if: the environment as `pip uninstall` (--without) or `pip install` (--with) would leave
+// it, built in memory on top of the real one. Nothing is written anywhere.
+//
+// --without PKG removes every path in PKG's RECORD, including paths other distributions also
+// list (pip's uninstall does: it goes by the RECORD alone). --with WHEEL reads the wheel in place,
+// checks its tags as pip would, removes an installed version of the same project first (pip
+// replaces it), lays every member where pip would put it (existing files overwritten, their
+// other owners still listing them), and reads the wheel's ELF files from memory. The checks then
+// run on the changed environment exactly as on a real one.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/environment.h"
+#include "checks/finding.h"
+
+namespace envdoctor::checks {
+
+struct Changes {
+  std::vector<std::string> without;  // distribution names
+  std::vector<std::string> with;     // wheel paths
+  bool hash_members = false;         // compute sha256 of every member (for --verify-hashes)
+};
+
+// Applies `changes` to `env` in the order uninstalls, then installs. Returns the findings the
+// change itself produces (wheel-tag-unsupported); false with `error` set when a change cannot
+// be simulated at all (a package that is not installed, a wheel that is not a valid wheel).
+bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding>* findings, std::string* error);
+
+// Marks every finding of `after` whose key is not in `before` as new.
+void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after);
+
+}  // namespace envdoctor::checks
