@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -209,6 +210,9 @@ const std::string& probe_script() {
   // sysconfig; nothing from the environment under examination is imported.
   static const std::string script = R"PY(
 import json, os, platform, sys, sysconfig
+if sys.version_info < (3, 3):
+    sys.stderr.write('Python %d.%d is too old: envdoctor needs 3.3 or newer\n' % sys.version_info[:2])
+    sys.exit(3)
 def cv(n):
     return sysconfig.get_config_var(n)
 def full(i):
@@ -426,6 +430,37 @@ std::vector<std::string> lib_python_dirs(const fs::path& prefix) {
   return out;
 }
 
+// site.py's addsitedir: each site-packages directory's *.pth files, in name order, add the
+// directories they name (relative to the site directory) when those exist; lines starting
+// with "import" are code, which the no-exec path does not run.
+void add_pth_entries(std::vector<std::string>& sys_path) {
+  std::vector<std::string> added;
+  std::set<std::string> seen(sys_path.begin(), sys_path.end());
+  for (const std::string& dir : sys_path) {
+    if (!dir.ends_with("/site-packages")) continue;
+    std::vector<fs::path> pth_files;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      if (it->path().extension() == ".pth" && !it->path().filename().string().starts_with(".")) pth_files.push_back(it->path());
+    std::sort(pth_files.begin(), pth_files.end());
+    for (const fs::path& pth : pth_files) {
+      auto text = read_bounded_file(pth, 1 << 20, nullptr);
+      if (!text) continue;
+      std::istringstream in(*text);
+      for (std::string line; std::getline(in, line);) {
+        std::string_view entry = trim(line);
+        if (entry.empty() || entry.front() == '#' || entry.starts_with("import ") || entry.starts_with("import\t"))
+          continue;
+        std::string path = fs::path(dir) / entry;
+        path = fs::path(path).lexically_normal().string();
+        if (path.size() > 1 && path.back() == '/') path.pop_back();
+        if (fs::is_directory(path, ec) && seen.insert(path).second) added.push_back(path);
+      }
+    }
+  }
+  sys_path.insert(sys_path.end(), added.begin(), added.end());
+}
+
 void fill_layout(PythonEnvironment& env) {
   std::string xy = env.version_info.short_str();
   std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
@@ -439,6 +474,7 @@ void fill_layout(PythonEnvironment& env) {
                   env.base_prefix + lib + "/lib-dynload", env.paths.purelib};
   if (env.in_venv() && env.include_system_site_packages)
     env.sys_path.push_back(env.base_prefix + lib + "/site-packages");
+  add_pth_entries(env.sys_path);
   env.libdir = env.base_prefix + "/lib";
   env.ldlibrary = "libpython" + xy + ".so";
   env.instsoname = "libpython" + xy + ".so.1.0";

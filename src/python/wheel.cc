@@ -67,6 +67,13 @@ std::optional<WheelName> WheelName::parse(std::string_view filename, std::string
   return w;
 }
 
+std::string WheelName::project() const {
+  std::string out = name;
+  for (char& c : out)
+    if (c == '_') c = '-';
+  return out;
+}
+
 std::vector<Tag> WheelName::tags() const {
   std::vector<Tag> out;
   for (const std::string& py : python_tags)
@@ -311,7 +318,10 @@ Distribution Wheel::as_installed(const InstallScheme& scheme) const {
     RecordEntry e;
     e.path = member->name;
     e.resolved = dest;
-    if (auto it = by_path.find(member->name); it != by_path.end()) {
+    // pip rewrites a "#!python" shebang in scripts, so their RECORD hash is the wheel's, not
+    // the installed file's: leave it out.
+    bool script = member->name.starts_with(data_dir() + "/scripts/");
+    if (auto it = by_path.find(member->name); it != by_path.end() && !script) {
       e.hash_algorithm = it->second->hash_algorithm;
       e.digest = it->second->digest;
       e.size = it->second->size;

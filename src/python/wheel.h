@@ -45,6 +45,9 @@ struct WheelName {
   std::vector<std::string> python_tags, abi_tags, platform_tags;
 
   static std::optional<WheelName> parse(std::string_view filename, std::string* error);
+  // The project name pip takes from the filename ('_' back to '-', pip's models/wheel.py);
+  // pip names the headers directory after it.
+  std::string project() const;
   // The cartesian product of the three tag sets.
   std::vector<Tag> tags() const;
 };
@@ -53,8 +56,9 @@ struct WheelName {
 struct InstallScheme {
   fs::path purelib, platlib, scripts, headers, data;
 };
-// pip's scheme for installing `project` into `env` (headers: include/site/pythonX.Y/<project>
-// inside a virtual environment, as pip's locations module does).
+// pip's scheme for installing `project` (WheelName::project()) into `env` (headers:
+// include/site/pythonX.Y/<project> inside a virtual environment, as pip's locations module
+// does).
 InstallScheme install_scheme(const PythonEnvironment& env, std::string_view project);
 
 struct WheelMember {
@@ -87,8 +91,8 @@ class Wheel {
 
   // The distribution as pip would leave it in `scheme`: metadata_dir and site_dir under the
   // root scheme directory, and a record of every file of install_plan() with the wheel
-  // RECORD's hash and size for it. INSTALLER and the console scripts pip generates are not
-  // included.
+  // RECORD's hash and size for it (none for scripts, whose shebang pip rewrites). INSTALLER
+  // and the console scripts pip generates from entry_points.txt are not included.
   Distribution as_installed(const InstallScheme& scheme) const;
 
   // The member's bytes, at most `limit` of them: nullopt with `error` set when the member is

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include <cstdlib>
+#include <fstream>
 
 #include "python_fixture.h"
 
@@ -63,6 +64,11 @@ TEST(Interpreter, MissingBrokenAndHangingInterpretersAreErrors) {
   EXPECT_EQ(error, hangs + " did not finish within 300 ms");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
 
+  if (std::string python2 = "/root/.pyenv/versions/2.7.18/bin/python"; fs::exists(python2)) {
+    EXPECT_FALSE(discover_interpreter({python2}, &error));
+    EXPECT_EQ(error, python2 + " exited with status 3: Python 2.7 is too old: envdoctor needs 3.3 or newer");
+  }
+
   std::string killed = script(tmp, "killed", "kill -9 $$\n");
   EXPECT_FALSE(discover_interpreter({killed}, &error));
   EXPECT_EQ(error, killed + " exited with status 137");
@@ -97,6 +103,11 @@ TEST(Interpreter, PrefixWithoutExecAgreesWithTheInterpreter) {
   TempDir tmp;
   test::CommandResult r = test::run("python3 -m venv --without-pip " + test::quote(tmp / "v"));
   ASSERT_EQ(r.status, 0) << r.err;
+  // An editable install's .pth: a directory line counts, an import line is code.
+  fs::path lib = fs::directory_iterator(tmp.path() / "v/lib")->path();  // lib/python3.X
+  fs::create_directories(tmp.path() / "src/editable");
+  std::ofstream(lib / "site-packages/__editable__.demo.pth")
+      << "# comment\n../../../../src/editable\nimport sys\n../../../../absent\n";
   std::string error;
   auto ran = discover_interpreter({tmp / "v/bin/python"}, &error);
   ASSERT_TRUE(ran) << error;
@@ -114,6 +125,7 @@ TEST(Interpreter, PrefixWithoutExecAgreesWithTheInterpreter) {
   EXPECT_EQ(read->soabi, ran->soabi);
   EXPECT_EQ(read->glibc_version, ran->glibc_version);
   EXPECT_EQ(read->site_dirs(), ran->site_dirs());
+  EXPECT_EQ(read->site_dirs().back(), tmp / "src/editable");
   EXPECT_EQ(read->markers, ran->markers);
   EXPECT_EQ(read->real_executable, ran->real_executable);
   EXPECT_FALSE(read->include_system_site_packages);

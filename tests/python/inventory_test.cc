@@ -5,6 +5,7 @@
 #include "python/distribution.h"
 #include "python/metadata_file.h"
 #include "python/ownership.h"
+#include "python/wheel.h"
 #include "python_fixture.h"
 
 namespace envdoctor::python {
@@ -42,7 +43,9 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
                                               "pywin32; sys_platform == 'win32'"}},
                                 {"files", {{"alpha/__init__.py", "X = 1\n"},
                                            {"alpha/lib/libalpha.so.1", "ELF?"},
-                                           {"Alpha_Pkg-1.0.data/scripts/alpha-tool", "#!python\nprint(1)\n"}}}}),
+                                           {"Alpha_Pkg-1.0.data/scripts/alpha-tool", "#!python\nprint(1)\n"},
+                                           {"Alpha_Pkg-1.0.data/headers/alpha.h", "int alpha;\n"},
+                                           {"Alpha_Pkg-1.0.data/data/share/alpha/README", "hi\n"}}}}),
       test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu12"}, {"version", "9.1.0.70"},
                                 {"files", {{"nvidia/__init__.py", ""}, {"nvidia/cudnn/lib/libcudnn.so.9", "cu12"}}}}),
       test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu13"}, {"version", "9.13.0.50"},
@@ -92,6 +95,8 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
   for (const auto& e : fs::recursive_directory_iterator(site))
     if (e.is_regular_file()) on_disk.insert(e.path().string());
   on_disk.insert(venv + "/bin/alpha-tool");
+  on_disk.insert(venv + "/share/alpha/README");
+  on_disk.insert(venv + "/include/site/python" + env->version_info.short_str() + "/Alpha-Pkg/alpha.h");
   for (const Distribution& d : inv.distributions)
     if (d.site_dir == site)
       for (const RecordEntry& e : d.record) recorded.insert(e.resolved.string());
@@ -103,6 +108,20 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
     EXPECT_EQ(e.digest, sha256_of_file(e.resolved)) << e.path;
     EXPECT_EQ(e.size, fs::file_size(e.resolved)) << e.path;
   }
+
+  // The wheel reader's plan is where pip put each file (pip adds INSTALLER, REQUESTED,
+  // direct_url.json and the bytecode).
+  auto wheel = Wheel::open(paths[0], &error);
+  ASSERT_TRUE(wheel) << error;
+  std::set<std::string> planned, pip_wrote;
+  for (const RecordEntry& e : wheel->as_installed(install_scheme(*env, wheel->filename().project())).record)
+    planned.insert(e.resolved.string());
+  for (const RecordEntry& e : alpha->record) {
+    std::string name = e.resolved.filename().string();
+    if (name != "INSTALLER" && name != "REQUESTED" && name != "direct_url.json" && !name.ends_with(".pyc"))
+      pip_wrote.insert(e.resolved.string());
+  }
+  EXPECT_EQ(planned, pip_wrote);
 
   // Ownership: the file two wheels install, the script, the placeholder.
   OwnershipIndex owners(inv.distributions);

@@ -94,7 +94,7 @@ TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
   env.paths.platlib = "/v/lib64/python3.11/site-packages";
   env.paths.scripts = "/v/bin";
   env.paths.data = "/v";
-  InstallScheme scheme = install_scheme(env, meta.name);
+  InstallScheme scheme = install_scheme(env, wheel->filename().project());
   std::vector<std::string> plan;
   for (const auto& [member, dest] : wheel->install_plan(scheme)) plan.push_back(member->name + " -> " + dest.string());
   // make_wheel.py writes the files in the order the JSON spec lists them (sorted by name).
@@ -115,6 +115,7 @@ TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
   EXPECT_EQ(installed.record[5].resolved, "/v/lib64/python3.11/site-packages/demo/_ext.so");
   EXPECT_EQ(installed.record[5].size, 17u);
   EXPECT_EQ(installed.record[5].digest.size(), 32u);
+  EXPECT_TRUE(installed.record[3].digest.empty());  // the script, whose shebang pip rewrites
 
   auto bytes = wheel->read("demo/_ext.so", 1024, &error);
   ASSERT_TRUE(bytes) << error;
