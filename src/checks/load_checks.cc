@@ -51,6 +51,7 @@ class LoadChecker {
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
   ResolutionMap resolutions_;
+  std::map<std::pair<std::string, std::string>, Edge> edges_;
   std::atomic<size_t> loads_{0};
 };
 
@@ -107,11 +108,18 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
   std::lock_guard lock(mu_);
   for (int i : objects) {
     const auto& o = p.objects()[i];
+    std::string consumer = normalize_path(o.path);
     for (const loader::Resolution& r : o.deps) {
-      if (r.object < 0) continue;
-      const auto& target = p.objects()[r.object];
-      std::string soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
-      resolutions_[soname][normalize_path(target.path)].insert(normalize_path(o.path));
+      Edge edge{consumer, r.name, "", r.rule, r.source, r.attempts};
+      if (r.object >= 0) {
+        const auto& target = p.objects()[r.object];
+        edge.resolved = normalize_path(target.path);
+        // The rule that first found an object already loaded is the interesting one.
+        if (r.rule == loader::Rule::kLoaded) edge.rule = target.rule;
+        std::string soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
+        resolutions_[soname][edge.resolved].insert(consumer);
+      }
+      edges_.emplace(std::make_pair(consumer, r.name), std::move(edge));
     }
   }
 }
@@ -145,12 +153,15 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
     Process p(env_.loader, *env_.store);
     p.load_main(file.path);
     record(p, p.errors(), findings);
+    std::vector<int> all(p.objects().size());
+    for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
+    note_resolutions(p, all);
     return;
   }
   Process p = context;
   Process::DlopenResult r = p.dlopen(file.path, false, caller);
   record(p, r.errors, findings);
-  if (r.object >= 0) note_resolutions(p, r.new_objects);
+  note_resolutions(p, r.new_objects);
 }
 
 LoadCheckResult LoadChecker::run() {
@@ -183,6 +194,7 @@ LoadCheckResult LoadChecker::run() {
 
   for (auto& f : found) result.findings.insert(result.findings.end(), f.begin(), f.end());
   result.resolutions = std::move(resolutions_);
+  for (auto& [key, edge] : edges_) result.edges.push_back(std::move(edge));
   result.loads = loads_;
   return result;
 }

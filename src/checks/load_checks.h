@@ -21,6 +21,7 @@
 #include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/knowledge.h"
+#include "loader/process.h"
 
 namespace envdoctor::checks {
 
@@ -28,9 +29,20 @@ namespace envdoctor::checks {
 // -> the files whose NEEDED resolved there. duplicate-library reads it.
 using ResolutionMap = std::map<std::string, std::map<std::string, std::set<std::string>>>;
 
+// One NEEDED entry of one object as the load model resolved it, for `envdoctor why`.
+struct Edge {
+  std::string consumer;  // normalized path of the object with the NEEDED entry
+  std::string needed;    // the DT_NEEDED string
+  std::string resolved;  // normalized path it resolved to; "" when not found
+  loader::Rule rule = loader::Rule::kNotFound;
+  std::string source;    // the directory (or cache) that found it
+  std::vector<loader::Attempt> attempts;
+};
+
 struct LoadCheckResult {
   std::vector<Finding> findings;
   ResolutionMap resolutions;
+  std::vector<Edge> edges;  // sorted by consumer, then needed; each pair once
   size_t loads = 0;  // simulated dlopen/exec calls
 };
 
