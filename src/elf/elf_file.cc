@@ -155,6 +155,12 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
   std::optional<u64> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
   u64 relacount = 0, relcount = 0;
   std::vector<u64> needed_offsets;
+  struct FilteeOffset {
+    u64 off;
+    bool auxiliary;
+    size_t needed_before;
+  };
+  std::vector<FilteeOffset> filtee_offsets;
   std::optional<u64> soname_off, rpath_off, runpath_off;
 
   u64 n = dyn.size() / sizeof(Dyn<E>);
@@ -165,6 +171,8 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
     if (tag == DT_NULL) break;
     switch (tag) {
       case DT_NEEDED: needed_offsets.push_back(val); break;
+      case DT_AUXILIARY:
+      case DT_FILTER: filtee_offsets.push_back({val, tag == DT_AUXILIARY, needed_offsets.size()}); break;
       case DT_SONAME: soname_off = val; break;
       case DT_RPATH: rpath_off = val; break;
       case DT_RUNPATH: runpath_off = val; break;
@@ -213,8 +221,16 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
     if (!s) f.problems.push_back(std::string(what) + " string lies outside DT_STRTAB");
     return s;
   };
-  for (u64 off : needed_offsets)
-    if (auto s = str(off, "DT_NEEDED")) f.needed.push_back(*s);
+  // read[k]: how many of the first k NEEDED strings were readable, so that a filtee's position
+  // counts the entries actually kept.
+  std::vector<size_t> read(needed_offsets.size() + 1, 0);
+  for (size_t k = 0; k < needed_offsets.size(); ++k) {
+    if (auto s = str(needed_offsets[k], "DT_NEEDED")) f.needed.push_back(*s);
+    read[k + 1] = f.needed.size();
+  }
+  for (const FilteeOffset& fo : filtee_offsets)
+    if (auto s = str(fo.off, fo.auxiliary ? "DT_AUXILIARY" : "DT_FILTER"))
+      f.filtees.push_back({*s, fo.auxiliary, read[fo.needed_before]});
   if (soname_off) f.soname = str(*soname_off, "DT_SONAME");
   if (rpath_off) f.rpath = str(*rpath_off, "DT_RPATH");
   if (runpath_off) f.runpath = str(*runpath_off, "DT_RUNPATH");

@@ -89,6 +89,15 @@ class ElfFile {
   // The dynamic section, in file order.
   std::optional<std::string_view> soname;
   std::vector<std::string_view> needed;
+  // DT_AUXILIARY and DT_FILTER entries: objects ld.so loads *before* this one (elf/dl-deps.c).
+  // `needed_before` is how many DT_NEEDED entries precede it, since glibc handles both kinds in
+  // one walk of the dynamic section.
+  struct Filtee {
+    std::string_view name;
+    bool auxiliary = false;  // DT_AUXILIARY: a missing one is ignored; DT_FILTER: required
+    size_t needed_before = 0;
+  };
+  std::vector<Filtee> filtees;
   std::optional<std::string_view> rpath;    // DT_RPATH
   std::optional<std::string_view> runpath;  // DT_RUNPATH
   u64 flags = 0;                            // DT_FLAGS

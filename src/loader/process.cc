@@ -236,54 +236,122 @@ Resolution Process::resolve(const std::string& name, int requester) {
   return r;
 }
 
-std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors) {
+// The error a failed resolution gives, in the loader's words.
+static LoadError resolution_error(const Resolution& r, int obj, u8 host_class) {
+  LoadError err;
+  err.object = obj;
+  err.library = r.name;
+  bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
+    return a.outcome.rfind("wrong ELF class", 0) == 0;
+  });
+  if (!r.attempts.empty() && r.attempts.back().path.empty()) {
+    err.kind = LoadError::Kind::kInvalidElf;
+    err.message = r.attempts.back().outcome;
+  } else if (other_class) {
+    err.kind = LoadError::Kind::kWrongElfClass;
+    err.message = r.name + ": wrong ELF class: " + elf::elf_class_name(host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+  } else {
+    err.kind = LoadError::Kind::kMissingLibrary;
+    err.message = r.name + ": cannot open shared object file: No such file or directory";
+  }
+  return err;
+}
+
+// Inserts `entry` into the l_next chain just before the entry of `before_object`.
+static void move_before(std::vector<Process::ListEntry>& chain, Process::ListEntry entry, int before_object) {
+  auto at = std::find_if(chain.begin(), chain.end(), [&](const auto& e) { return e.object == before_object; });
+  chain.insert(at, std::move(entry));
+}
+
+std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, bool trace) {
+  // elf/dl-deps.c: a breadth-first walk in which each object's DT_NEEDED entries are appended to
+  // the list and its DT_AUXILIARY/DT_FILTER objects are inserted *before* it, in the list and in
+  // the l_next chain, and are then walked themselves before the walk moves past the object.
   std::vector<int> searchlist = {root};
+  std::vector<bool> done = {false};
   std::vector<bool> in_list(objects_.size(), false);
   in_list[root] = true;
-  for (size_t i = 0; i < searchlist.size(); ++i) {
+  auto mark = [&](int object) {
+    if (in_list.size() < objects_.size()) in_list.resize(objects_.size(), false);
+    in_list[object] = true;
+  };
+  auto stop = [&](int obj, Resolution r) {
+    // open_verify's errors end ld.so even in trace mode (_dl_signal_error, not a fake entry):
+    // nothing more is mapped and no listing is printed.
+    fatal_ = true;
+    objects_[obj].deps.push_back(std::move(r));
+    objects_[root].searchlist = searchlist;
+    return searchlist;
+  };
+  for (size_t i = 0; i < searchlist.size();) {
+    if (done[i]) {
+      ++i;
+      continue;
+    }
+    done[i] = true;
     int obj = searchlist[i];
-    if (!objects_[obj].elf) continue;
-    std::vector<std::string> needed(objects_[obj].elf->needed.begin(), objects_[obj].elf->needed.end());
-    for (const std::string& name : needed) {
-      Resolution r = resolve(name, obj);
+    size_t insert_at = i;  // where the object stands; its filtees go before it
+    const elf::ElfFile* e = objects_[obj].elf.get();
+    std::vector<std::string> needed, filtee_names;
+    if (e) {
+      needed.assign(e->needed.begin(), e->needed.end());
+      for (const auto& f : e->filtees) filtee_names.emplace_back(f.name);
+    }
+    size_t next_filtee = 0;
+    for (size_t n = 0; n <= needed.size(); ++n) {
+      for (; next_filtee < filtee_names.size() && e->filtees[next_filtee].needed_before <= n; ++next_filtee) {
+        bool auxiliary = e->filtees[next_filtee].auxiliary;
+        Resolution r = resolve(filtee_names[next_filtee], obj);
+        int f = r.object;
+        if (f < 0) {
+          bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+          // A missing auxiliary object is ignored; only trace mode lists it (as a fake entry).
+          if (auxiliary && (fatal || !trace)) {
+            objects_[obj].deps.push_back(std::move(r));
+            continue;
+          }
+          if (!auxiliary) {
+            errors.push_back(resolution_error(r, obj, host_class_));
+            if (fatal) return stop(obj, std::move(r));
+          }
+          move_before(chain_, ListEntry{-1, r.name}, obj);
+        } else if (f != obj) {
+          auto pos = std::find(searchlist.begin(), searchlist.end(), f);
+          size_t p = static_cast<size_t>(pos - searchlist.begin());
+          if (pos == searchlist.end() || p > insert_at) {
+            if (pos != searchlist.end()) {
+              searchlist.erase(pos);
+              done.erase(done.begin() + static_cast<std::ptrdiff_t>(p));
+            }
+            searchlist.insert(searchlist.begin() + static_cast<std::ptrdiff_t>(insert_at), f);
+            done.insert(done.begin() + static_cast<std::ptrdiff_t>(insert_at), false);
+            ++insert_at;
+            mark(f);
+            auto c = std::find_if(chain_.begin(), chain_.end(), [&](const ListEntry& x) { return x.object == f; });
+            if (c != chain_.end()) chain_.erase(c);
+            move_before(chain_, ListEntry{f, {}}, obj);
+          }
+        }
+        objects_[obj].deps.push_back(std::move(r));
+      }
+      if (n == needed.size()) break;
+      Resolution r = resolve(needed[n], obj);
       if (r.object >= 0) {
         if (in_list.size() < objects_.size()) in_list.resize(objects_.size(), false);
         if (!in_list[r.object]) {
-          in_list[r.object] = true;
+          mark(r.object);
           searchlist.push_back(r.object);
+          done.push_back(false);
         }
       } else {
-        LoadError err;
-        err.object = obj;
-        err.library = name;
-        const std::string& last = r.attempts.empty() ? std::string() : r.attempts.back().outcome;
-        bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
-        bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
-          return a.outcome.rfind("wrong ELF class", 0) == 0;
-        });
-        if (fatal) {
-          err.kind = LoadError::Kind::kInvalidElf;
-          err.message = last;
-        } else if (other_class) {
-          err.kind = LoadError::Kind::kWrongElfClass;
-          err.message = name + ": wrong ELF class: " + elf::elf_class_name(host_class_ == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-        } else {
-          err.kind = LoadError::Kind::kMissingLibrary;
-          err.message = name + ": cannot open shared object file: No such file or directory";
-        }
-        errors.push_back(err);
-        if (fatal) {
-          // open_verify's errors end ld.so even in trace mode (_dl_signal_error, not a fake
-          // entry): nothing more is mapped and no listing is printed.
-          fatal_ = true;
-          objects_[obj].deps.push_back(std::move(r));
-          objects_[root].searchlist = searchlist;
-          return searchlist;
-        }
-        chain_.push_back({-1, name});  // trace mode's fake entry, printed "=> not found"
+        errors.push_back(resolution_error(r, obj, host_class_));
+        if (errors.back().kind == LoadError::Kind::kInvalidElf) return stop(obj, std::move(r));
+        chain_.push_back({-1, r.name});  // trace mode's fake entry, printed "=> not found"
       }
       objects_[obj].deps.push_back(std::move(r));
     }
+    // Without filtees the walk moves on; with them it goes on at the first one.
+    if (insert_at == i) ++i;
   }
   objects_[root].searchlist = searchlist;
   return searchlist;
@@ -420,7 +488,7 @@ bool Process::load_main(const std::string& path) {
     objects_[interpreter_].names.push_back(interp.substr(interp.rfind('/') + 1));
 
   std::vector<LoadError> missing, versions, symbols;
-  std::vector<int> searchlist = map_deps(main, missing);
+  std::vector<int> searchlist = map_deps(main, missing, /*trace=*/true);
   global_scope_ = searchlist;
   if (fatal_) {
     errors_ = missing;
@@ -466,7 +534,7 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
 
   int root = r.object;
   std::vector<LoadError> missing, versions, symbols;
-  std::vector<int> searchlist = map_deps(root, missing);
+  std::vector<int> searchlist = map_deps(root, missing, /*trace=*/false);
   for (size_t i = first_new; i < objects_.size(); ++i) {
     objects_[i].local_root = root;
     result.new_objects.push_back(static_cast<int>(i));
@@ -495,8 +563,11 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
 std::vector<Process::ListEntry> Process::list_order() const {
   std::vector<ListEntry> out;
   if (fatal_) return out;  // ld.so died before printing anything
-  for (const ListEntry& e : chain_)
-    if (e.object != 0 && e.object != interpreter_) out.push_back(e);
+  // The listing walks the chain from main->l_next (rtld.c), so the main program's own filtees
+  // and auxiliary objects, which dl-deps.c links in before it, are not printed.
+  auto main_at = std::find_if(chain_.begin(), chain_.end(), [](const ListEntry& e) { return e.object == 0; });
+  for (auto it = main_at == chain_.end() ? chain_.begin() : main_at + 1; it != chain_.end(); ++it)
+    if (it->object != interpreter_) out.push_back(*it);
   if (objects_.empty()) return out;
   // ld.so goes back into the chain right after the object before it in main's searchlist.
   const std::vector<int>& sl = objects_[0].searchlist;

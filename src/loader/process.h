@@ -127,7 +127,8 @@ class Process {
   bool is_directory(const std::string& dir) const;
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
 
-  std::vector<int> map_deps(int root, std::vector<LoadError>& errors);
+  // `trace`: ldd's trace mode (load_main), in which a missing auxiliary object is listed.
+  std::vector<int> map_deps(int root, std::vector<LoadError>& errors, bool trace);
   void check_versions(int object, std::vector<LoadError>& errors);
   void bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors);
   std::vector<int> scope_of(int object) const;

@@ -441,3 +441,48 @@ TEST_F(LoaderFixture, SymlinkLoopStopsTheSearchList) {
 
 }  // namespace
 }  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+// DT_FILTER (-F) and DT_AUXILIARY (-f) objects are loaded before the object that names them, in
+// the list and in the l_next chain; a missing auxiliary object is ignored (trace mode lists it),
+// a missing filtee is an error.
+TEST_F(LoaderFixture, FiltersAndAuxiliaryObjects) {
+  const std::string fx = "int fx(void){return 1;}";
+  lib("f/libfiltee.so", fx);
+  lib("f/libaux.so", fx);
+  lib("f/libflt.so", fx, "-Wl,-soname,libflt.so -Wl,-F,libfiltee.so");
+  lib("f/libax.so", fx, "-Wl,-soname,libax.so -Wl,-f,libaux.so -Wl,-f,libmissingaux.so");
+  std::string top = lib("libtop.so", "int fx(void); int top(void){return fx();}",
+                        "-Wl,--no-as-needed -L" + tmp / "f" + " -lax -lflt -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "f");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+  EXPECT_NE(envdoctor_ldd(top).out.find("libaux.so"), std::string::npos);
+  fs::rename(tmp / "f/libaux.so", tmp / "f/libaux.so.gone");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+  fs::rename(tmp / "f/libfiltee.so", tmp / "f/libfiltee.so.gone");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+// The main program's own auxiliary object goes before it in the chain, which the listing starts
+// after: ldd does not list it, found or not (libnvtx3interop.so.1 of CUDA 13 names an auxiliary
+// "visibility=hidden", a compiler flag that reached the linker as -f).
+TEST_F(LoaderFixture, AuxiliaryObjectOfTheMainProgramIsNotListed) {
+  lib("f/libaux.so", "int fx(void){return 1;}");
+  std::string top = lib("libtop.so", "int top(void){return 1;}",
+                        "-Wl,-f,libaux.so -Wl,-f,visibility=hidden -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "f");
+  expect_same_listing(top);
+  expect_same_dlopen(top);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
