@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer target of BUILD_DIR for SECONDS each, starting from its seed corpus
 # fuzz/corpus/<target>/ (copied to a temporary directory, so the repository never receives new
-# inputs). Exits non-zero as soon as a target crashes, leaks, times out or runs out of memory,
-# after printing the reproducer's path and keeping it under $FUZZ_ARTIFACTS (default
+# inputs). Every target runs; the script exits non-zero if any crashed, leaked, timed out or ran
+# out of memory, after printing each reproducer's path (kept under $FUZZ_ARTIFACTS, default
 # BUILD_DIR/fuzz-artifacts).
 #   usage: fuzz/run.sh BUILD_DIR SECONDS
 set -euo pipefail
@@ -28,6 +28,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
+failed=()
 for target in "${targets[@]}"; do
   [[ -x $target ]] || continue
   name=$(basename "$target")
@@ -44,9 +45,14 @@ for target in "${targets[@]}"; do
     tail -n 25 "$work/$name.log" >&2
     echo "fuzz: $name FAILED; reproducer(s) in $artifacts:" >&2
     ls "$artifacts" | grep "^$name-" >&2 || true
-    exit 1
+    failed+=("$name")
+    continue
   fi
   grep -E "^stat::(number_of_executed_units|new_units_added)" "$work/$name.log" | tr '\n' ' '
   echo
 done
+if ((${#failed[@]} > 0)); then
+  echo "fuzz: ${#failed[@]} of ${#targets[@]} targets failed: ${failed[*]}" >&2
+  exit 1
+fi
 echo "fuzz: all ${#targets[@]} targets ran ${seconds}s each without a failure"
