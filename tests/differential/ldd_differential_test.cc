@@ -6,6 +6,9 @@
 // referee itself cannot list (ld.so refuses them, e.g. ld.so itself or objects without a
 // dynamic section) are skipped and counted.
 //
+// The errors `ldd -r` prints (unbound symbols, missing versions) must agree too, as sets of
+// lines over all compared files.
+//
 // The referee runs two at a time; envdoctor runs once over all files, as a user would run it.
 // Set ENVDOCTOR_DIFFERENTIAL_DIRS (':'-separated) to compare other directories.
 #include <unistd.h>
@@ -15,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <mutex>
 #include <sstream>
@@ -150,6 +154,41 @@ TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
   RecordProperty("agreed", static_cast<int>(agreed));
   RecordProperty("skipped", static_cast<int>(skipped));
   EXPECT_EQ(agreed, compared) << disagreements;
+
+  // The errors `ldd -r` reports (the referee runs with LD_WARN and LD_BIND_NOW): unbound
+  // symbols, "undefined symbol: NAME\t(OBJECT)", and missing versions, "FILE: PROVIDER: version
+  // `V' not found (required by X)". envdoctor prints them for all files on one stderr, so the
+  // comparison is of the two sets of lines over the compared files. Sets, not multisets: ld.so
+  // prints an unbound symbol once per run of relocations that miss its one-entry lookup cache
+  // (RESOLVE_MAP: same symbol, same type class), so a symbol with an R_X86_64_64 and a
+  // JUMP_SLOT relocation is printed twice (libsystemd-core-252.so's config_parse_path); envdoctor
+  // names each unbound symbol of an object once.
+  auto error_lines = [](const std::string& text, std::vector<std::string>& out) {
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      if (line.rfind("undefined symbol: ", 0) == 0 ||
+          (line.find(": version `") != std::string::npos && line.find("weak version `") == std::string::npos))
+        out.push_back(line);
+  };
+  std::vector<std::string> want_errors, got_errors;
+  for (size_t i = 0; i < files.size(); ++i)
+    if (want[i].status == 0 && !want[i].out.empty()) error_lines(want[i].err, want_errors);
+  error_lines(got.err, got_errors);
+  for (auto* v : {&want_errors, &got_errors}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  std::vector<std::string> only_want, only_got;
+  std::set_difference(want_errors.begin(), want_errors.end(), got_errors.begin(), got_errors.end(),
+                      std::back_inserter(only_want));
+  std::set_difference(got_errors.begin(), got_errors.end(), want_errors.begin(), want_errors.end(),
+                      std::back_inserter(only_got));
+  std::cout << "differential: " << want_errors.size() << " distinct error lines from ld.so (ldd -r), "
+            << got_errors.size() << " from envdoctor\n";
+  std::string diff;
+  for (size_t k = 0; k < only_want.size() && k < 20; ++k) diff += "  only ld.so:     " + only_want[k] + "\n";
+  for (size_t k = 0; k < only_got.size() && k < 20; ++k) diff += "  only envdoctor: " + only_got[k] + "\n";
+  EXPECT_TRUE(only_want.empty() && only_got.empty()) << diff;
   EXPECT_GT(compared, 0u);
 }
 
