@@ -262,6 +262,7 @@ bool Wheel::load_metadata(std::string* error) {
     metadata_.problems.push_back(dist_info_ + "/RECORD is missing");
   }
   check_record();
+  check_data_dir();
   return true;
 }
 
@@ -277,6 +278,16 @@ void Wheel::check_record() {
   for (const WheelMember& m : members_)
     if (!m.is_directory && !listed.count(m.name) && !unlisted_ok.count(m.name))
       metadata_.problems.push_back("'" + m.name + "' is not in RECORD");
+}
+
+void Wheel::check_data_dir() {
+  // pip's install_wheel raises "Unknown scheme key used in ..." for anything else.
+  std::string data = data_dir() + "/";
+  InstallScheme probe{"/purelib", "/platlib", "/scripts", "/headers", "/data"};
+  for (const WheelMember& m : members_)
+    if (!m.is_directory && m.name.starts_with(data) && !install_path(m, probe))
+      metadata_.problems.push_back("'" + m.name + "' is in no scheme of " + data + " (purelib, platlib, scripts, "
+                                   "headers, data): pip refuses the wheel");
 }
 
 std::optional<fs::path> Wheel::install_path(const WheelMember& member, const InstallScheme& scheme) const {

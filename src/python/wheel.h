@@ -111,6 +111,7 @@ class Wheel {
   bool load(std::string* error);
   bool load_metadata(std::string* error);
   void check_record();
+  void check_data_dir();
   const WheelMember* find(std::string_view name) const;
 
   fs::path path_;

@@ -129,11 +129,14 @@ TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
 TEST_F(WheelTest, RecordMismatchesAreProblems) {
   std::string path = test::make_wheel(tmp.path().string(),
                                       {{"name", "demo"}, {"version", "1.0"}, {"files", {{"demo.py", "\n"}}},
-                                       {"raw", {{"demo/smuggled.py", "x"}}}});
+                                       {"raw", {{"demo/smuggled.py", "x"}, {"demo-1.0.data/weird/x", "y"}}}});
   std::string error;
   auto wheel = Wheel::open(path, &error);
   ASSERT_TRUE(wheel) << error;
-  EXPECT_EQ(wheel->metadata().problems, (std::vector<std::string>{"'demo/smuggled.py' is not in RECORD"}));
+  EXPECT_EQ(wheel->metadata().problems,
+            (std::vector<std::string>{"'demo-1.0.data/weird/x' is not in RECORD", "'demo/smuggled.py' is not in RECORD",
+                                      "'demo-1.0.data/weird/x' is in no scheme of demo-1.0.data/ (purelib, platlib, "
+                                      "scripts, headers, data): pip refuses the wheel"}));
 }
 
 TEST_F(WheelTest, HostileArchivesAreRefused) {
