@@ -5,6 +5,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "checks/cuda_checks.h"
 #include "checks/environment.h"
 #include "checks/knowledge.h"
 #include "checks/library_checks.h"
@@ -35,18 +36,24 @@ int run_check(const CheckOptions& options) {
     std::cerr << "envdoctor: --no-exec needs --prefix DIR (the environment to read without running it)\n";
     return 2;
   }
+  std::string error;
+  std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
+  if (!gpu_target) {
+    std::cerr << "envdoctor: " << error << "\n";
+    return 2;
+  }
   checks::EnvironmentOptions env_options;
   env_options.python = options.python;
   env_options.prefix = options.prefix;
   env_options.ld_library_path = options.loader.ld_library_path;
-  std::string error;
   std::unique_ptr<checks::Environment> env = checks::build_environment(env_options, &error);
   if (!env) {
     std::cerr << "envdoctor: " << error << "\n";
     return 2;
   }
   auto knowledge = checks::Knowledge::load(cuda::default_data_dir(), &error);
-  if (!knowledge) {
+  auto tables = knowledge ? cuda::load_cuda_tables(cuda::default_data_dir(), &error) : std::nullopt;
+  if (!knowledge || !tables) {
     std::cerr << "envdoctor: " << error << "\n";
     return 2;
   }
@@ -55,6 +62,8 @@ int run_check(const CheckOptions& options) {
   checks::LoadCheckResult loads = checks::check_loads(*env, *knowledge);
   findings.insert(findings.end(), loads.findings.begin(), loads.findings.end());
   for (checks::Finding& f : checks::check_duplicate_libraries(*env, loads.resolutions)) findings.push_back(std::move(f));
+  checks::CudaCheckResult gpu = checks::check_cuda(*env, checks::index_cuda(*env, *knowledge, loads.resolutions), *tables, *gpu_target);
+  findings.insert(findings.end(), gpu.findings.begin(), gpu.findings.end());
   checks::sort_and_dedupe(findings);
 
   report::Report r;
@@ -65,6 +74,7 @@ int run_check(const CheckOptions& options) {
   r.elf_files = env->elf_files.size();
   r.findings = std::move(findings);
   for (const std::string& p : env->inventory.problems) r.notes.push_back(p);
+  r.notes.insert(r.notes.end(), gpu.notes.begin(), gpu.notes.end());
   if (options.json) {
     std::cout << report::render_json(r);
   } else {

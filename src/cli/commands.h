@@ -21,10 +21,22 @@ struct CheckOptions {
   LoaderOptions loader;
   bool verify_hashes = false;
   bool json = false;
+  std::vector<std::string> gpus;  // --gpu sm_XX (repeatable): else this machine's GPUs
+  std::string driver;             // --driver VERSION: else this machine's driver
+};
+
+struct CudaCommandOptions {
+  std::string python;  // --python EXE
+  std::string prefix;  // --prefix DIR
+  LoaderOptions loader;
+  std::vector<std::string> gpus;
+  std::string driver;
+  bool json = false;
 };
 
 int run_check(const CheckOptions& options);
 int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
+int run_cuda(const CudaCommandOptions& options);
 
 }  // namespace envdoctor::cli

@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
   check->add_flag("--json", check_options.json, "JSON on stdout (DESIGN.md's schema)");
+  check->add_option("--gpu", check_options.gpus, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
+  check->add_option("--driver", check_options.driver, "check CUDA runtimes against this driver version (default: this machine's)");
   add_loader_options(check);
 
   std::vector<std::string> files;
@@ -38,6 +40,15 @@ int main(int argc, char** argv) {
   add_loader_options(tree);
   tree->add_option("FILE", files, "ELF files")->required();
 
+  CudaCommandOptions cuda_options;
+  CLI::App* cuda = app.add_subcommand("cuda", "driver, GPUs, CUDA runtimes, and which packages use which");
+  cuda->add_option("--python", cuda_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  cuda->add_option("--prefix", cuda_options.prefix, "an environment's prefix, read without running anything");
+  cuda->add_option("--gpu", cuda_options.gpus, "show coverage for this GPU instead of this machine's (repeatable)");
+  cuda->add_option("--driver", cuda_options.driver, "take this driver version instead of this machine's");
+  cuda->add_flag("--json", cuda_options.json, "JSON on stdout");
+  add_loader_options(cuda);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -45,7 +56,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  for (CLI::App* cmd : {check, ldd, tree}) {
+  for (CLI::App* cmd : {check, ldd, tree, cuda}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
   if (!loader.ld_library_path) {
@@ -54,6 +65,10 @@ int main(int argc, char** argv) {
   if (check->parsed()) {
     check_options.loader = loader;
     return run_check(check_options);
+  }
+  if (cuda->parsed()) {
+    cuda_options.loader = loader;
+    return run_cuda(cuda_options);
   }
   if (ldd->parsed()) return run_ldd(loader, files);
   if (tree->parsed()) return run_tree(loader, files);
