@@ -27,26 +27,32 @@ OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
     for (const RecordEntry& e : d.record) add_owner(by_path_[e.resolved.string()], &d);
 }
 
+std::string OwnershipIndex::canonical_dir(const std::string& dir) const {
+  auto [it, fresh] = canonical_dirs_.try_emplace(dir);
+  if (fresh) {
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(dir, ec);
+    it->second = ec ? dir : canonical.string();
+  }
+  return it->second;
+}
+
 const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& path) const {
   fs::path normal = path.lexically_normal();
   if (auto it = by_path_.find(normal.string()); it != by_path_.end()) return it->second;
+  // The checks ask from several threads; the canonical maps are built on first need.
+  std::lock_guard lock(mu_);
   if (!canonical_built_) {
     // One realpath per directory, not per file: environments hold 10^5 files in 10^4 dirs.
-    std::unordered_map<std::string, std::string> canonical_dirs;
     for (const auto& [p, owners] : by_path_) {
-      fs::path path(p);
-      auto [it, fresh] = canonical_dirs.try_emplace(path.parent_path().string());
-      if (fresh) {
-        std::error_code ec;
-        fs::path dir = fs::weakly_canonical(path.parent_path(), ec);
-        it->second = ec ? path.parent_path().string() : dir.string();
-      }
-      std::string key = (fs::path(it->second) / path.filename()).string();
+      fs::path owned(p);
+      std::string key = (fs::path(canonical_dir(owned.parent_path().string())) / owned.filename()).string();
       for (const Distribution* d : owners) add_owner(by_canonical_[key], d);
     }
     canonical_built_ = true;
   }
-  if (auto it = by_canonical_.find(canonical_owner_key(normal)); it != by_canonical_.end()) return it->second;
+  std::string key = (fs::path(canonical_dir(normal.parent_path().string())) / normal.filename()).string();
+  if (auto it = by_canonical_.find(key); it != by_canonical_.end()) return it->second;
   return kNoOwners;
 }
 

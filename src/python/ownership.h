@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <string>
+#include <mutex>
 #include <unordered_map>
 #include <vector>
 
@@ -35,6 +36,9 @@ class OwnershipIndex {
   std::unordered_map<std::string, std::vector<const Distribution*>> by_path_;
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
   mutable bool canonical_built_ = false;
+  mutable std::unordered_map<std::string, std::string> canonical_dirs_;  // directory -> realpath
+  mutable std::mutex mu_;  // guards the three members above
+  std::string canonical_dir(const std::string& dir) const;  // holds mu_
 };
 
 // The directory part resolved through symlinks (when it exists), the last component kept:
