@@ -5,12 +5,10 @@
 #include <cstring>
 #include <iostream>
 
-#include "checks/cuda_checks.h"
 #include "checks/environment.h"
 #include "checks/knowledge.h"
-#include "checks/library_checks.h"
-#include "checks/load_checks.h"
-#include "checks/record_checks.h"
+#include "checks/run.h"
+#include "checks/simulation.h"
 #include "cli/commands.h"
 #include "cuda/tables.h"
 #include "report/report.h"
@@ -58,13 +56,26 @@ int run_check(const CheckOptions& options) {
     return 2;
   }
 
-  std::vector<checks::Finding> findings = checks::check_records(*env, *knowledge, options.verify_hashes);
-  checks::LoadCheckResult loads = checks::check_loads(*env, *knowledge);
-  findings.insert(findings.end(), loads.findings.begin(), loads.findings.end());
-  for (checks::Finding& f : checks::check_duplicate_libraries(*env, loads.resolutions)) findings.push_back(std::move(f));
-  checks::CudaCheckResult gpu = checks::check_cuda(*env, checks::index_cuda(*env, *knowledge, loads.resolutions), *tables, *gpu_target);
-  findings.insert(findings.end(), gpu.findings.begin(), gpu.findings.end());
-  checks::sort_and_dedupe(findings);
+  checks::CheckSettings settings;
+  settings.verify_hashes = options.verify_hashes;
+  settings.gpu = *gpu_target;
+  checks::CheckRun run = checks::run_checks(*env, *knowledge, *tables, settings);
+
+  bool simulating = !options.without.empty() || !options.with.empty();
+  if (simulating) {
+    // The environment as pip would leave it, checked the same way; what the change brings is new.
+    checks::Changes changes{options.without, options.with, options.verify_hashes};
+    std::vector<checks::Finding> change_findings;
+    if (!checks::apply_changes(*env, changes, &change_findings, &error)) {
+      std::cerr << "envdoctor: " << error << "\n";
+      return 2;
+    }
+    checks::CheckRun after = checks::run_checks(*env, *knowledge, *tables, settings);
+    after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
+    checks::mark_new(run.findings, after.findings);
+    checks::sort_and_dedupe(after.findings);
+    run = std::move(after);
+  }
 
   report::Report r;
   r.python = env->python.executable;
@@ -72,9 +83,8 @@ int run_check(const CheckOptions& options) {
   r.site_packages = env->inventory.site_dirs;
   r.packages = env->inventory.distributions.size();
   r.elf_files = env->elf_files.size();
-  r.findings = std::move(findings);
-  for (const std::string& p : env->inventory.problems) r.notes.push_back(p);
-  r.notes.insert(r.notes.end(), gpu.notes.begin(), gpu.notes.end());
+  r.findings = std::move(run.findings);
+  r.notes = std::move(run.notes);
   if (options.json) {
     std::cout << report::render_json(r);
   } else {
@@ -83,7 +93,11 @@ int run_check(const CheckOptions& options) {
     std::cout << report::render_text(r, text);
   }
   std::cout.flush();
-  return r.errors() ? 1 : 0;
+  // Under simulation only the errors the change introduces decide the status.
+  size_t deciding = 0;
+  for (const checks::Finding& f : r.findings)
+    deciding += f.severity == checks::Severity::kError && (!simulating || f.is_new);
+  return deciding ? 1 : 0;
 }
 
 }  // namespace envdoctor::cli

@@ -21,6 +21,8 @@ struct CheckOptions {
   LoaderOptions loader;
   bool verify_hashes = false;
   bool json = false;
+  std::vector<std::string> without;  // --without PKG: as pip uninstall would leave it
+  std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
   std::vector<std::string> gpus;  // --gpu sm_XX (repeatable): else this machine's GPUs
   std::string driver;             // --driver VERSION: else this machine's driver
 };
@@ -35,6 +37,7 @@ struct CudaCommandOptions {
 };
 
 int run_check(const CheckOptions& options);
+int run_why(const CheckOptions& options, const std::string& name);
 int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);

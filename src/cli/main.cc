@@ -29,7 +29,17 @@ int main(int argc, char** argv) {
   check->add_flag("--json", check_options.json, "JSON on stdout (DESIGN.md's schema)");
   check->add_option("--gpu", check_options.gpus, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
   check->add_option("--driver", check_options.driver, "check CUDA runtimes against this driver version (default: this machine's)");
+  check->add_option("--without", check_options.without, "check the environment as `pip uninstall PKG` would leave it (repeatable)");
+  check->add_option("--with", check_options.with, "check the environment as `pip install WHEEL` would leave it (repeatable)");
   add_loader_options(check);
+
+  std::string why_name;
+  CheckOptions why_options;
+  CLI::App* why = app.add_subcommand("why", "a SONAME, path or package: who needs it, where it resolves and why, who owns it");
+  why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required();
+  why->add_option("--python", why_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  why->add_option("--prefix", why_options.prefix, "an environment's prefix, read without running anything");
+  add_loader_options(why);
 
   std::vector<std::string> files;
   CLI::App* ldd = app.add_subcommand("ldd", "the loader model on single files, in ldd's format");
@@ -56,11 +66,15 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  for (CLI::App* cmd : {check, ldd, tree, cuda}) {
+  for (CLI::App* cmd : {check, why, ldd, tree, cuda}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
   if (!loader.ld_library_path) {
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
+  }
+  if (why->parsed()) {
+    why_options.loader = loader;
+    return run_why(why_options, why_name);
   }
   if (check->parsed()) {
     check_options.loader = loader;

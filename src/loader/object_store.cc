@@ -6,9 +6,12 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <filesystem>
 #include <vector>
 
 namespace envdoctor::loader {
+
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -63,60 +66,86 @@ std::string ObjectStore::host_path(const std::string& path) const {
   return resolve_in_root(root_, path);
 }
 
+std::string ObjectStore::simulation_key(const std::string& path) {
+  // Callers hold mu_. The loader spells one file many ways ("lib/../x/libfoo.so", a symlinked
+  // directory): a simulated change is keyed by the path with every existing component resolved.
+  auto it = keys_.find(path);
+  if (it != keys_.end()) return it->second;
+  std::error_code ec;
+  fs::path canonical = fs::weakly_canonical(host_path(path), ec);
+  std::string key = ec ? path : canonical.string();
+  keys_.emplace(path, key);
+  return key;
+}
+
 void ObjectStore::add_overlay(const std::string& path, std::shared_ptr<const MappedFile> file) {
   std::lock_guard lock(mu_);
-  overlays_[path] = std::move(file);
-  removed_.erase(path);
-  retire(path);
+  std::string key = simulation_key(path);
+  overlays_[key] = std::move(file);
+  removed_.erase(key);
+  retire(key);
 }
 
 void ObjectStore::add_removal(const std::string& path) {
   std::lock_guard lock(mu_);
-  removed_[path] = true;
-  overlays_.erase(path);
-  retire(path);
+  std::string key = simulation_key(path);
+  removed_[key] = true;
+  overlays_.erase(key);
+  retire(key);
 }
 
-void ObjectStore::retire(const std::string& path) {
+void ObjectStore::retire(const std::string& key) {
   // Kept alive, not freed: the BindingCache remembers providers by address, and a freed
   // ElfFile's address could come back as another file's.
-  auto it = cache_.find(path);
-  if (it == cache_.end()) return;
+  auto it = simulated_.find(key);
+  if (it == simulated_.end()) return;
   retired_.push_back(std::move(it->second));
-  cache_.erase(it);
+  simulated_.erase(it);
 }
 
 std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
+  std::string key;
   {
     std::lock_guard lock(mu_);
-    auto it = cache_.find(path);
-    if (it != cache_.end()) return it->second;
+    if (!overlays_.empty() || !removed_.empty()) {
+      key = simulation_key(path);
+      if (removed_.count(key) || overlays_.count(key)) {
+        auto it = simulated_.find(key);
+        if (it != simulated_.end()) return it->second;
+      } else {
+        key.clear();
+      }
+    }
+    if (key.empty()) {
+      auto it = cache_.find(path);
+      if (it != cache_.end()) return it->second;
+    }
   }
   // Parsing happens outside the lock; two threads may parse one file at once, and the first
   // result stored wins. Both are identical.
-  auto result = open_uncached(path);
+  auto result = open_uncached(path, key);
   std::lock_guard lock(mu_);
-  auto [it, inserted] = cache_.emplace(path, result);
+  auto [it, inserted] = key.empty() ? cache_.emplace(path, result) : simulated_.emplace(key, result);
   return it->second;
 }
 
-std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path) {
+std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path, const std::string& key) {
   auto result = std::make_shared<OpenResult>();
   std::shared_ptr<const MappedFile> file;
-  {
+  if (!key.empty()) {
     std::lock_guard lock(mu_);
-    if (removed_.count(path)) {
+    if (removed_.count(key)) {
       result->status = OpenResult::Status::kMissing;
       result->errnum = ENOENT;
       result->error = std::strerror(ENOENT);
       return result;
     }
-    auto it = overlays_.find(path);
+    auto it = overlays_.find(key);
     if (it != overlays_.end()) file = it->second;
   }
   if (file) {
     // A file that is not on disk: give it an identity no disk file has.
-    result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(path))};
+    result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(key))};
   } else {
     std::string host = host_path(path);
     struct stat st;

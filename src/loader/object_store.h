@@ -61,15 +61,20 @@ class ObjectStore {
   BindingCache& bindings() { return bindings_; }
 
  private:
-  std::shared_ptr<const OpenResult> open_uncached(const std::string& path);
-  void retire(const std::string& path);  // callers hold mu_
+  std::shared_ptr<const OpenResult> open_uncached(const std::string& path, const std::string& key);
+  std::string simulation_key(const std::string& path);  // callers hold mu_
+  void retire(const std::string& key);                  // callers hold mu_
 
   std::string root_;
   BindingCache bindings_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;
+  std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;  // by path as spelled
+  // A simulated change, by simulation_key: files laid in, files taken away, and what opening
+  // them gave.
   std::unordered_map<std::string, std::shared_ptr<const MappedFile>> overlays_;
   std::unordered_map<std::string, bool> removed_;
+  std::unordered_map<std::string, std::shared_ptr<const OpenResult>> simulated_;
+  std::unordered_map<std::string, std::string> keys_;  // path -> simulation_key
   std::vector<std::shared_ptr<const OpenResult>> retired_;
 };
 

@@ -1,0 +1,24 @@
+#include "checks/run.h"
+
+#include "checks/library_checks.h"
+#include "checks/load_checks.h"
+#include "checks/record_checks.h"
+
+namespace envdoctor::checks {
+
+CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                    const CheckSettings& settings) {
+  CheckRun run;
+  run.findings = check_records(env, knowledge, settings.verify_hashes);
+  LoadCheckResult loads = check_loads(env, knowledge);
+  run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
+  for (Finding& f : check_duplicate_libraries(env, loads.resolutions)) run.findings.push_back(std::move(f));
+  CudaCheckResult gpu = check_cuda(env, index_cuda(env, knowledge, loads.resolutions), tables, settings.gpu);
+  run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
+  sort_and_dedupe(run.findings);
+  run.notes = env.inventory.problems;
+  run.notes.insert(run.notes.end(), gpu.notes.begin(), gpu.notes.end());
+  return run;
+}
+
+}  // namespace envdoctor::checks

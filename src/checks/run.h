@@ -1,0 +1,29 @@
+// The checks stage as a whole: every family of checks over one environment, findings sorted
+// and de-duplicated. `check` runs it once, or twice around a simulated change.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "checks/cuda_checks.h"
+#include "checks/environment.h"
+#include "checks/finding.h"
+#include "checks/knowledge.h"
+#include "cuda/tables.h"
+
+namespace envdoctor::checks {
+
+struct CheckSettings {
+  bool verify_hashes = false;
+  CudaTarget gpu;
+};
+
+struct CheckRun {
+  std::vector<Finding> findings;
+  std::vector<std::string> notes;  // what was not checked, and why
+};
+
+CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                    const CheckSettings& settings);
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,206 @@
+// `check --without PKG` and `check --with WHEEL` against the referee: each simulation is then
+// performed for real with pip on the same venv, and the prediction is compared with what pip
+// did (the findings of a plain check afterwards) and with real imports.
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+// The findings of a report without the "new" mark, as comparable strings.
+std::multiset<std::string> plain(const json& report) {
+  std::multiset<std::string> out;
+  for (json f : report["findings"]) {
+    f.erase("new");
+    out.insert(f.dump());
+  }
+  return out;
+}
+
+std::vector<json> new_findings(const json& report) {
+  std::vector<json> out;
+  for (const json& f : report["findings"])
+    if (f["new"] == true) out.push_back(f);
+  return out;
+}
+
+std::set<std::string> files_under(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (!e.is_directory() && e.path().string().find("__pycache__") == std::string::npos)
+      out.insert(fs::relative(e.path(), dir).string());
+  return out;
+}
+
+class SimulateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc") || !have_tool("python3")) GTEST_SKIP() << "needs gcc and python3";
+    if (run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs pip";
+    include_ = python_include();
+    suffix_ = ext_suffix();
+    if (!fs::exists(include_ + "/Python.h")) GTEST_SKIP() << "needs Python.h";
+    fs::create_directories(tmp_ / "wheels");
+  }
+  void build_ext(const std::string& path, const std::string& module, const std::string& decl, const std::string& call,
+                 const std::string& flags) {
+    build_shared(path, extension_source(module, decl, call), "-I" + quote(include_) + " " + flags, tmp_);
+  }
+  std::string wheel(json spec) { return make_wheel(tmp_ / "wheels", std::move(spec)); }
+  std::string platlib_wheel(const std::string& name, const std::string& version, json paths, json files = json::object(),
+                            json requires_dist = json::array()) {
+    return wheel({{"name", name}, {"version", version}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                  {"paths", paths}, {"files", files}, {"requires", requires_dist}});
+  }
+
+  TempDir tmp_;
+  std::string include_, suffix_;
+};
+
+// Uninstalling one of two owners of a library file that a torch-like package needs: the
+// prediction equals what a plain check says after the real `pip uninstall`, and pip removed
+// exactly the files the simulation removed.
+TEST_F(SimulateTest, WithoutOneOfTwoOwners) {
+  std::string lib = tmp_ / "build/libfakecudnn.so.9";
+  build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp_);
+  std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
+  build_ext(ext, "_C", "int cudnn_fn(void);", "cudnn_fn()", quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'");
+  auto owner = [&](const std::string& name) {
+    return platlib_wheel(name, "9.1", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}});
+  };
+  std::string torch = platlib_wheel("faketorch", "2.0", {{"faketorch/_C" + suffix_, ext}},
+                                    {{"faketorch/__init__.py", ""}}, {"fake-cudnn-cu13"});
+  Venv venv(tmp_, "v");
+  venv.install({owner("fake-cudnn-cu12"), owner("fake-cudnn-cu13"), torch});
+
+  int status = -1;
+  json predicted = venv.check(&status, "--without fake-cudnn-cu12");
+  EXPECT_EQ(status, 1) << predicted.dump(1);
+  auto fresh = new_findings(predicted);
+  std::set<std::string> codes;
+  for (const json& f : fresh) codes.insert(f["code"]);
+  EXPECT_EQ(codes, (std::set<std::string>{"missing-library", "record-missing-file"})) << predicted.dump(1);
+  // The warning about the shared file was there before and is gone after: not new.
+  for (const json& f : predicted["findings"]) EXPECT_NE(f["code"], "file-owned-twice");
+
+  std::set<std::string> before = files_under(venv.site());
+  venv.uninstall("fake-cudnn-cu12");
+  std::set<std::string> after = files_under(venv.site());
+  std::set<std::string> removed;
+  for (const std::string& f : before)
+    if (!after.count(f)) removed.insert(f);
+  EXPECT_TRUE(removed.count("fakenv/cudnn/lib/libfakecudnn.so.9")) << "pip kept the shared file";
+
+  json real = venv.check(&status);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(plain(predicted), plain(real)) << "predicted:\n" << predicted.dump(1) << "\nreal:\n" << real.dump(1);
+  for (const json& f : fresh)
+    if (f["code"] == "missing-library") EXPECT_EQ(venv.import("faketorch._C"), f["message"].get<std::string>());
+}
+
+TEST_F(SimulateTest, WithoutAPackageNothingNeedsChangesNothing) {
+  std::string lonely = wheel({{"name", "leaf"}, {"version", "1.0"}, {"files", {{"leaf/__init__.py", "x = 1\n"}}}});
+  Venv venv(tmp_, "v");
+  venv.install({lonely});
+  int status = -1;
+  json predicted = venv.check(&status, "--without leaf");
+  EXPECT_EQ(status, 0) << predicted.dump(1);
+  EXPECT_TRUE(new_findings(predicted).empty()) << predicted.dump(1);
+  EXPECT_EQ(predicted["environment"]["packages"], 0);
+}
+
+TEST_F(SimulateTest, WithoutAPackageThatIsNotInstalledIsAnError) {
+  Venv venv(tmp_, "v");
+  CommandResult r = run(quote(envdoctor()) + " check --python " + quote(venv.python()) + " --without nosuchpkg");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("nosuchpkg is not installed"), std::string::npos) << r.err;
+}
+
+// A wheel that overwrites a library with a build lacking a symbol its consumer needs: the new
+// undefined symbol is predicted before pip runs, and the real install then fails the import
+// with the same words.
+TEST_F(SimulateTest, WithAWheelThatDropsASymbol) {
+  std::string v1 = tmp_ / "build/v1/libcore.so";
+  std::string v2 = tmp_ / "build/v2/libcore.so";
+  build_shared(v1, "int core_a(void) { return 1; } int core_b(void) { return 2; }", "-Wl,-soname,libcore.so", tmp_);
+  build_shared(v2, "int core_a(void) { return 1; }", "-Wl,-soname,libcore.so", tmp_);
+  std::string ext = tmp_ / ("build/user/_u" + suffix_);
+  build_ext(ext, "_u", "int core_b(void);", "core_b()", quote(v1) + " -Wl,-rpath,'$ORIGIN/../corepkg/lib'");
+  std::string core1 = platlib_wheel("corepkg", "1.0", {{"corepkg/lib/libcore.so", v1}}, {{"corepkg/__init__.py", ""}});
+  std::string core2 = platlib_wheel("corepkg", "2.0", {{"corepkg/lib/libcore.so", v2}}, {{"corepkg/__init__.py", ""}});
+  std::string user = platlib_wheel("userpkg", "1.0", {{"userpkg/_u" + suffix_, ext}}, {{"userpkg/__init__.py", ""}},
+                                   {"corepkg"});
+  Venv venv(tmp_, "v");
+  venv.install({core1, user});
+  EXPECT_EQ(venv.import("userpkg._u"), "");
+
+  int status = -1;
+  json predicted = venv.check(&status, "--with " + quote(core2));
+  EXPECT_EQ(status, 1) << predicted.dump(1);
+  auto fresh = new_findings(predicted);
+  ASSERT_EQ(fresh.size(), 1u) << predicted.dump(1);
+  EXPECT_EQ(fresh[0]["code"], "undefined-symbol");
+  EXPECT_EQ(fresh[0]["symbol"], "core_b");
+  EXPECT_EQ(fresh[0]["package"], "userpkg");
+
+  CommandResult r = run("python3 -m pip --python " + quote(venv.python()) +
+                        " install -q --no-index --no-deps --disable-pip-version-check " + quote(core2));
+  ASSERT_EQ(r.status, 0) << r.err;
+  json real = venv.check(&status);
+  EXPECT_EQ(plain(predicted), plain(real)) << "predicted:\n" << predicted.dump(1) << "\nreal:\n" << real.dump(1);
+  EXPECT_EQ(venv.import("userpkg._u"), fresh[0]["message"].get<std::string>());
+}
+
+// An extension wheel linked against libcudart.so.12 (versioned symbols, as the real one has)
+// into an environment whose torch-like package runs on the real libcudart.so.13: pip installs
+// it, the import fails. With a libcudart.so.12 -> libcudart.so.13 symlink "fix" in place, the
+// failure becomes a missing version, as the loader says.
+TEST_F(SimulateTest, WithAnExtensionForCuda12InACuda13Environment) {
+  const std::string real13 = "/usr/local/cuda/lib64/libcudart.so.13";
+  if (!fs::exists(real13)) GTEST_SKIP() << "needs " << real13;
+  std::string stub12 = tmp_ / "build/12/libcudart.so.12";
+  std::string script = tmp_.write("build/12/cudart.map", "libcudart.so.12 { global: cudaGetDeviceCount; local: *; };\n");
+  build_shared(stub12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }",
+               "-Wl,-soname,libcudart.so.12 -Wl,--version-script," + quote(script), tmp_);
+  std::string ext = tmp_ / ("build/mamba/_ssm" + suffix_);
+  build_ext(ext, "_ssm", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
+            quote(stub12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
+  std::string runtime13 = platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", real13}});
+  std::string mamba = platlib_wheel("mamba-ssm", "2.2.2", {{"mamba_ssm/_ssm" + suffix_, ext}},
+                                    {{"mamba_ssm/__init__.py", ""}}, {"nvidia-cuda-runtime"});
+  Venv venv(tmp_, "v");
+  venv.install({runtime13});
+
+  int status = -1;
+  json predicted = venv.check(&status, "--with " + quote(mamba));
+  EXPECT_EQ(status, 1) << predicted.dump(1);
+  auto fresh = new_findings(predicted);
+  ASSERT_EQ(fresh.size(), 1u) << predicted.dump(1);
+  EXPECT_EQ(fresh[0]["code"], "missing-library");
+  EXPECT_EQ(fresh[0]["library"], "libcudart.so.12");
+  EXPECT_NE(fresh[0]["hint"].get<std::string>().find("pip install nvidia-cuda-runtime-cu12"), std::string::npos)
+      << fresh[0]["hint"];
+  venv.install({mamba});
+  EXPECT_EQ(venv.import("mamba_ssm._ssm"), fresh[0]["message"].get<std::string>());
+
+  // The symlink "fix": the file name resolves now, the symbol version cannot.
+  fs::create_symlink("libcudart.so.13", venv.site() + "/nvidia/cu13/lib/libcudart.so.12");
+  json fixed = venv.check(&status);
+  EXPECT_EQ(status, 1) << fixed.dump(1);
+  std::vector<json> versions;
+  for (const json& f : fixed["findings"])
+    if (f["code"] == "missing-version") versions.push_back(f);
+  ASSERT_EQ(versions.size(), 1u) << fixed.dump(1);
+  EXPECT_EQ(versions[0]["version"], "libcudart.so.12");
+  EXPECT_NE(versions[0]["hint"].get<std::string>().find("is really libcudart.so.13"), std::string::npos)
+      << versions[0]["hint"];
+  EXPECT_EQ(venv.import("mamba_ssm._ssm"), versions[0]["message"].get<std::string>());
+}
+
+}  // namespace
+}  // namespace envdoctor::test
