@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Times `envdoctor check` on the benchmark environment (bench/make_env.py: a real venv with about
+# 2,000 ELF files under real RECORDs), with --verify-hashes, and under simulation (--without).
+#
+#   bash bench/check.sh [ENVDOCTOR] [RUNS]
+set -euo pipefail
+envdoctor=${1:-build/envdoctor}
+runs=${2:-5}
+command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing (bash scripts/install-deps.sh)" >&2; exit 2; }
+here=$(cd "$(dirname "$0")" && pwd)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+python3 "$here/make_env.py" "$work/env" 4
+py="$work/env/bin/python"
+site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+bytes=$(find "$site" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d", s}')
+echo "environment: $("$envdoctor" check --python "$py" | head -1); $((bytes / 1000000)) MB of files"
+echo
+hyperfine --style none --warmup 1 --runs "$runs" -i --export-markdown "$work/check.md" \
+  -n "check" "$envdoctor check --python $py" \
+  -n "check --without benchpkg0_3" "$envdoctor check --python $py --without benchpkg0_3" \
+  -n "check --verify-hashes" "$envdoctor check --verify-hashes --python $py" >/dev/null
+cat "$work/check.md"
+echo
+echo "single-core SHA-256 (OpenSSL EVP, 1 MiB blocks):"
+openssl speed -evp sha256 -bytes 1048576 -seconds 2 2>/dev/null | tail -1
