@@ -11,6 +11,7 @@
 #include <set>
 
 #include "checks/parallel.h"
+#include "elf/elf_types.h"
 #include "python/record.h"
 
 namespace envdoctor::checks {
@@ -44,12 +45,22 @@ bool may_be_loaded(const fs::directory_entry& e) {
 
 }  // namespace
 
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs) {
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const python::FileRoot& root) {
   std::set<std::string> roots(dirs.begin(), dirs.end());
-  std::vector<std::string> candidates;
+  struct Candidate {
+    std::string path;  // as the environment spells it (in-root under --root)
+    std::string host;  // where this machine reads it
+    bool operator<(const Candidate& o) const { return path < o.path; }
+    bool operator==(const Candidate& o) const { return path == o.path; }
+  };
+  std::vector<Candidate> candidates;
   for (const std::string& dir : dirs) {
+    // Under a root the walk starts at the directory resolved inside it; below that, links are
+    // not followed, so nothing leads out of the root.
+    std::string host_dir = root.host(dir);
+    auto spelled = [&](const fs::path& p) { return dir + p.string().substr(host_dir.size()); };
     std::error_code ec;
-    fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+    fs::recursive_directory_iterator it(host_dir, fs::directory_options::skip_permission_denied, ec), end;
     for (; !ec && it != end; it.increment(ec)) {
       const fs::directory_entry& e = *it;
       std::error_code sec;
@@ -57,25 +68,26 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs) {
       if (sec) continue;
       if (fs::is_directory(st)) {
         std::string name = e.path().filename().string();
+        std::string path = spelled(e.path());
         // Another site directory is walked on its own, if it is on sys.path at all (a venv's
         // base interpreter keeps its site-packages inside the standard library directory).
-        if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !roots.count(e.path().string())) ||
-            (roots.count(e.path().string()) && e.path().string() != dir))
+        if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !roots.count(path)) ||
+            (roots.count(path) && path != dir))
           it.disable_recursion_pending();
         continue;
       }
       // Symbolic links are names, not files: the loader model follows them when it resolves.
       if (!fs::is_regular_file(st) || !may_be_loaded(e)) continue;
-      candidates.push_back(e.path().string());
+      candidates.push_back({spelled(e.path()), e.path().string()});
     }
   }
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<char> is_elf(candidates.size(), 0);
-  parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i]); });
+  parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
   std::vector<std::string> out;
   for (size_t i = 0; i < candidates.size(); ++i)
-    if (is_elf[i]) out.push_back(std::move(candidates[i]));
+    if (is_elf[i]) out.push_back(std::move(candidates[i].path));
   return out;
 }
 
@@ -147,12 +159,145 @@ bool is_extension_module(const ElfRecord& r) {
   return !e.find_symbols("PyInit_" + module).empty();
 }
 
+namespace {
+
+// "2.36" from "GLIBC_2.36" or "2.36" text; nullopt unless it is digits and dots.
+std::optional<std::vector<int>> version_numbers(std::string_view text) {
+  std::vector<int> out;
+  int n = -1;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      n = (n < 0 ? 0 : n * 10) + (c - '0');
+      if (n > 100000) return std::nullopt;
+    } else if (c == '.' && n >= 0) {
+      out.push_back(n);
+      n = -1;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (n < 0) return std::nullopt;
+  out.push_back(n);
+  return out;
+}
+
+std::string version_text(const std::vector<int>& v) {
+  std::string s;
+  for (int n : v) s += (s.empty() ? "" : ".") + std::to_string(n);
+  return s;
+}
+
+// glibc's csu/version.c banner: "... stable release version 2.36." (or "development release
+// version"); __libc_version, which gnu_get_libc_version returns, is the same VERSION string.
+std::string banner_version(Bytes bytes) {
+  static constexpr std::string_view kMark = "release version ";
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (size_t pos = text.find(kMark); pos != text.npos; pos = text.find(kMark, pos + 1)) {
+    size_t start = pos + kMark.size(), end = start;
+    while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
+    std::string_view v = text.substr(start, end - start);
+    while (!v.empty() && v.back() == '.') v.remove_suffix(1);  // the sentence's full stop
+    if (auto numbers = version_numbers(v); numbers && numbers->size() >= 2) return version_text(*numbers);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string root_glibc_version(loader::ObjectStore& store, const loader::LoaderConfig& config) {
+  std::vector<std::string> dirs = config.default_dirs;
+  for (const char* d : {"/lib64", "/usr/lib64"}) dirs.push_back(d);
+  for (const std::string& dir : dirs) {
+    std::string path = dir + "/libc.so.6";
+    auto opened = store.open(path);
+    if (opened->status != loader::OpenResult::Status::kOk) continue;
+    // Before glibc 2.34 libc.so.6 was a link to libc-2.N.so.
+    std::string real = store.host_path(path);
+    std::string name = fs::path(real).filename().string();
+    if (name.starts_with("libc-") && name.ends_with(".so"))
+      if (auto v = version_numbers(std::string_view(name).substr(5, name.size() - 8)); v && v->size() >= 2)
+        return version_text(*v);
+    if (std::string v = banner_version(opened->elf->bytes()); !v.empty()) return v;
+    std::vector<int> best;
+    for (const elf::VersionDef& d : opened->elf->verdef) {
+      if (!d.name.starts_with("GLIBC_") || (d.flags & VER_FLG_BASE)) continue;
+      if (auto v = version_numbers(d.name.substr(6)); v && *v > best) best = *v;
+    }
+    if (!best.empty()) return version_text(best);
+  }
+  return "";
+}
+
+namespace {
+
+// Under --root the inventory is read from this machine's paths below the root; its paths are
+// turned back into the container's own here, in one place. A path outside the root (an
+// absolute RECORD row) already is the container's.
+void paths_into_root(python::Inventory& inv, const python::FileRoot& root) {
+  auto inside = [&](const fs::path& p) {
+    std::string s = root.strip(p.string());
+    return s.empty() ? p : fs::path(s);
+  };
+  auto text = [&](std::string& s) {
+    for (size_t pos; (pos = s.find(root.root + "/")) != std::string::npos;) s.erase(pos, root.root.size());
+  };
+  for (std::string& dir : inv.site_dirs) dir = inside(dir).string();
+  for (std::string& p : inv.problems) text(p);
+  for (python::Distribution& d : inv.distributions) {
+    d.metadata_dir = inside(d.metadata_dir);
+    d.site_dir = inside(d.site_dir);
+    for (python::RecordEntry& e : d.record) e.resolved = inside(e.resolved);
+    for (std::string& p : d.problems) text(p);
+  }
+}
+
+// sys.path's directories inside the root, each with its links resolved there (so the ELF walk,
+// the records and the loader spell every file alike), in order, without duplicates.
+std::vector<std::string> site_dirs_in_root(const python::PythonEnvironment& py, const python::FileRoot& root) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& entry : py.sys_path) {
+    if (entry.empty() || entry[0] != '/') continue;
+    std::error_code ec;
+    std::string host = root.host(entry);
+    if (!fs::is_directory(host, ec)) continue;
+    std::string dir = root.strip(host);
+    if (!dir.empty() && seen.insert(dir).second) out.push_back(dir);
+  }
+  return out;
+}
+
+python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, const std::vector<std::string>& dirs,
+                                         const python::FileRoot& root) {
+  python::PythonEnvironment on_host = py;
+  on_host.sys_path.clear();
+  for (const std::string& d : dirs) on_host.sys_path.push_back(root.root + d);
+  on_host.prefix = root.host(py.prefix);
+  python::Inventory inv = python::read_inventory(on_host);
+  paths_into_root(inv, root);
+  return inv;
+}
+
+}  // namespace
+
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error) {
   auto env = std::make_unique<Environment>();
+  env->store = std::make_unique<loader::ObjectStore>(options.root);
+  if (!options.root.empty()) {
+    if (options.prefix.empty()) {
+      *error = "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "
+               "cannot be run here";
+      return nullptr;
+    }
+    const loader::ObjectStore* store = env->store.get();
+    env->root.root = options.root;
+    env->root.resolve = [store](const std::string& path) { return store->host_path(path); };
+    env->files.set_root(env->root);
+  }
   // discover
   std::optional<python::PythonEnvironment> py;
   if (!options.prefix.empty()) {
-    py = python::environment_from_prefix(options.prefix, error);
+    py = python::environment_from_prefix(options.prefix, error, env->root);
   } else {
     python::DiscoverOptions d;
     d.python = options.python;
@@ -160,17 +305,24 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   }
   if (!py) return nullptr;
   env->python = std::move(*py);
-  env->loader = loader::LoaderConfig::for_host();
+  // The root's own ld.so.cache and directories; under a root, its C library, not this machine's.
+  env->loader = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
-  env->store = std::make_unique<loader::ObjectStore>();
+  if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
 
   // inventory
-  env->inventory = python::read_inventory(env->python);
+  std::vector<std::string> dirs;
+  if (env->root.empty()) {
+    dirs = env->python.site_dirs();
+    env->inventory = python::read_inventory(env->python);
+  } else {
+    dirs = site_dirs_in_root(env->python, env->root);
+    env->inventory = read_inventory_in_root(env->python, dirs, env->root);
+  }
   env->ownership = std::make_unique<python::OwnershipIndex>(env->inventory.distributions);
 
   // elf index
-  std::vector<std::string> dirs = env->python.site_dirs();
-  std::vector<std::string> paths = find_elf_files(dirs);
+  std::vector<std::string> paths = find_elf_files(dirs, env->root);
   std::vector<std::shared_ptr<const loader::OpenResult>> opened(paths.size());
   parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
 

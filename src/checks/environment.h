@@ -22,6 +22,9 @@ namespace envdoctor::checks {
 struct EnvironmentOptions {
   std::string python;  // --python EXE ("" for the default order)
   std::string prefix;  // --prefix DIR: read the layout, run nothing
+  // --root DIR: a container's root file system. `prefix` is then the container's own path of
+  // the environment, and nothing runs (the container's interpreter cannot run here).
+  std::string root;
   std::optional<std::string> ld_library_path;
 };
 
@@ -44,6 +47,10 @@ class Environment {
   size_t foreign_elf_files = 0;      // other machines' or classes' objects (cubins, cross builds)
   std::vector<std::string> problems;
   FileView files;  // the disk, as a simulation changes it
+  // The container's root file system (--root), empty for this machine's. Every path above is
+  // the container's own; host() says where this machine reads it.
+  python::FileRoot root;
+  std::string host(const std::string& path) const { return root.host(path); }
 
   // The distributions whose records list `path` (lexically normalized first).
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
@@ -72,8 +79,14 @@ class Environment {
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error);
 
 // Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
-// or executable), not descending into __pycache__ or into another site directory.
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs);
+// or executable), not descending into __pycache__ or into another site directory. Under a
+// root, `dirs` and the result are in-root paths and the walk reads below the root.
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const python::FileRoot& root = {});
+
+// The glibc release of a root file system ("2.36"), from its libc.so.6: the file name of old
+// releases (libc-2.31.so), else the version banner gnu_get_libc_version's string sits in, else
+// the highest GLIBC_2.N version the library defines. "" when there is no readable libc.so.6.
+std::string root_glibc_version(loader::ObjectStore& store, const loader::LoaderConfig& config);
 
 // `path` made absolute and lexically normal ("/a/b/../c" -> "/a/c").
 std::string normalize_path(const std::string& path);

@@ -30,14 +30,14 @@ std::optional<FileView::Facts> FileView::stat(const std::string& path) const {
   if (auto it = added_.find(path); it != added_.end()) return Facts{it->second.size, false};
   if (removed_.count(path)) return std::nullopt;
   struct stat st;
-  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  if (::lstat(root_.host_no_follow(path).c_str(), &st) != 0) return std::nullopt;
   return Facts{static_cast<u64>(st.st_size), S_ISLNK(st.st_mode)};
 }
 
 std::optional<std::vector<u8>> FileView::sha256(const std::string& path) const {
   if (auto it = added_.find(path); it != added_.end()) return it->second.sha256;
   if (removed_.count(path)) return std::nullopt;
-  return sha256_file(path);
+  return sha256_file(root_.host(path));
 }
 
 void FileView::remove(const std::string& path) {

@@ -1,6 +1,7 @@
 // The file system as the checks see it: the disk, less the files a simulated uninstall
 // (--without) removes, plus the files a simulated install (--with) writes. Nothing is ever
-// written to disk; a check asks here instead of calling lstat or reading a file itself.
+// written to disk; a check asks here instead of calling lstat or reading a file itself. Under
+// --root the paths are the container's and the files are read below its root.
 #pragma once
 
 #include <map>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "elf/mapped_file.h"
+#include "python/interpreter.h"
 
 namespace envdoctor::checks {
 
@@ -29,11 +31,15 @@ class FileView {
   bool removed(const std::string& path) const { return removed_.count(path) != 0; }
   bool changed() const { return !removed_.empty() || !added_.empty(); }
 
+  // Paths are a container's own, read below its root (--root).
+  void set_root(python::FileRoot root) { root_ = std::move(root); }
+
  private:
   struct Added {
     u64 size = 0;
     std::optional<std::vector<u8>> sha256;
   };
+  python::FileRoot root_;
   std::set<std::string> removed_;
   std::map<std::string, Added> added_;
 };

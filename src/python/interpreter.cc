@@ -419,10 +419,10 @@ std::optional<PythonVersionInfo> parse_version_text(std::string_view text) {
 }
 
 // The lib/pythonX.Y directories of a prefix.
-std::vector<std::string> lib_python_dirs(const fs::path& prefix) {
+std::vector<std::string> lib_python_dirs(const fs::path& prefix, const FileRoot& root) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(prefix / "lib", ec)) {
+  for (const auto& e : fs::directory_iterator(root.host((prefix / "lib").string()), ec)) {
     std::string n = e.path().filename().string();
     if (n.starts_with("python3.") && e.is_directory(ec)) out.push_back(n.substr(6));
   }
@@ -433,14 +433,16 @@ std::vector<std::string> lib_python_dirs(const fs::path& prefix) {
 // site.py's addsitedir: each site-packages directory's *.pth files, in name order, add the
 // directories they name (relative to the site directory) when those exist; lines starting
 // with "import" are code, which the no-exec path does not run.
-void add_pth_entries(std::vector<std::string>& sys_path) {
+void add_pth_entries(std::vector<std::string>& sys_path, const FileRoot& root) {
   std::vector<std::string> added;
   std::set<std::string> seen(sys_path.begin(), sys_path.end());
   for (const std::string& dir : sys_path) {
     if (!dir.ends_with("/site-packages")) continue;
     std::vector<fs::path> pth_files;
     std::error_code ec;
-    for (fs::directory_iterator it(dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+    // Under a root the directory is read below it; the .pth files' names stay in-root.
+    std::string host_dir = root.host(dir);
+    for (fs::directory_iterator it(host_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
       if (it->path().extension() == ".pth" && !it->path().filename().string().starts_with(".")) pth_files.push_back(it->path());
     std::sort(pth_files.begin(), pth_files.end());
     for (const fs::path& pth : pth_files) {
@@ -454,14 +456,14 @@ void add_pth_entries(std::vector<std::string>& sys_path) {
         std::string path = fs::path(dir) / entry;
         path = fs::path(path).lexically_normal().string();
         if (path.size() > 1 && path.back() == '/') path.pop_back();
-        if (fs::is_directory(path, ec) && seen.insert(path).second) added.push_back(path);
+        if (fs::is_directory(root.host(path), ec) && seen.insert(path).second) added.push_back(path);
       }
     }
   }
   sys_path.insert(sys_path.end(), added.begin(), added.end());
 }
 
-void fill_layout(PythonEnvironment& env) {
+void fill_layout(PythonEnvironment& env, const FileRoot& root) {
   std::string xy = env.version_info.short_str();
   std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
   std::string lib = "/lib/python" + xy;
@@ -474,12 +476,12 @@ void fill_layout(PythonEnvironment& env) {
                   env.base_prefix + lib + "/lib-dynload", env.paths.purelib};
   if (env.in_venv() && env.include_system_site_packages)
     env.sys_path.push_back(env.base_prefix + lib + "/site-packages");
-  add_pth_entries(env.sys_path);
+  add_pth_entries(env.sys_path, root);
   env.libdir = env.base_prefix + "/lib";
   env.ldlibrary = "libpython" + xy + ".so";
   env.instsoname = "libpython" + xy + ".so.1.0";
   std::error_code ec;
-  env.py_enable_shared = fs::exists(env.libdir + "/" + env.instsoname, ec);
+  env.py_enable_shared = fs::exists(root.host(env.libdir + "/" + env.instsoname), ec);
   if (!env.py_enable_shared) env.ldlibrary = "libpython" + xy + ".a";
   if (!env.py_enable_shared) env.instsoname.clear();
 }
@@ -510,21 +512,43 @@ void fill_platform(PythonEnvironment& env) {
                  {"sys_platform", "linux"}};
 }
 
+// The interpreter of a prefix read without running it: bin/python or bin/python3. Under a
+// root (a container, whose venv may link to a base interpreter by an absolute path that only
+// means something inside it), also bin/pythonX.Y and then pyvenv.cfg's home, where PEP 405
+// says the base interpreter lives.
+std::string find_executable(const PythonEnvironment& env, const FileRoot& root) {
+  std::vector<std::string> candidates = {env.prefix + "/bin/python", env.prefix + "/bin/python3"};
+  if (!root.empty()) {
+    std::string xy = "python" + env.version_info.short_str();
+    candidates.push_back(env.prefix + "/bin/" + xy);
+    if (!env.pyvenv_home.empty())
+      for (const std::string& name : {xy, std::string("python3"), std::string("python")})
+        candidates.push_back((fs::path(env.pyvenv_home) / name).lexically_normal().string());
+  }
+  for (const std::string& c : candidates)
+    if (is_executable_file(root.host(c))) return c;
+  return "";
+}
+
 }  // namespace
 
-std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix_arg, std::string* error) {
+std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix_arg, std::string* error,
+                                                         const FileRoot& root) {
   auto fail = [&](const std::string& what) -> std::optional<PythonEnvironment> {
     if (error) *error = what;
     return std::nullopt;
   };
   std::error_code ec;
+  if (!root.empty() && !fs::path(prefix_arg).is_absolute())
+    return fail(prefix_arg + ": with --root, --prefix is the environment's absolute path inside the root");
   fs::path prefix = fs::absolute(prefix_arg, ec).lexically_normal();
   if (prefix.has_filename() == false && prefix.has_parent_path()) prefix = prefix.parent_path();
-  if (!fs::is_directory(prefix, ec)) return fail(prefix_arg + ": not a directory");
+  if (!fs::is_directory(root.host(prefix.string()), ec))
+    return fail(prefix_arg + ": not a directory" + (root.empty() ? "" : " inside " + root.root));
   PythonEnvironment env;
   env.prefix = env.exec_prefix = env.base_prefix = prefix.string();
   std::optional<PythonVersionInfo> version;
-  fs::path cfg = prefix / "pyvenv.cfg";
+  fs::path cfg = root.host((prefix / "pyvenv.cfg").string());
   if (fs::exists(cfg, ec)) {
     for (const auto& [key, value] : read_pyvenv_cfg(cfg)) {
       if (key == "home") env.pyvenv_home = value;
@@ -535,21 +559,17 @@ std::optional<PythonEnvironment> environment_from_prefix(const std::string& pref
     if (!env.pyvenv_home.empty()) env.base_prefix = fs::path(env.pyvenv_home).lexically_normal().parent_path().string();
   }
   if (!version) {
-    std::vector<std::string> libs = lib_python_dirs(prefix);
+    std::vector<std::string> libs = lib_python_dirs(prefix, root);
     if (libs.empty()) return fail(prefix.string() + ": no pyvenv.cfg version and no lib/python3.X directory");
     if (libs.size() > 1) return fail(prefix.string() + ": several lib/python3.X directories and no pyvenv.cfg to choose");
     version = parse_version_text(libs.front());
     if (!version) return fail(prefix.string() + ": cannot read the version of lib/python" + libs.front());
   }
   env.version_info = *version;
-  for (const char* name : {"python", "python3"}) {
-    if (is_executable_file((prefix / "bin" / name).string())) {
-      env.executable = (prefix / "bin" / name).string();
-      break;
-    }
-  }
-  if (!env.executable.empty()) env.real_executable = fs::weakly_canonical(env.executable, ec).string();
-  fill_layout(env);
+  env.executable = find_executable(env, root);
+  if (!env.executable.empty())
+    env.real_executable = root.empty() ? fs::weakly_canonical(env.executable, ec).string() : root.canonical(env.executable);
+  fill_layout(env, root);
   fill_platform(env);
   return env;
 }

@@ -1,0 +1,327 @@
+// `envdoctor check --root DIR --prefix /opt/venv`: a container's root file system built here from
+// this machine's own loader, C library and CPython, with its own ld.so.cache (`ldconfig -r`), a
+// venv laid out as the container sees it and wheels installed into it by the real pip
+// (`pip install --root DIR --prefix /opt/venv`). The referee for every load is glibc's ld.so run
+// inside the root (`chroot DIR /lib64/ld-linux-x86-64.so.2 --list FILE`), when chroot is allowed.
+#include <gnu/libc-version.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "checks/environment.h"
+#include "loader/object_store.h"
+#include "loader/search_paths.h"
+#include "python/python_fixture.h"
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+const std::string kSite = "/opt/venv/lib/python3.11/site-packages";
+
+// A file of this machine placed into the root: a hard link when the file systems allow, else a copy.
+void place(const std::string& from, const std::string& to) {
+  fs::create_directories(fs::path(to).parent_path());
+  std::error_code ec;
+  fs::create_hard_link(from, to, ec);
+  if (ec) fs::copy_file(from, to, fs::copy_options::overwrite_existing);
+}
+
+// Renames a file of the shared root away for one test and back afterwards.
+class Hidden {
+ public:
+  explicit Hidden(std::string path) : path_(std::move(path)) { fs::rename(path_, path_ + ".hidden"); }
+  ~Hidden() {
+    std::error_code ec;
+    fs::rename(path_ + ".hidden", path_, ec);
+  }
+
+ private:
+  std::string path_;
+};
+
+class RootTest : public ::testing::Test {
+ protected:
+  // The root is built once for the suite; tests that change it undo the change.
+  static void SetUpTestSuite() {
+    skip_ = "";
+    if (!have_tool("gcc") || !have_tool("python3") || !have_tool("ldconfig")) {
+      skip_ = "needs gcc, python3 and ldconfig";
+      return;
+    }
+    if (run("python3 -m pip --version").status != 0) {
+      skip_ = "needs pip";
+      return;
+    }
+    CommandResult v = run("python3 -c 'import sys, sysconfig; print(sys.version_info[:2] == (3, 11)); "
+                          "print(sysconfig.get_config_var(\"LIBDIR\")); print(sysconfig.get_config_var(\"INSTSONAME\")); "
+                          "print(sys.executable)'");
+    std::vector<std::string> lines;
+    for (size_t pos = 0, nl; (nl = v.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
+      lines.push_back(v.out.substr(pos, nl - pos));
+    if (v.status != 0 || lines.size() != 4 || lines[0] != "True") {
+      skip_ = "needs python3 3.11";
+      return;
+    }
+    std::string libpython = lines[1] + "/" + lines[2];
+    std::string python = fs::canonical(lines[3]).string();
+    if (!fs::exists(libpython) || !fs::exists(python_include() + "/Python.h")) {
+      skip_ = "needs a shared libpython3.11 and Python.h";
+      return;
+    }
+    tmp_ = new TempDir();
+    root_ = *tmp_ / "root";
+    build_root(python, libpython);
+  }
+  static void TearDownTestSuite() {
+    delete tmp_;
+    tmp_ = nullptr;
+  }
+  void SetUp() override {
+    if (!skip_.empty()) GTEST_SKIP() << skip_;
+    ASSERT_NE(tmp_, nullptr);
+  }
+
+  static void build_root(const std::string& python, const std::string& libpython) {
+    const TempDir& tmp = *tmp_;
+    // The loader and the C library, where Debian's loader looks for them.
+    for (const char* lib : {"ld-linux-x86-64.so.2", "libc.so.6", "libm.so.6"})
+      place(std::string("/lib/x86_64-linux-gnu/") + lib, root_ + "/lib/x86_64-linux-gnu/" + lib);
+    fs::create_directories(root_ + "/lib64");
+    fs::create_symlink("/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root_ + "/lib64/ld-linux-x86-64.so.2");
+    // CPython as the official images install it: /usr/local, found through the cache.
+    place(python, root_ + "/usr/local/bin/python3.11");
+    place(libpython, root_ + "/usr/local/lib/libpython3.11.so.1.0");
+    // A library in a directory only the root's own ld.so.conf names.
+    build_shared(root_ + "/opt/lib/libopt.so.1", "int opt_fn(void) { return 3; }", "-Wl,-soname,libopt.so.1", tmp);
+    tmp.write("root/etc/ld.so.conf", "/usr/local/lib\n/opt/lib\n");
+    CommandResult ldconfig = run("ldconfig -r " + quote(root_));
+    ASSERT_EQ(ldconfig.status, 0) << ldconfig.err;
+    ASSERT_TRUE(fs::exists(root_ + "/etc/ld.so.cache"));
+
+    // The venv, as `python3.11 -m venv /opt/venv` makes it inside the container.
+    tmp.write("root/opt/venv/pyvenv.cfg", "home = /usr/local/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n");
+    fs::create_directories(root_ + "/opt/venv/bin");
+    fs::create_symlink("/usr/local/bin/python3.11", root_ + "/opt/venv/bin/python");
+    fs::create_directories(root_ + kSite);
+
+    std::string suffix = ext_suffix(), include = "-I" + quote(python_include());
+    auto ext = [&](const std::string& module, const std::string& decl, const std::string& call, const std::string& flags) {
+      std::string out = tmp / ("build/" + module + suffix);
+      build_shared(out, extension_source(module, decl, call), include + " " + flags, tmp);
+      return out;
+    };
+    std::string opt = ext("_opt", "int opt_fn(void);", "opt_fn()", "-L" + quote(root_ + "/opt/lib") + " -l:libopt.so.1");
+    // zlib is on this machine, not in the root: it must not be found.
+    std::string z = ext("_z", "unsigned long zlibCompileFlags(void);", "(long)zlibCompileFlags()", "-lz");
+    std::string clean_lib = tmp / "build/libclean.so";
+    build_shared(clean_lib, "int clean_fn(void) { return 7; }", "-Wl,-soname,libclean.so", tmp);
+    std::string clean = ext("_clean", "int clean_fn(void);", "clean_fn()",
+                            "-L" + quote(tmp / "build") + " -lclean -Wl,-rpath,'$ORIGIN/lib'");
+    std::string wheels = tmp / "wheels";
+    fs::create_directories(wheels);
+    json base = {{"version", "1.0"}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false}};
+    auto wheel = [&](const std::string& name, json paths) {
+      json spec = base;
+      spec["name"] = name;
+      spec["files"] = {{name + "/__init__.py", ""}};
+      spec["paths"] = std::move(paths);
+      return make_wheel(wheels, spec);
+    };
+    std::vector<std::string> all = {
+        wheel("optpkg", {{"optpkg/_opt" + suffix, opt}}),
+        wheel("zpkg", {{"zpkg/_z" + suffix, z}}),
+        wheel("cleanpkg", {{"cleanpkg/_clean" + suffix, clean}, {"cleanpkg/lib/libclean.so", clean_lib}}),
+    };
+    std::string cmd = "python3 -m pip install --root " + quote(root_) +
+                      " --prefix /opt/venv --no-index --no-deps --no-compile --disable-pip-version-check -q";
+    for (const std::string& w : all) cmd += " " + quote(w);
+    CommandResult pip = run(cmd);
+    ASSERT_EQ(pip.status, 0) << cmd << "\n" << pip.err;
+    ASSERT_TRUE(fs::exists(root_ + kSite + "/zpkg-1.0.dist-info/RECORD"));
+  }
+
+  static CommandResult check(const std::string& args) {
+    return run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " check --json --root " + quote(root_) + " " + args);
+  }
+  static json check_json(int* status, const std::string& args = "--prefix /opt/venv") {
+    CommandResult r = check(args);
+    *status = r.status;
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    return json::parse(r.out.empty() ? "{}" : r.out);
+  }
+
+  // The referee: glibc's loader inside the root. nullopt when chroot is not permitted here.
+  static std::optional<CommandResult> referee(const std::string& file) {
+    CommandResult r = run("chroot " + quote(root_) + " /lib64/ld-linux-x86-64.so.2 --list " + quote(file));
+    if (r.status != 0 && r.err.find("chroot:") != std::string::npos) return std::nullopt;
+    return r;
+  }
+
+  static std::string skip_;
+  static TempDir* tmp_;
+  static std::string root_;
+};
+
+std::string RootTest::skip_;
+TempDir* RootTest::tmp_ = nullptr;
+std::string RootTest::root_;
+
+std::vector<json> findings(const json& report, const std::string& code) {
+  std::vector<json> out;
+  for (const json& f : report["findings"])
+    if (f["code"] == code) out.push_back(f);
+  return out;
+}
+
+TEST_F(RootTest, ReportsTheContainersOwnPathsAndItsMissingLibrary) {
+  int status = -1;
+  json report = check_json(&status);
+  EXPECT_EQ(status, 1) << report.dump(1);
+  EXPECT_EQ(report["environment"]["python"], "/opt/venv/bin/python");
+  EXPECT_EQ(report["environment"]["version"], "3.11.7");
+  EXPECT_EQ(report["environment"]["site_packages"], json::array({kSite}));
+  EXPECT_EQ(report["environment"]["packages"], 3);
+  EXPECT_EQ(report["environment"]["elf_files"], 4);
+  // libz.so.1 is on this machine; the container has none. libopt.so.1 is found through the
+  // root's ld.so.cache (/opt/lib), libpython through it too (/usr/local/lib), libclean.so by
+  // $ORIGIN: nothing else fails.
+  ASSERT_EQ(report["findings"].size(), 1u) << report.dump(1);
+  const json& f = report["findings"][0];
+  EXPECT_EQ(f["code"], "missing-library");
+  EXPECT_EQ(f["library"], "libz.so.1");
+  EXPECT_EQ(f["package"], "zpkg");
+  EXPECT_EQ(f["file"], kSite + "/zpkg/_z" + ext_suffix());
+  EXPECT_EQ(f["message"], "libz.so.1: cannot open shared object file: No such file or directory");
+  // No path of this machine appears anywhere.
+  EXPECT_EQ(report.dump().find(root_), std::string::npos) << report.dump(1);
+}
+
+TEST_F(RootTest, AgreesWithTheLoaderInsideTheRoot) {
+  if (!referee("/usr/local/bin/python3.11")) GTEST_SKIP() << "chroot is not permitted here";
+  int status = -1;
+  json report = check_json(&status);
+  std::set<std::string> predicted;
+  for (const json& f : findings(report, "missing-library")) predicted.insert(f["file"].get<std::string>());
+  std::set<std::string> failing;
+  std::vector<std::string> files = {"/opt/venv/bin/python", kSite + "/optpkg/_opt" + ext_suffix(),
+                                    kSite + "/zpkg/_z" + ext_suffix(), kSite + "/cleanpkg/_clean" + ext_suffix(),
+                                    kSite + "/cleanpkg/lib/libclean.so"};
+  for (const std::string& file : files) {
+    std::optional<CommandResult> r = referee(file);
+    ASSERT_TRUE(r);
+    if (r->status != 0 || r->out.find("not found") != std::string::npos) failing.insert(file);
+  }
+  EXPECT_EQ(predicted, failing);
+  EXPECT_EQ(failing, std::set<std::string>{kSite + "/zpkg/_z" + ext_suffix()});
+  // The referee finds libopt.so.1 where the cache says, as the model does.
+  EXPECT_NE(referee(kSite + "/optpkg/_opt" + ext_suffix())->out.find("libopt.so.1 => /opt/lib/libopt.so.1"),
+            std::string::npos);
+}
+
+TEST_F(RootTest, WithoutTheRootsCacheItsExtraDirectoriesAreNotSearched) {
+  Hidden cache(root_ + "/etc/ld.so.cache");
+  int status = -1;
+  json report = check_json(&status);
+  EXPECT_EQ(status, 1);
+  std::set<std::string> missing;
+  for (const json& f : findings(report, "missing-library")) missing.insert(f["library"].get<std::string>());
+  // This machine's cache has neither /opt/lib nor the root's /usr/local/lib: nothing leaks in.
+  EXPECT_EQ(missing, (std::set<std::string>{"libz.so.1", "libopt.so.1", "libpython3.11.so.1.0"})) << report.dump(1);
+  if (std::optional<CommandResult> r = referee(kSite + "/optpkg/_opt" + ext_suffix())) {
+    EXPECT_EQ(r->status, 127);
+    EXPECT_NE(r->err.find("libopt.so.1: cannot open shared object file"), std::string::npos) << r->err;
+  }
+}
+
+TEST_F(RootTest, RecordChecksReadBelowTheRoot) {
+  Hidden lib(root_ + kSite + "/cleanpkg/lib/libclean.so");
+  int status = -1;
+  json report = check_json(&status, "--prefix " + quote(root_ + "/opt/venv") + " --verify-hashes");
+  EXPECT_EQ(status, 1);
+  auto lost = findings(report, "record-missing-file");
+  ASSERT_EQ(lost.size(), 1u) << report.dump(1);
+  EXPECT_EQ(lost[0]["file"], kSite + "/cleanpkg/lib/libclean.so");
+  EXPECT_EQ(lost[0]["package"], "cleanpkg");
+  auto missing = findings(report, "missing-library");
+  ASSERT_EQ(missing.size(), 2u) << report.dump(1);
+  EXPECT_EQ(missing[0]["library"], "libclean.so");
+  EXPECT_EQ(missing[0]["hint"],
+            "cleanpkg lists cleanpkg/lib/libclean.so but the file is gone (another package that installed the same "
+            "path was uninstalled, or it was deleted): pip install --force-reinstall --no-deps cleanpkg==1.0");
+  // Every other file matches its RECORD's hash, read below the root.
+  EXPECT_TRUE(findings(report, "record-hash-mismatch").empty()) << report.dump(1);
+}
+
+TEST_F(RootTest, SimulatesPipInsideTheRoot) {
+  int status = -1;
+  json report = check_json(&status, "--prefix /opt/venv --without zpkg");
+  EXPECT_EQ(status, 0) << report.dump(1);
+  EXPECT_EQ(report["environment"]["packages"], 2);
+  EXPECT_TRUE(report["findings"].empty()) << report.dump(1);
+  // Reinstalling cleanpkg from its wheel changes nothing: the simulated files are in-root too.
+  std::string wheel = *tmp_ / "wheels/cleanpkg-1.0-cp311-cp311-linux_x86_64.whl";
+  report = check_json(&status, "--prefix /opt/venv --without cleanpkg --with " + quote(wheel));
+  EXPECT_EQ(status, 0) << report.dump(1);
+  for (const json& f : report["findings"]) EXPECT_FALSE(f["new"].get<bool>()) << f.dump(1);
+}
+
+TEST_F(RootTest, RootNeedsAnInRootPrefixAndRunsNothing) {
+  CommandResult r = check("");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "envdoctor: check --root needs --prefix DIR, the environment's path inside the root (a container's "
+            "interpreter cannot be run here)\n");
+  r = check("--python python3");
+  EXPECT_EQ(r.status, 2);
+  r = check("--prefix opt/venv");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "envdoctor: opt/venv: with --root, --prefix is the environment's absolute path inside the root\n");
+  r = check("--prefix /srv/none");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "envdoctor: /srv/none: not a directory inside " + root_ + "\n");
+}
+
+TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
+  loader::LoaderConfig config = loader::LoaderConfig::for_host(root_);
+  loader::ObjectStore store(root_);
+  EXPECT_EQ(checks::root_glibc_version(store, config), gnu_get_libc_version());
+
+  // An old release's file name; a library with only its version definitions.
+  TempDir other;
+  std::string named = other / "named";
+  build_shared(named + "/lib/x86_64-linux-gnu/libc-2.31.so", "int f(void) { return 0; }", "-Wl,-soname,libc.so.6", other);
+  fs::create_symlink("libc-2.31.so", named + "/lib/x86_64-linux-gnu/libc.so.6");
+  loader::ObjectStore named_store(named);
+  EXPECT_EQ(checks::root_glibc_version(named_store, loader::LoaderConfig::for_host(named)), "2.31");
+
+  std::string defs = other / "defs";
+  std::string script = other.write("glibc.map", "GLIBC_2.2.5 { global: a; local: *; };\nGLIBC_2.17 { global: b; } GLIBC_2.2.5;\n"
+                                                "GLIBC_2.34 { global: c; } GLIBC_2.17;\nGLIBC_PRIVATE { global: d; };\n");
+  build_shared(defs + "/usr/lib64/libc.so.6", "int a, b, c, d;",
+               "-Wl,-soname,libc.so.6 -Wl,--version-script," + quote(script), other);
+  loader::ObjectStore defs_store(defs);
+  EXPECT_EQ(checks::root_glibc_version(defs_store, loader::LoaderConfig::for_host(defs)), "2.34");
+
+  loader::ObjectStore empty_store(other / "empty");
+  EXPECT_EQ(checks::root_glibc_version(empty_store, loader::LoaderConfig::for_host(other / "empty")), "");
+}
+
+TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
+  loader::ObjectStore store(root_);
+  python::FileRoot root{root_, [&](const std::string& p) { return store.host_path(p); }};
+  std::vector<std::string> files = checks::find_elf_files({kSite}, root);
+  std::string s = ext_suffix();
+  EXPECT_EQ(files, (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",
+                                             kSite + "/optpkg/_opt" + s, kSite + "/zpkg/_z" + s}));
+  // Links resolve inside the root: /opt/venv/bin/python -> /usr/local/bin/python3.11 there.
+  EXPECT_EQ(root.canonical("/opt/venv/bin/python"), "/usr/local/bin/python3.11");
+  EXPECT_EQ(root.host_no_follow("/opt/venv/bin/python"), root_ + "/opt/venv/bin/python");
+  EXPECT_EQ(root.strip("/elsewhere"), "");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
