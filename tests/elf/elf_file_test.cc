@@ -237,7 +237,9 @@ TEST_F(RealLibrary, EveryTruncationIsAnErrorOrAPartialResult) {
     auto f = parse_bytes(std::vector<u8>(whole.begin(), whole.begin() + n), &err);
     if (!f) {
       EXPECT_FALSE(err.empty()) << n;
-      if (n < 64) EXPECT_EQ(err, "file too short");
+      if (n < 64) {
+        EXPECT_EQ(err, "file too short");
+      }
       continue;
     }
     walk(*f);
@@ -330,7 +332,9 @@ TEST(HashLookup, GnuHashOfLibcAgreesWithScan) {
   ASSERT_TRUE(f) << error;
   // The count the GNU table implies equals the .dynsym section's.
   for (const elf::Section& s : f->sections())
-    if (s.type == SHT_DYNSYM) EXPECT_EQ(f->symbol_count(), s.size / sizeof(Elf64_Sym));
+    if (s.type == SHT_DYNSYM) {
+      EXPECT_EQ(f->symbol_count(), s.size / sizeof(Elf64_Sym));
+    }
   expect_hash_agrees_with_scan(*f, /*gnu=*/true);
 }
 
