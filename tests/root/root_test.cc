@@ -231,7 +231,19 @@ TEST_F(RootTest, WithoutTheRootsCacheItsExtraDirectoriesAreNotSearched) {
   for (const json& f : findings(report, "missing-library")) missing.insert(f["library"].get<std::string>());
   // This machine's cache has neither /opt/lib nor the root's /usr/local/lib: nothing leaks in.
   EXPECT_EQ(missing, (std::set<std::string>{"libz.so.1", "libopt.so.1", "libpython3.11.so.1.0"})) << report.dump(1);
-  if (std::optional<CommandResult> r = referee(kSite + "/optpkg/_opt" + ext_suffix())) {
+  // This machine's $LD_LIBRARY_PATH is not the container's; --ld-library-path is.
+  std::string opt = kSite + "/optpkg/_opt" + ext_suffix();
+  auto opt_missing = [&](const std::string& how) {
+    CommandResult r = run(how + " " + quote(envdoctor()) + " check --json --root " + quote(root_) + " --prefix /opt/venv");
+    json j = json::parse(r.out.empty() ? "{}" : r.out);
+    for (const json& f : findings(j, "missing-library"))
+      if (f["file"] == opt) return true;
+    return false;
+  };
+  EXPECT_TRUE(opt_missing("LD_LIBRARY_PATH=/opt/lib"));
+  CommandResult flagged = check("--prefix /opt/venv --ld-library-path /opt/lib");
+  EXPECT_EQ(flagged.out.find("libopt.so.1"), std::string::npos) << flagged.out;
+  if (std::optional<CommandResult> r = referee(opt)) {
     EXPECT_EQ(r->status, 127);
     EXPECT_NE(r->err.find("libopt.so.1: cannot open shared object file"), std::string::npos) << r->err;
   }
