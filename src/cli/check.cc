@@ -11,6 +11,7 @@
 #include "checks/run.h"
 #include "checks/simulation.h"
 #include "cli/commands.h"
+#include "cli/session.h"
 #include "cuda/tables.h"
 #include "report/report.h"
 
@@ -18,82 +19,26 @@ namespace envdoctor::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 bool use_color(bool json) {
   if (json || !::isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return false;
   const char* term = std::getenv("TERM");
   return !(term && std::strcmp(term, "dumb") == 0);
 }
 
-// --root DIR made absolute and normal, without a trailing slash ("" for "/": this machine's own).
-std::string normal_root(const std::string& root) {
-  std::error_code ec;
-  std::string out = fs::absolute(root, ec).lexically_normal().string();
-  while (!out.empty() && out.back() == '/') out.pop_back();
-  return out;
-}
-
-// --prefix under --root: the container's own path; a path on this machine below the root is
-// taken as the path inside it (as ldd --root takes its files).
-std::string prefix_in_root(const std::string& root, const std::string& prefix) {
-  if (prefix.size() > root.size() && prefix.compare(0, root.size(), root) == 0 && prefix[root.size()] == '/')
-    return prefix.substr(root.size());
-  return prefix;
-}
-
 }  // namespace
 
 int run_check(const CheckOptions& options) {
-  std::string root;
-  if (!options.loader.root.empty()) {
-    std::error_code ec;
-    root = normal_root(options.loader.root);
-    if (!fs::is_directory(options.loader.root, ec)) {
-      std::cerr << "envdoctor: --root " << options.loader.root << ": not a directory\n";
-      return 2;
-    }
-    if (options.prefix.empty()) {
-      std::cerr << "envdoctor: check --root needs --prefix DIR, the environment's path inside the root "
-                   "(a container's interpreter cannot be run here)\n";
-      return 2;
-    }
-    if (!options.python.empty()) {
-      std::cerr << "envdoctor: check --root reads the environment without running it: use --prefix, not --python\n";
-      return 2;
-    }
-  }
-  if (options.no_exec && options.prefix.empty()) {
-    std::cerr << "envdoctor: --no-exec needs --prefix DIR (the environment to read without running it)\n";
-    return 2;
-  }
   std::string error;
   std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!gpu_target) {
     std::cerr << "envdoctor: " << error << "\n";
     return 2;
   }
-  checks::EnvironmentOptions env_options;
-  env_options.python = options.python;
-  env_options.prefix = root.empty() ? options.prefix : prefix_in_root(root, options.prefix);
-  env_options.root = root;
-  env_options.ld_library_path = options.loader.ld_library_path;
-  // This machine's $LD_LIBRARY_PATH is not the container's: under --root only --ld-library-path
-  // counts. (main.cc folds the variable into the option; a flag equal to it is dropped too.)
-  const char* host_llp = std::getenv("LD_LIBRARY_PATH");
-  if (!root.empty() && host_llp && env_options.ld_library_path == std::string(host_llp))
-    env_options.ld_library_path = std::string();
-  std::unique_ptr<checks::Environment> env = checks::build_environment(env_options, &error);
-  if (!env) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
-  auto knowledge = checks::Knowledge::load(cuda::default_data_dir(), &error);
-  auto tables = knowledge ? cuda::load_cuda_tables(cuda::default_data_dir(), &error) : std::nullopt;
-  if (!knowledge || !tables) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
+  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
+  if (!session) return 2;
+  checks::Environment* env = session->env.get();
+  const checks::Knowledge* knowledge = &session->knowledge;
+  const cuda::CudaTables* tables = &session->tables;
 
   checks::CheckSettings settings;
   settings.verify_hashes = options.verify_hashes;

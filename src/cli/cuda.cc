@@ -15,6 +15,7 @@
 #include "checks/knowledge.h"
 #include "checks/load_checks.h"
 #include "cli/commands.h"
+#include "cli/session.h"
 #include "cuda/arch.h"
 #include "cuda/tables.h"
 
@@ -305,31 +306,17 @@ std::string render_text(const Summary& s) {
 }  // namespace
 
 int run_cuda(const CudaCommandOptions& options) {
-  if (!options.loader.root.empty()) {
-    std::cerr << "envdoctor: cuda --root is not supported yet\n";
-    return 2;
-  }
   std::string error;
   std::optional<checks::CudaTarget> target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!target) {
     std::cerr << "envdoctor: " << error << "\n";
     return 2;
   }
-  checks::EnvironmentOptions env_options;
-  env_options.python = options.python;
-  env_options.prefix = options.prefix;
-  env_options.ld_library_path = options.loader.ld_library_path;
-  std::unique_ptr<checks::Environment> env = checks::build_environment(env_options, &error);
-  if (!env) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
-  auto knowledge = checks::Knowledge::load(cuda::default_data_dir(), &error);
-  auto tables = knowledge ? cuda::load_cuda_tables(cuda::default_data_dir(), &error) : std::nullopt;
-  if (!knowledge || !tables) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
+  std::optional<Session> session = open_session({options.python, options.prefix, false, options.loader});
+  if (!session) return 2;
+  checks::Environment* env = session->env.get();
+  const checks::Knowledge* knowledge = &session->knowledge;
+  const cuda::CudaTables* tables = &session->tables;
   checks::LoadCheckResult loads = checks::check_loads(*env, *knowledge);
   checks::CudaInventory inv = checks::index_cuda(*env, *knowledge, loads.resolutions);
 

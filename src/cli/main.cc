@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   for (CLI::App* cmd : {check, why, ldd, tree, cuda}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
-  if (!loader.ld_library_path) {
+  // This machine's LD_LIBRARY_PATH is not a container's: under --root only the flag counts.
+  if (!loader.ld_library_path && loader.root.empty()) {
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
   }
   if (why->parsed()) {

@@ -13,7 +13,7 @@
 #include "checks/knowledge.h"
 #include "checks/load_checks.h"
 #include "cli/commands.h"
-#include "cuda/tables.h"
+#include "cli/session.h"
 
 namespace envdoctor::cli {
 
@@ -111,21 +111,10 @@ void explain_package(const Environment& env, const std::vector<Edge>& edges, con
 }  // namespace
 
 int run_why(const CheckOptions& options, const std::string& name) {
-  checks::EnvironmentOptions env_options;
-  env_options.python = options.python;
-  env_options.prefix = options.prefix;
-  env_options.ld_library_path = options.loader.ld_library_path;
-  std::string error;
-  std::unique_ptr<Environment> env = checks::build_environment(env_options, &error);
-  if (!env) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
-  auto knowledge = checks::Knowledge::load(cuda::default_data_dir(), &error);
-  if (!knowledge) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
+  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
+  if (!session) return 2;
+  Environment* env = session->env.get();
+  const checks::Knowledge* knowledge = &session->knowledge;
   checks::LoadCheckResult loads = checks::check_loads(*env, *knowledge);
 
   if (const python::Distribution* dist = env->inventory.find(name)) {

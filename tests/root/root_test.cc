@@ -285,7 +285,7 @@ TEST_F(RootTest, RootNeedsAnInRootPrefixAndRunsNothing) {
   CommandResult r = check("");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err,
-            "envdoctor: check --root needs --prefix DIR, the environment's path inside the root (a container's "
+            "envdoctor: --root needs --prefix DIR, the environment's path inside the root (a container's "
             "interpreter cannot be run here)\n");
   r = check("--python python3");
   EXPECT_EQ(r.status, 2);
