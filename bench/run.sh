@@ -19,7 +19,7 @@ trap 'rm -rf "$work"' EXIT
 list="$work/files"
 for dir in /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
   [[ -d $dir ]] || continue
-  find "$dir" -maxdepth 1 -type f -name '*.so*' -print0 |
+  find -H "$dir" -maxdepth 1 -type f -name '*.so*' -print0 |
     while IFS= read -r -d '' f; do
       # ELF only: linker scripts named .so are not libraries.
       [[ $(head -c 4 "$f" | od -An -c | tr -d ' ') == '177ELF' ]] && printf '%s\n' "$f"

@@ -63,7 +63,7 @@ struct Parser {
   static u32 count_symbols(ElfFile& f);
 
   template <typename E>
-  static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index);
+  static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index, bool with_name);
   template <typename E>
   static std::vector<u32> scan_relocations(const ElfFile& f);
   template <typename E>
@@ -374,14 +374,16 @@ u32 Parser::count_symbols(ElfFile& f) {
 }
 
 template <typename E>
-std::optional<Symbol> Parser::read_symbol(const ElfFile& f, u32 index) {
+std::optional<Symbol> Parser::read_symbol(const ElfFile& f, u32 index, bool with_name) {
   if (!f.symtab_off_ || index >= f.nsyms_) return std::nullopt;
   Bytes b = f.bytes();
   const u8* p = b.at(*f.symtab_off_ + static_cast<u64>(index) * sizeof(Sym<E>), sizeof(Sym<E>));
   if (!p) return std::nullopt;
   const auto* s = reinterpret_cast<const Sym<E>*>(p);
   Symbol sym;
-  if (auto name = f.dynstr_.cstr(s->st_name)) sym.name = *name;
+  if (with_name) {
+    if (auto name = f.dynstr_.cstr(s->st_name)) sym.name = *name;
+  }
   sym.bind = s->st_info >> 4;
   sym.type = s->st_info & 0xf;
   sym.visibility = s->st_other & 0x3;
@@ -540,7 +542,9 @@ std::unique_ptr<ElfFile> ElfFile::parse(std::shared_ptr<const MappedFile> file, 
             : Parser::parse<Elf32<false>>(std::move(file), error);
 }
 
-std::optional<Symbol> ElfFile::symbol(u32 index) const { return read_symbol_(*this, index); }
+std::optional<Symbol> ElfFile::symbol(u32 index) const { return read_symbol_(*this, index, true); }
+
+std::optional<Symbol> ElfFile::symbol_without_name(u32 index) const { return read_symbol_(*this, index, false); }
 
 std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
   if (!symtab_off_) return {};

@@ -114,6 +114,8 @@ class ElfFile {
   // Dynamic symbols.
   u32 symbol_count() const { return nsyms_; }
   std::optional<Symbol> symbol(u32 index) const;
+  // The same without the name (no walk of the string table): for a symbol found by name.
+  std::optional<Symbol> symbol_without_name(u32 index) const;
 
   // Indices of every dynamic symbol named `name`, found through the hash table (GNU preferred,
   // as glibc does); a linear scan only when the object has neither table.
@@ -155,7 +157,7 @@ class ElfFile {
   std::vector<RelTable> rel_tables_;
 
   // Class/endian-specific readers, chosen once at parse time.
-  std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32) = nullptr;
+  std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32, bool) = nullptr;
   std::vector<u32> (*scan_relocations_)(const ElfFile&) = nullptr;
   std::vector<u32> (*gnu_lookup_)(const ElfFile&, std::string_view) = nullptr;
   std::vector<u32> (*sysv_lookup_)(const ElfFile&, std::string_view) = nullptr;

@@ -36,7 +36,7 @@ std::pair<u32, std::string_view> definition_version(const elf::ElfFile& e, u16 v
 bool defines(const elf::ElfFile& e, std::string_view name, const std::optional<SymbolVersion>& version) {
   int versioned_candidates = 0;
   for (u32 idx : e.find_symbols(name)) {
-    auto s = e.symbol(idx);
+    auto s = e.symbol_without_name(idx);  // find_symbols compared the name already
     if (!s || !usable(*s)) continue;
     if (version) {
       if (!s->versym) return true;
