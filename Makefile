@@ -29,6 +29,8 @@ fuzz: deps
 
 bench: build
 	@bash bench/run.sh $(ENVDOCTOR)
+	@bash bench/check.sh $(ENVDOCTOR)
+	@$(BUILD)/bench/envdoctor_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 clean:
 	rm -rf build build-debug build-fuzz

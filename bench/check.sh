@@ -13,7 +13,7 @@ trap 'rm -rf "$work"' EXIT
 python3 "$here/make_env.py" "$work/env" 4
 py="$work/env/bin/python"
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-bytes=$(find "$site" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d", s}')
+bytes=$(find "$site" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')
 echo "environment: $("$envdoctor" check --python "$py" | head -1); $((bytes / 1000000)) MB of files"
 echo
 hyperfine --style none --warmup 1 --runs "$runs" -i --export-markdown "$work/check.md" \
