@@ -29,7 +29,8 @@ int python_caller(const Process& p, const python::PythonEnvironment& py) {
 
 class LoadChecker {
  public:
-  LoadChecker(const Environment& env, const Knowledge& knowledge) : env_(env), knowledge_(knowledge) {
+  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file)
+      : env_(env), knowledge_(knowledge), on_file_(on_file) {
     for (const ElfRecord& r : env_.elf_files) {
       if (!r.extension_module) continue;
       for (const python::Distribution* d : r.owners) modules_[d].push_back(&r);
@@ -48,6 +49,8 @@ class LoadChecker {
 
   const Environment& env_;
   const Knowledge& knowledge_;
+  const ProgressFn& on_file_;
+  std::atomic<size_t> files_done_{0};
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
   ResolutionMap resolutions_;
@@ -183,7 +186,11 @@ LoadCheckResult LoadChecker::run() {
         for (const python::Distribution* dep : env_.requirement_closure(*dist)) import_package(context, *dep, caller);
         if (dist->key() == "torch") preload_torch(context, *dist, caller);
       }
-      for (const ElfRecord* file : work[i].second) check_file(context, caller, *file, found[i]);
+      for (const ElfRecord* file : work[i].second) {
+        check_file(context, caller, *file, found[i]);
+        size_t done = ++files_done_;
+        if (on_file_) on_file_(done, env_.elf_files.size());
+      }
     }
   };
   size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), work.size());
@@ -201,8 +208,8 @@ LoadCheckResult LoadChecker::run() {
 
 }  // namespace
 
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge) {
-  LoadChecker checker(env, knowledge);
+LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file) {
+  LoadChecker checker(env, knowledge, on_file);
   return checker.run();
 }
 

@@ -13,6 +13,7 @@
 // object whose need failed, in the loader's words, with a hint.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -46,6 +47,8 @@ struct LoadCheckResult {
   size_t loads = 0;  // simulated dlopen/exec calls
 };
 
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge);
+// `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
+using ProgressFn = std::function<void(size_t done, size_t total)>;
+LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {});
 
 }  // namespace envdoctor::checks

@@ -35,7 +35,8 @@ Finding package_finding(const python::Distribution& d, const char* code, Severit
   return f;
 }
 
-void check_files(const Environment& env, bool verify_hashes, std::vector<Finding>& out) {
+void check_files(const Environment& env, bool verify_hashes, const std::function<void(size_t, size_t)>& on_hash,
+                 std::vector<Finding>& out) {
   std::vector<HashJob> jobs;
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
@@ -68,11 +69,13 @@ void check_files(const Environment& env, bool verify_hashes, std::vector<Finding
     }
   }
   if (jobs.empty()) return;
-  std::atomic<size_t> next{0};
+  std::atomic<size_t> next{0}, hashed{0};
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
       auto digest = env.files.sha256(jobs[i].entry->resolved.string());
       jobs[i].mismatch = digest && *digest != jobs[i].entry->digest;
+      size_t done = ++hashed;
+      if (on_hash) on_hash(done, jobs.size());
     }
   };
   size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), jobs.size());
@@ -136,9 +139,10 @@ void check_metadata_only(const Environment& env, const Knowledge& knowledge, std
 
 }  // namespace
 
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes) {
+std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes,
+                                   const std::function<void(size_t, size_t)>& on_hash) {
   std::vector<Finding> out;
-  check_files(env, verify_hashes, out);
+  check_files(env, verify_hashes, on_hash, out);
   check_shared_paths(env, out);
   check_metadata_only(env, knowledge, out);
   return out;

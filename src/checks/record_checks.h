@@ -3,6 +3,7 @@
 // metadata-only-package. Pure functions of the inventory and the file system.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes);
+// `on_hash(done, total)` follows --verify-hashes file by file (for a progress line); may be empty.
+std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes,
+                                   const std::function<void(size_t, size_t)>& on_hash = {});
 
 }  // namespace envdoctor::checks

@@ -9,6 +9,7 @@
 #include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/knowledge.h"
+#include "checks/load_checks.h"
 #include "cuda/tables.h"
 
 namespace envdoctor::checks {
@@ -16,6 +17,8 @@ namespace envdoctor::checks {
 struct CheckSettings {
   bool verify_hashes = false;
   CudaTarget gpu;
+  ProgressFn on_file;  // progress of the load checks, for people
+  ProgressFn on_hash;  // progress of --verify-hashes
 };
 
 struct CheckRun {

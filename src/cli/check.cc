@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cuda/tables.h"
+#include "report/progress.h"
 #include "report/report.h"
 
 namespace envdoctor::cli {
@@ -40,9 +41,12 @@ int run_check(const CheckOptions& options) {
   const checks::Knowledge* knowledge = &session->knowledge;
   const cuda::CudaTables* tables = &session->tables;
 
+  report::Progress progress;
   checks::CheckSettings settings;
   settings.verify_hashes = options.verify_hashes;
   settings.gpu = *gpu_target;
+  settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
+  settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
   checks::CheckRun run = checks::run_checks(*env, *knowledge, *tables, settings);
 
   bool simulating = !options.without.empty() || !options.with.empty();
@@ -61,6 +65,7 @@ int run_check(const CheckOptions& options) {
     run = std::move(after);
   }
 
+  progress.finish();
   report::Report r;
   r.python = env->python.executable;
   r.version = env->python.version_info.full_str();
