@@ -17,6 +17,9 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   sort_and_dedupe(run.findings);
   run.notes = env.inventory.problems;
+  // Defects of one package's records (bad RECORD rows, unreadable METADATA): read around, said here.
+  for (const python::Distribution& d : env.inventory.distributions)
+    for (const std::string& p : d.problems) run.notes.push_back(d.name + " " + d.version + ": " + p);
   run.notes.insert(run.notes.end(), gpu.notes.begin(), gpu.notes.end());
   return run;
 }

@@ -1,3 +1,4 @@
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
@@ -16,6 +17,24 @@ struct Style {
   std::string dim() const { return on ? "\x1b[2m" : ""; }
   std::string reset() const { return on ? "\x1b[0m" : ""; }
 };
+
+// Paths and messages come from files: control characters are shown escaped, never sent to the
+// terminal as they are.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c == '\n') out += "\\n";
+    else if (c == '\t') out += "\\t";
+    else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
 
 std::string plural(size_t n, const char* word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
@@ -49,13 +68,14 @@ std::string render_text(const Report& report, const TextOptions& options) {
       bool error = f->severity == checks::Severity::kError;
       out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << f->code
           << (f->is_new ? " [new]" : "") << "\n";
-      if (!f->file.empty()) out << "    " << s.dim() << f->file << s.reset() << "\n";
-      out << "    " << f->message << "\n";
-      if (!f->hint.empty()) out << "    fix: " << f->hint << "\n";
+      if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
+      out << "    " << printable(f->message) << "\n";
+      if (!f->hint.empty()) out << "    fix: " << printable(f->hint) << "\n";
     }
     for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
   }
-  for (const std::string& note : report.notes) out << "\nnote: " << note << "\n";
+  if (!report.notes.empty()) out << "\n";
+  for (const std::string& note : report.notes) out << "note: " << printable(note) << "\n";
   out << "\n";
   size_t e = report.errors(), w = report.warnings();
   if (e == 0 && w == 0) out << s.bold() << "All clear: every library here will load." << s.reset() << "\n";
