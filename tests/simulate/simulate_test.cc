@@ -202,5 +202,59 @@ TEST_F(SimulateTest, WithAnExtensionForCuda12InACuda13Environment) {
   EXPECT_EQ(venv.import("mamba_ssm._ssm"), versions[0]["message"].get<std::string>());
 }
 
+// pip refuses a wheel for another platform; so does the simulation, in pip's own words.
+TEST_F(SimulateTest, WithAWheelForAnotherPlatform) {
+  std::string win = wheel({{"name", "winonly"}, {"version", "1.0"}, {"tag", "cp311-cp311-win_amd64"},
+                           {"files", {{"winonly/__init__.py", ""}}}});
+  Venv venv(tmp_, "v");
+  int status = -1;
+  json predicted = venv.check(&status, "--with " + quote(win));
+  EXPECT_EQ(status, 1) << predicted.dump(1);
+  auto fresh = new_findings(predicted);
+  ASSERT_EQ(fresh.size(), 1u) << predicted.dump(1);
+  EXPECT_EQ(fresh[0]["code"], "wheel-tag-unsupported");
+  EXPECT_EQ(fresh[0]["package"], "winonly");
+  EXPECT_EQ(predicted["environment"]["packages"], 0) << "nothing is installed";
+  CommandResult pip = run("python3 -m pip --python " + quote(venv.python()) +
+                          " install --no-index --no-deps --disable-pip-version-check " + quote(win));
+  EXPECT_NE(pip.status, 0);
+  EXPECT_NE(pip.err.find("ERROR: " + fresh[0]["message"].get<std::string>()), std::string::npos) << pip.err;
+}
+
+TEST_F(SimulateTest, WithSomethingThatIsNotAWheelIsExitTwoAndWritesNothing) {
+  std::string junk = tmp_.write("wheels/junk-1.0-py3-none-any.whl", "this is not a zip archive");
+  Venv venv(tmp_, "v");
+  std::set<std::string> before = files_under(tmp_.path().string());
+  CommandResult r = run(quote(envdoctor()) + " check --python " + quote(venv.python()) + " --with " + quote(junk));
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err.rfind("envdoctor: ", 0), 0u) << r.err;
+  EXPECT_EQ(files_under(tmp_.path().string()), before);
+}
+
+// The replacement engineers attempt: uninstall the CUDA 12 owner and install the CUDA 13 one in
+// one go. Both owners install the same file, so the library survives: nothing new breaks.
+TEST_F(SimulateTest, WithoutOneOwnerWithTheOther) {
+  std::string lib = tmp_ / "build/libfakecudnn.so.9";
+  build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp_);
+  std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
+  build_ext(ext, "_C", "int cudnn_fn(void);", "cudnn_fn()", quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'");
+  std::string cu12 = platlib_wheel("fake-cudnn-cu12", "9.1", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}});
+  std::string cu13 = platlib_wheel("fake-cudnn-cu13", "9.13", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}});
+  std::string torch = platlib_wheel("faketorch", "2.0", {{"faketorch/_C" + suffix_, ext}},
+                                    {{"faketorch/__init__.py", ""}}, {"fake-cudnn-cu12"});
+  Venv venv(tmp_, "v");
+  venv.install({cu12, torch});
+  int status = -1;
+  json predicted = venv.check(&status, "--without fake-cudnn-cu12 --with " + quote(cu13));
+  EXPECT_EQ(status, 0) << predicted.dump(1);
+  EXPECT_TRUE(new_findings(predicted).empty()) << predicted.dump(1);
+
+  venv.uninstall("fake-cudnn-cu12");
+  venv.install({cu13});
+  json real = venv.check(&status);
+  EXPECT_EQ(plain(predicted), plain(real)) << "predicted:\n" << predicted.dump(1) << "\nreal:\n" << real.dump(1);
+  EXPECT_EQ(venv.import("faketorch._C"), "");
+}
+
 }  // namespace
 }  // namespace envdoctor::test
