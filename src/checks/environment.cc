@@ -100,6 +100,13 @@ const python::Distribution* Environment::owner(const std::string& path) const {
   return o.empty() ? nullptr : o.front();
 }
 
+std::string Environment::owner_label(const std::string& path) const {
+  if (const python::Distribution* d = owner(path)) return d->name + " " + d->version;
+  if (dpkg)
+    if (auto p = dpkg->owner(path)) return "Debian package " + p->name + (p->version.empty() ? "" : " " + p->version);
+  return "no package";
+}
+
 const ElfRecord* Environment::elf(const std::string& path) const {
   auto it = by_path_.find(path);
   return it == by_path_.end() ? nullptr : &elf_files[it->second];
@@ -283,6 +290,7 @@ python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, co
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error) {
   auto env = std::make_unique<Environment>();
   env->store = std::make_unique<loader::ObjectStore>(options.root);
+  env->dpkg = std::make_unique<python::DpkgIndex>(options.root);
   if (!options.root.empty()) {
     if (options.prefix.empty()) {
       *error = "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "

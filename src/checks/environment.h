@@ -14,6 +14,7 @@
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
 #include "python/distribution.h"
+#include "python/dpkg.h"
 #include "python/interpreter.h"
 #include "python/ownership.h"
 
@@ -55,6 +56,10 @@ class Environment {
   // The distributions whose records list `path` (lexically normalized first).
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
   const python::Distribution* owner(const std::string& path) const;
+  // Who owns `path`, for people: "torch 2.9.0", "Debian package libstdc++6 12.2.0-14", or
+  // "no package".
+  std::string owner_label(const std::string& path) const;
+  std::unique_ptr<python::DpkgIndex> dpkg;  // system packages, read on first question
   const ElfRecord* elf(const std::string& path) const;
 
   // The installed distributions that `dist` requires, transitively, dependencies before their

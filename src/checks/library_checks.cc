@@ -11,8 +11,7 @@ namespace fs = std::filesystem;
 namespace {
 
 std::string owner_text(const Environment& env, const std::string& path) {
-  const python::Distribution* d = env.owner(path);
-  return path + " (" + (d ? d->name : std::string("no package")) + ")";
+  return path + " (" + env.owner_label(path) + ")";
 }
 
 std::string consumers_text(const std::set<std::string>& consumers) {

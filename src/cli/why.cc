@@ -23,10 +23,7 @@ using checks::Environment;
 
 namespace {
 
-std::string owner_label(const Environment& env, const std::string& path) {
-  if (const python::Distribution* d = env.owner(path)) return d->name + " " + d->version;
-  return "no package";
-}
+std::string owner_label(const Environment& env, const std::string& path) { return env.owner_label(path); }
 
 std::string rule_label(const Edge& e) {
   std::string out = loader::rule_name(e.rule);
@@ -54,7 +51,14 @@ std::set<std::string> reachable_copies(const Environment& env, const std::string
     std::string p = loader::join_path(d, name);
     if (!d.empty() && fs::exists(p, ec)) out.insert(checks::normalize_path(p));
   }
-  return out;
+  // One file under several names (/lib is /usr/lib on a merged system) is one copy.
+  std::set<std::pair<dev_t, ino_t>> seen;
+  std::set<std::string> unique;
+  for (const std::string& path : out) {
+    auto op = env.store->open(path);
+    if (op->id == loader::FileId{} || seen.insert({op->id.dev, op->id.ino}).second) unique.insert(path);
+  }
+  return unique;
 }
 
 void explain_library(const Environment& env, const std::vector<Edge>& edges, const std::string& name) {
