@@ -206,10 +206,10 @@ std::string origin_of_file(const Environment& env, const python::Distribution* o
 }
 
 // The loadable GPU code of one file, named as nvcc names it, sorted by sm then variant.
-GpuCode gpu_code_of(const ElfRecord& r) {
+GpuCode gpu_code_of(const Environment& env, const ElfRecord& r) {
   GpuCode g;
   g.file = &r;
-  g.fatbins = cuda::read_fatbins(*r.opened->elf);
+  g.fatbins = env.fatbins(*r.opened->elf);
   std::set<std::tuple<int, char, std::string>> sass, ptx;
   for (const FatbinEntry& e : g.fatbins.entries) {
     if (e.relocatable) continue;
@@ -310,7 +310,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
   parallel_for(env.elf_files.size(), [&](size_t i) {
     const ElfRecord& r = env.elf_files[i];
     if (r.opened->status != loader::OpenResult::Status::kOk) return;
-    GpuCode g = gpu_code_of(r);
+    GpuCode g = gpu_code_of(env, r);
     g.toolkit_library = r.opened->elf->soname && is_cuda_library(knowledge, *r.opened->elf->soname);
     if (!g.sass.empty() || !g.ptx.empty()) code[i] = std::move(g);
   });

@@ -138,6 +138,16 @@ void Environment::refresh() {
   index_elf_files();
 }
 
+const cuda::FatbinInfo& Environment::fatbins(const elf::ElfFile& file) const {
+  {
+    std::lock_guard lock(fatbin_mu_);
+    if (auto it = fatbins_.find(&file); it != fatbins_.end()) return *it->second;
+  }
+  auto info = std::make_unique<const cuda::FatbinInfo>(cuda::read_fatbins(file));
+  std::lock_guard lock(fatbin_mu_);
+  return *fatbins_.emplace(&file, std::move(info)).first->second;
+}
+
 void Environment::index_elf_files() {
   by_path_.clear();
   for (size_t i = 0; i < elf_files.size(); ++i) by_path_[elf_files[i].path] = i;

@@ -5,12 +5,14 @@
 #pragma once
 
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 #include "checks/file_view.h"
+#include "cuda/fatbin.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
 #include "python/distribution.h"
@@ -75,8 +77,14 @@ class Environment {
   void refresh();
   void index_elf_files();  // fills by_path_ after elf_files changes
 
+  // The fatbinary listing of a parsed file, read once per run and kept: a simulation's second
+  // check reads no header twice. Parsed files live as long as the store, so the key is stable.
+  const cuda::FatbinInfo& fatbins(const elf::ElfFile& file) const;
+
  private:
   std::unordered_map<std::string, size_t> by_path_;
+  mutable std::mutex fatbin_mu_;
+  mutable std::unordered_map<const elf::ElfFile*, std::unique_ptr<const cuda::FatbinInfo>> fatbins_;
 };
 
 // Runs discover, inventory and the ELF index. nullptr with `error` set when the environment
