@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -41,6 +42,11 @@ std::optional<DriverVersion> CudaTables::driver_for_ptx_isa(MajorMinor isa) cons
 
 std::string default_data_dir() {
   if (const char* env = std::getenv("ENVDOCTOR_DATA_DIR"); env && *env) return env;
+  std::error_code ec;
+  if (std::filesystem::is_directory(ENVDOCTOR_DATA_DIR, ec)) return ENVDOCTOR_DATA_DIR;
+  // An installed binary: PREFIX/bin/envdoctor reads PREFIX/share/envdoctor.
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) return (exe.parent_path().parent_path() / "share" / "envdoctor").string();
   return ENVDOCTOR_DATA_DIR;
 }
 
