@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
 #include <mutex>
 #include <thread>
 
@@ -17,14 +20,53 @@ using loader::Process;
 
 namespace {
 
-// The object dlopen is called from: libpython when the interpreter links it (its RPATH joins
-// the search of the module's dependencies), else the interpreter itself.
-int python_caller(const Process& p, const python::PythonEnvironment& py) {
-  for (size_t i = 0; i < p.objects().size(); ++i) {
-    const auto& o = p.objects()[i];
-    if (o.elf && o.elf->soname && !py.instsoname.empty() && *o.elf->soname == py.instsoname) return static_cast<int>(i);
+// The names a package's __init__.py imports from the package itself ("from . import _C",
+// "from .ops import x", "import torch._C", "from torch._C import *"), in order. Read as text,
+// line by line: enough for the import statements extension packages use, never executed.
+std::vector<std::string> init_imports(const std::string& package, const std::string& text) {
+  std::vector<std::string> names;
+  auto add = [&](std::string n) {
+    while (!n.empty() && (n.back() == ',' || n.back() == ')' || n.back() == ' ')) n.pop_back();
+    while (!n.empty() && (n.front() == '(' || n.front() == ' ')) n.erase(0, 1);
+    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+  };
+  auto first_part = [](const std::string& dotted) { return dotted.substr(0, dotted.find('.')); };
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    line = line.substr(0, line.find('#'));
+    std::istringstream words(line);
+    std::string w0, w1, w2;
+    words >> w0 >> w1 >> w2;
+    if (w0 == "from" && w2 == "import") {
+      std::string rest;
+      std::getline(words, rest);
+      std::string from = w1;
+      if (from == "." || from == package) {
+        // from . import a, b as c
+        std::istringstream items(rest);
+        for (std::string item; std::getline(items, item, ',');) {
+          std::istringstream parts(item);
+          std::string name;
+          parts >> name;
+          if (name != "*") add(name);
+        }
+      } else if (from.rfind(".", 0) == 0 && from.size() > 1 && from[1] != '.') {
+        add(first_part(from.substr(1)));
+      } else if (from.rfind(package + ".", 0) == 0) {
+        add(first_part(from.substr(package.size() + 1)));
+      }
+    } else if (w0 == "import") {
+      std::string rest = line.substr(line.find("import") + 6);
+      std::istringstream items(rest);
+      for (std::string item; std::getline(items, item, ',');) {
+        std::istringstream parts(item);
+        std::string name;
+        parts >> name;
+        if (name.rfind(package + ".", 0) == 0) add(first_part(name.substr(package.size() + 1)));
+      }
+    }
   }
-  return 0;
+  return names;
 }
 
 class LoadChecker {
@@ -41,6 +83,7 @@ class LoadChecker {
 
  private:
   Process base_process(std::vector<Finding>& findings);
+  std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
   void import_package(Process& p, const python::Distribution& dist, int caller);
   void preload_torch(Process& p, const python::Distribution& torch, int caller);
   void check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings);
@@ -71,6 +114,30 @@ Process LoadChecker::base_process(std::vector<Finding>& findings) {
     record(p, p.errors(), findings);
   }
   return p;
+}
+
+// The extension modules of `dist` that its top-level packages' __init__.py import: importing any
+// module of the package runs __init__.py first, so these are loaded before it, in this order.
+std::vector<const ElfRecord*> LoadChecker::init_modules(const python::Distribution& dist) const {
+  std::vector<const ElfRecord*> out;
+  auto it = modules_.find(&dist);
+  if (it == modules_.end()) return out;
+  for (const python::RecordEntry& e : dist.record) {
+    fs::path rel(e.path);
+    if (rel.filename() != "__init__.py" || std::distance(rel.begin(), rel.end()) != 2) continue;
+    std::string package = rel.begin()->string();
+    std::ifstream in(env_.host(e.resolved.string()));
+    std::string text(1 << 20, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    text.resize(static_cast<size_t>(in.gcount()));
+    for (const std::string& name : init_imports(package, text))
+      for (const ElfRecord* m : it->second) {
+        fs::path p(m->path);
+        std::string file = p.filename().string();
+        if (p.parent_path() == e.resolved.parent_path() && file.substr(0, file.find('.')) == name) out.push_back(m);
+      }
+  }
+  return out;
 }
 
 // What `import dist` leaves loaded: its extension modules, each dlopen'd RTLD_LOCAL. Their own
@@ -117,8 +184,10 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
       if (r.object >= 0) {
         const auto& target = p.objects()[r.object];
         edge.resolved = normalize_path(target.path);
-        // The rule that first found an object already loaded is the interesting one.
-        if (r.rule == loader::Rule::kLoaded) edge.rule = target.rule;
+        // Already loaded: say who loaded it first and how that search found it.
+        if (r.rule == loader::Rule::kLoaded && target.loader >= 0)
+          edge.source = "(first loaded by " + normalize_path(p.objects()[target.loader].path) + ", found by " +
+                        loader::rule_name(target.rule) + ")";
         std::string soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
         resolutions_[soname][edge.resolved].insert(consumer);
       }
@@ -170,7 +239,9 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
 LoadCheckResult LoadChecker::run() {
   LoadCheckResult result;
   Process base = base_process(result.findings);
-  int caller = python_caller(base, env_.python);
+  // Python opens extension modules by path, so no caller's RPATH joins their search
+  // (Process::dlopen); the interpreter stands for the caller.
+  const int caller = 0;
 
   // One import context per owning package; files nobody owns get the bare interpreter.
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> groups;
@@ -182,15 +253,27 @@ LoadCheckResult LoadChecker::run() {
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < work.size();) {
       Process context = base;
+      std::vector<const ElfRecord*> first;  // what the package's __init__.py loads, in order
       if (const python::Distribution* dist = work[i].first) {
         for (const python::Distribution* dep : env_.requirement_closure(*dist)) import_package(context, *dep, caller);
         if (dist->key() == "torch") preload_torch(context, *dist, caller);
+        first = init_modules(*dist);
       }
-      for (const ElfRecord* file : work[i].second) {
-        check_file(context, caller, *file, found[i]);
+      auto check = [&](const ElfRecord& file) {
+        check_file(context, caller, file, found[i]);
         size_t done = ++files_done_;
         if (on_file_) on_file_(done, env_.elf_files.size());
+      };
+      // Each module __init__.py imports is checked in the context of those imported before it,
+      // then joins the context; every other file of the package sees them all.
+      std::set<const ElfRecord*> checked;
+      for (const ElfRecord* m : first) {
+        if (checked.insert(m).second) check(*m);
+        ++loads_;
+        context.dlopen(m->path, false, caller);
       }
+      for (const ElfRecord* file : work[i].second)
+        if (!checked.count(file)) check(*file);
     }
   };
   size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), work.size());

@@ -58,9 +58,15 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
   if (const python::Distribution* old = env.inventory.find(wheel->metadata().name)) uninstall(env, *old);
 
   python::InstallScheme scheme = python::install_scheme(env.python, wheel->metadata().name);
+  std::unordered_set<std::string> elf_paths;
+  for (const ElfRecord& r : env.elf_files) elf_paths.insert(r.path);
   for (const auto& [member, dest] : wheel->install_plan(scheme)) {
     std::string target = dest.lexically_normal().string();
-    if (!looks_loadable(member->name) && !hash_members) {
+    // A member the loader may open: a shared object by name, or anything written over a file
+    // the ELF index holds (an empty or broken file in its place is what the loader then reads).
+    bool replaces_elf = elf_paths.count(target) != 0;
+    bool loadable = looks_loadable(member->name) || replaces_elf;
+    if (!loadable && !hash_members) {
       env.files.add(target, member->size, std::nullopt);
       continue;
     }
@@ -71,12 +77,12 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
       return false;
     }
     env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())));
+    if (!loadable) continue;
     bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(), "\x7f" "ELF", 4) == 0;
-    if (!elf) continue;
     // The loader reads the wheel's copy from memory, under the path pip would give it.
     env.store->add_overlay(target, MappedFile::from_buffer(target, std::move(*bytes)));
     std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });
-    env.add_elf_file(target, env.store->open(target));
+    if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
   }
   env.inventory.distributions.push_back(wheel->as_installed(scheme));
   return true;

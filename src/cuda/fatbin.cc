@@ -273,9 +273,22 @@ FatbinInfo parse_fatbin_section(Bytes bytes, std::string_view section, u64 base)
 FatbinInfo read_fatbins(const elf::ElfFile& file) {
   FatbinInfo info;
   Bytes whole = file.bytes();
+  // Crafted section headers may name the same bytes a thousand times: each range is read once,
+  // and never more than the file's size in all.
+  std::vector<std::pair<u64, u64>> seen;
+  u64 scanned = 0;
   for (const elf::Section& s : file.sections()) {
     if (s.name != ".nv_fatbin" && s.name != "__nv_relfatbin") continue;
     if (s.type == SHT_NOBITS) continue;
+    bool overlaps = std::any_of(seen.begin(), seen.end(), [&](const std::pair<u64, u64>& r) {
+      return s.offset < r.first + r.second && r.first < s.offset + s.size;
+    });
+    if (overlaps || s.size > whole.size() - std::min(scanned, whole.size())) {
+      info.problems.push_back(std::string(s.name) + ": section at " + hex(s.offset) + " overlaps another, ignored");
+      continue;
+    }
+    seen.emplace_back(s.offset, s.size);
+    scanned += s.size;
     std::optional<Bytes> bytes = whole.slice(s.offset, s.size);
     if (!bytes) {
       info.problems.push_back(std::string(s.name) + ": section at " + hex(s.offset) + " of " +

@@ -171,6 +171,13 @@ std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& 
     }
     file = std::move(mapped);
   }
+  Bytes b = file->bytes();
+  if (b.size() >= 64 && std::memcmp(b.data(), ELFMAG, SELFMAG) == 0) {
+    result->ident.magic = true;
+    result->ident.elf_class = b.data()[EI_CLASS];
+    result->ident.data = b.data()[EI_DATA];
+    std::memcpy(&result->ident.machine, b.data() + 18, 2);  // e_machine, at the same offset in both classes
+  }
   std::string err;
   auto elf = elf::ElfFile::parse(file, &err);
   if (!elf) {

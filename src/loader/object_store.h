@@ -38,6 +38,14 @@ struct OpenResult {
   int errnum = 0;
   std::shared_ptr<const elf::ElfFile> elf;
   FileId id;
+  // The raw identification of a file that has the ELF magic, whether or not it parsed: the
+  // loader skips a candidate of another class or machine before it judges anything else.
+  struct Ident {
+    bool magic = false;  // 64 bytes or more, starting with \x7fELF
+    u8 elf_class = 0;
+    u8 data = 0;
+    u16 machine = 0;  // e_machine as the loader reads it (in its own byte order)
+  } ident;
 };
 
 class ObjectStore {

@@ -83,38 +83,45 @@ int Process::add_object(const std::string& path, std::shared_ptr<const OpenResul
 bool Process::try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner) {
   auto op = store_.open(path);
   auto attempt = [&](std::string outcome) { s.out->attempts.push_back({path, std::move(outcome)}); };
-  switch (op->status) {
-    case OpenResult::Status::kMissing:
-      // Whether open_path moves on depends on this errno (see search_dirs).
-      attempt(op->error);
-      s.last_errno = op->errnum;
-      return false;
-    case OpenResult::Status::kInvalid:
-      // Every open_verify error but class and machine is fatal, even mid-search.
-      attempt(op->error);
-      s.fatal = path + ": " + op->error;
-      s.path = path;
-      return true;
-    case OpenResult::Status::kOk: break;
-  }
-  const elf::ElfFile& e = *op->elf;
-  s.last_errno = ENOENT;  // open_verify's answer for a candidate it skips
-  if (e.elf_class != host_class_) {
-    s.found_other_class = true;
-    attempt(std::string("wrong ELF class: ") + elf::elf_class_name(e.elf_class) + " (skipped)");
+  auto fatal = [&](const std::string& message) {
+    attempt(message);
+    s.fatal = path + ": " + message;
+    s.path = path;
+    return true;
+  };
+  if (op->status == OpenResult::Status::kMissing) {
+    // Whether open_path moves on depends on this errno (see search_dirs).
+    attempt(op->error);
+    s.last_errno = op->errnum;
     return false;
   }
-  if (e.data != host_data_) {
-    s.fatal = path + ": " +
-              (host_data_ == ELFDATA2LSB ? "ELF file data encoding not little-endian"
-                                         : "ELF file data encoding not big-endian");
-    attempt("wrong byte order");
-    return true;
+  // open_verify (elf/dl-load.c) judges in this order: length, magic, class (another class is
+  // skipped, not an error), byte order, the rest of e_ident, e_version, machine (another machine
+  // is skipped), e_type, e_phentsize, the program headers. Every error it meets first is fatal,
+  // even in the middle of a search.
+  const OpenResult::Ident& id = op->ident;
+  bool ok = op->status == OpenResult::Status::kOk;
+  if (id.magic && id.elf_class != host_class_) {
+    s.last_errno = ENOENT;
+    s.found_other_class = true;
+    attempt(std::string("wrong ELF class: ") + elf::elf_class_name(id.elf_class) + " (skipped)");
+    return false;
   }
-  if (e.machine != host_machine_) {
+  if (id.magic && id.data != host_data_)
+    return fatal(host_data_ == ELFDATA2LSB ? "ELF file data encoding not little-endian"
+                                           : "ELF file data encoding not big-endian");
+  bool judged_before_machine = !ok && (!id.magic || op->error == "file too short" ||
+                                       op->error == "invalid ELF header" || op->error.rfind("ELF file version", 0) == 0 ||
+                                       op->error.rfind("ELF file OS ABI", 0) == 0 ||
+                                       op->error.rfind("ELF file ABI version", 0) == 0 ||
+                                       op->error == "nonzero padding in e_ident");
+  if (judged_before_machine) return fatal(op->error);
+  if (id.machine != host_machine_) {
+    s.last_errno = ENOENT;
     attempt("wrong machine (skipped)");
     return false;
   }
+  if (!ok) return fatal(op->error);
   s.opened = op;
   s.path = path;
   s.out->rule = rule;
@@ -520,9 +527,15 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
     err.kind = LoadError::Kind::kMissingLibrary;
     err.library = path;
     bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+    bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
+      return a.outcome.rfind("wrong ELF class", 0) == 0;
+    });
     if (fatal) {
       err.kind = LoadError::Kind::kInvalidElf;
       err.message = r.attempts.back().outcome;
+    } else if (other_class) {
+      err.kind = LoadError::Kind::kWrongElfClass;
+      err.message = path + ": wrong ELF class: " + elf::elf_class_name(host_class_ == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
     } else {
       err.message = path + ": cannot open shared object file: No such file or directory";
     }
@@ -533,6 +546,9 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
   if (static_cast<size_t>(r.object) < first_new) return result;  // already loaded: nothing to do
 
   int root = r.object;
+  // elf/dl-open.c looks for the caller's link map only for a name without '/' (or with a DST):
+  // an object opened by path has no loader, and its dependencies search no caller's RPATH.
+  if (path.find('/') != std::string::npos && path.find('$') == std::string::npos) objects_[root].loader = -1;
   std::vector<LoadError> missing, versions, symbols;
   std::vector<int> searchlist = map_deps(root, missing, /*trace=*/false);
   for (size_t i = first_new; i < objects_.size(); ++i) {

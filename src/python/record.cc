@@ -101,7 +101,9 @@ class CsvParser {
     if (!too_long_) field_ += c;
   }
   void end_field() {
-    fields_.push_back(std::move(field_));
+    // An over-long row is dropped whole: keep nothing of it (a row of 60 million commas must not
+    // become 60 million empty fields).
+    if (!too_long_) fields_.push_back(std::move(field_));
     field_.clear();
   }
   void end_record() {

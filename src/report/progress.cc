@@ -3,12 +3,20 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 namespace envdoctor::report {
 
 using Clock = std::chrono::steady_clock;
 
-Progress::Progress() : enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
+// A terminal that cannot move the cursor (TERM=dumb) gets no progress line.
+static bool can_redraw() {
+  const char* term = std::getenv("TERM");
+  return ::isatty(STDERR_FILENO) == 1 && !(term && std::strcmp(term, "dumb") == 0);
+}
+
+Progress::Progress() : enabled_(can_redraw()), start_(Clock::now()), last_(start_) {}
 
 Progress::~Progress() { finish(); }
 
