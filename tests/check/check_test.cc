@@ -181,5 +181,29 @@ TEST_F(CheckTest, UndefinedSymbolThroughTheImportContext) {
   EXPECT_EQ(venv.import("basepkg._core"), "");
 }
 
+// sib/_ext needs libcore.so with no RPATH: it loads because sib/__init__.py imports sib._core
+// (whose RUNPATH finds libcore.so) first. The package's own import order is part of the context.
+TEST_F(CheckTest, SiblingModuleImportedFirstByInit) {
+  std::string core = tmp_ / "build/sib/sib/lib/libcore.so";
+  build_shared(core, "int core_fn(void) { return 3; }", "-Wl,-soname,libcore.so", tmp_);
+  std::string first = tmp_ / ("build/sib/sib/_core" + suffix_);
+  build_ext(first, "_core", "int core_fn(void);", "core_fn()", quote(core) + " -Wl,-rpath,'$ORIGIN/lib'");
+  std::string second = tmp_ / ("build/sib/sib/_ext" + suffix_);
+  build_ext(second, "_ext", "int core_fn(void);", "core_fn()", quote(core));
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "sib"}, {"version", "1.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                   {"files", {{"sib/__init__.py", "from . import _core  # first\nfrom . import _ext\n"}}},
+                                                   {"paths", {{"sib/lib/libcore.so", core},
+                                                              {"sib/_core" + suffix_, first},
+                                                              {"sib/_ext" + suffix_, second}}}});
+  Venv venv(tmp_, "sib");
+  venv.install({wheel});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 0) << report.dump(1);
+  EXPECT_TRUE(findings(report, "missing-library").empty()) << report.dump(1);
+  EXPECT_EQ(venv.import("sib._ext"), "");
+}
+
 }  // namespace
 }  // namespace envdoctor::test

@@ -486,3 +486,68 @@ TEST_F(LoaderFixture, AuxiliaryObjectOfTheMainProgramIsNotListed) {
 
 }  // namespace
 }  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+// open_verify skips a file of another machine or class before it looks at e_type or
+// e_phentsize: an aarch64 relocatable object, or a class byte that is neither 32- nor 64-bit,
+// ahead of the right library on the path is passed over, not fatal.
+TEST_F(LoaderFixture, OtherMachineOrClassIsSkippedBeforeTypeChecks) {
+  lib("good/libdep.so", "int dep(void){return 1;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}", "-L" + tmp / "good" + " -ldep");
+  std::string both = tmp / "bad" + ":" + tmp / "good";
+  fs::create_directories(tmp / "bad");
+  struct Case {
+    const char* what;
+    u64 off;
+    std::string bytes;
+  };
+  u16 aarch64 = EM_AARCH64, rel = ET_REL;
+  std::vector<std::vector<Case>> cases = {
+      {{"machine", offsetof(Elf64_Ehdr, e_machine), std::string(reinterpret_cast<char*>(&aarch64), 2)},
+       {"type", offsetof(Elf64_Ehdr, e_type), std::string(reinterpret_cast<char*>(&rel), 2)}},
+      {{"class 3", EI_CLASS, std::string(1, '\3')}},
+      {{"class 1 on a 64-bit body", EI_CLASS, std::string(1, '\1')}},
+  };
+  for (const auto& patches : cases) {
+    SCOPED_TRACE(patches.front().what);
+    fs::copy_file(tmp / "good/libdep.so", tmp / "bad/libdep.so", fs::copy_options::overwrite_existing);
+    for (const Case& c : patches) patch(tmp / "bad/libdep.so", c.off, c.bytes);
+    expect_same_listing(top, &both);
+    expect_same_dlopen(top, &both);
+  }
+}
+
+// dlopen("/path/ext.so") from a library with an RPATH: glibc looks for the caller's link map only
+// for a name without '/', so the extension's dependencies never search the caller's RPATH.
+TEST_F(LoaderFixture, DlopenByPathIgnoresTheCallersRpath) {
+  lib("rp/libdep.so", "int dep(void){return 1;}");
+  std::string ext = lib("ext.so", "int dep(void); int ext(void){return dep();}", "-L" + tmp / "rp" + " -ldep");
+  std::string py = lib("libpy.so",
+                       "#include <dlfcn.h>\n#include <stdio.h>\n"
+                       "void open_it(const char* p){ void* h = dlopen(p, RTLD_NOW);"
+                       " printf(\"%s\\n\", h ? \"ok\" : dlerror()); }",
+                       "-ldl -Wl,-soname,libpy.so -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "rp");
+  std::string prog = tmp / "prog";
+  build_executable(prog, "void open_it(const char*); int main(int c, char** v){ open_it(v[1]); return 0; }",
+                   "-L" + tmp.path().string() + " -lpy -Wl,--disable-new-dtags -Wl,-rpath," + tmp.path().string(), tmp);
+  CommandResult real = run("env -u LD_LIBRARY_PATH " + quote(prog) + " " + quote(ext));
+  ASSERT_EQ(real.status, 0) << real.err;
+
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  config.ld_library_path.clear();
+  loader::ObjectStore store;
+  loader::Process p(config, store);
+  ASSERT_TRUE(p.load_main(prog));
+  int libpy = -1;
+  for (size_t i = 0; i < p.objects().size(); ++i)
+    if (p.objects()[i].path == py) libpy = static_cast<int>(i);
+  ASSERT_GE(libpy, 0);
+  auto r = p.dlopen(ext, false, libpy);
+  EXPECT_EQ((r.first ? r.first->message : "ok") + "\n", real.out);
+  EXPECT_NE(real.out, "ok\n");
+}
+
+}  // namespace
+}  // namespace envdoctor::test

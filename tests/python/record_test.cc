@@ -177,3 +177,22 @@ TEST(Record, LargeFileIsReadInPart) {
 
 }  // namespace
 }  // namespace envdoctor::python
+
+namespace envdoctor::test {
+namespace {
+
+// Regression: a row made only of commas was cut at the row limit but still kept one empty field
+// per comma (60 MiB of commas: 60 million strings). An over-long row now keeps nothing.
+TEST(Csv, RowOfCommasPastTheLimitKeepsNoFields) {
+  std::string text(8 * 1024 * 1024, ',');
+  text += "\nok.py,,\n";
+  std::vector<std::string> problems;
+  std::vector<python::CsvRow> rows = python::parse_csv(text, &problems);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].fields.front(), "ok.py");
+  ASSERT_EQ(problems.size(), 1u);
+  EXPECT_NE(problems[0].find("longer than"), std::string::npos) << problems[0];
+}
+
+}  // namespace
+}  // namespace envdoctor::test

@@ -256,5 +256,28 @@ TEST_F(SimulateTest, WithoutOneOwnerWithTheOther) {
   EXPECT_EQ(venv.import("faketorch._C"), "");
 }
 
+// A wheel that writes an empty file over a library another package loads: not ELF, still what
+// the loader reads next time.
+TEST_F(SimulateTest, WithAWheelThatOverwritesALibraryWithJunk) {
+  std::string core = tmp_ / "build/libcore.so";
+  build_shared(core, "int core_fn(void) { return 1; }", "-Wl,-soname,libcore.so", tmp_);
+  std::string ext = tmp_ / ("build/_core" + suffix_);
+  build_ext(ext, "_core", "int core_fn(void);", "core_fn()", quote(core) + " -Wl,-rpath,'$ORIGIN/lib'");
+  std::string sib = platlib_wheel("sib", "1.0", {{"sib/lib/libcore.so", core}, {"sib/_core" + suffix_, ext}},
+                                  {{"sib/__init__.py", ""}});
+  std::string other = wheel({{"name", "other"}, {"version", "1.0"}, {"files", {{"sib/lib/libcore.so", ""}}}});
+  Venv venv(tmp_, "v");
+  venv.install({sib});
+  int status = -1;
+  json predicted = venv.check(&status, "--with " + quote(other));
+  EXPECT_EQ(status, 1) << predicted.dump(1);
+  std::string message;
+  for (const json& f : new_findings(predicted))
+    if (f["code"] == "invalid-elf") message = f["message"];
+  EXPECT_EQ(message, venv.site() + "/sib/lib/libcore.so: file too short") << predicted.dump(1);
+  venv.install({other});
+  EXPECT_EQ(venv.import("sib._core"), message);
+}
+
 }  // namespace
 }  // namespace envdoctor::test
