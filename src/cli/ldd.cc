@@ -24,6 +24,7 @@ struct FileReport {
   std::string out;
   std::string err;
   bool failed = false;
+  bool unreadable = false;  // the file itself could not be opened: the tool could not do its job
 };
 
 loader::LoaderConfig make_config(const LoaderOptions& options) {
@@ -80,10 +81,20 @@ int print_reports(const std::vector<FileReport>& reports) {
   for (const FileReport& r : reports) {
     std::cout << r.out;
     std::cerr << r.err;
-    if (r.failed) rc = 1;
+    if (r.unreadable) rc = 2;
+    else if (r.failed && rc == 0) rc = 1;
   }
   std::cout.flush();
   return rc;
+}
+
+// The file given could not be loaded at all: a file that cannot be opened is the tool's failure
+// (exit 2), one the loader would reject is a load failure (exit 1).
+void report_unloadable(const Process& p, const std::string& file, FileReport& r, std::ostream& err) {
+  const LoadError& e = p.errors().front();
+  err << file << ": " << e.message.substr(e.message.find(": ") + 2) << "\n";
+  r.failed = true;
+  r.unreadable = e.kind == LoadError::Kind::kMissingLibrary;
 }
 
 std::string library_line(const Process& p, const Process::ListEntry& e) {
@@ -102,8 +113,7 @@ FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& stor
   Process p(config, store);
   bool loaded = p.load_main(in_root(options, file));
   if (!loaded) {
-    err << file << ": " << p.errors().front().message.substr(p.errors().front().message.find(": ") + 2) << "\n";
-    r.failed = true;
+    report_unloadable(p, file, r, err);
   } else {
     const auto& main = p.objects()[0];
     if (main.elf->needed.empty()) out << "\tstatically linked\n";
@@ -155,8 +165,7 @@ FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& sto
   std::ostringstream out, err;
   Process p(config, store);
   if (!p.load_main(in_root(options, file))) {
-    err << file << ": " << p.errors().front().message.substr(p.errors().front().message.find(": ") + 2) << "\n";
-    r.failed = true;
+    report_unloadable(p, file, r, err);
   } else {
     out << file << "\n";
     const auto& main = p.objects()[0];

@@ -551,3 +551,22 @@ TEST_F(LoaderFixture, DlopenByPathIgnoresTheCallersRpath) {
 
 }  // namespace
 }  // namespace envdoctor::test
+
+namespace envdoctor::test {
+namespace {
+
+// DESIGN.md's exit statuses for ldd: 1 when a load would fail (a file the loader rejects),
+// 2 when the tool could not examine a file at all (it cannot be opened).
+TEST(LddExitStatus, UnreadableFileIsTwoRejectedFileIsOne) {
+  TempDir tmp;
+  std::string text = tmp.write("notelf.so", "INPUT(-lc)\n");
+  CommandResult missing = run(quote(envdoctor()) + " ldd " + quote(tmp / "absent.so"));
+  EXPECT_EQ(missing.status, 2);
+  EXPECT_EQ(missing.err, tmp / "absent.so" + ": cannot open shared object file: No such file or directory\n");
+  CommandResult rejected = run(quote(envdoctor()) + " ldd " + quote(text));
+  EXPECT_EQ(rejected.status, 1);
+  EXPECT_EQ(rejected.err, text + ": file too short\n");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
