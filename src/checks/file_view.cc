@@ -50,4 +50,10 @@ void FileView::add(const std::string& path, u64 size, std::optional<std::vector<
   added_[path] = Added{size, std::move(sha256)};
 }
 
+std::vector<std::string> FileView::changed_paths() const {
+  std::vector<std::string> out(removed_.begin(), removed_.end());
+  for (const auto& [path, added] : added_) out.push_back(path);
+  return out;
+}
+
 }  // namespace envdoctor::checks

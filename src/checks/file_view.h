@@ -30,6 +30,8 @@ class FileView {
   void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256);
   bool removed(const std::string& path) const { return removed_.count(path) != 0; }
   bool changed() const { return !removed_.empty() || !added_.empty(); }
+  // Every path removed or written, as the checks spell them.
+  std::vector<std::string> changed_paths() const;
 
   // Paths are a container's own, read below its root (--root).
   void set_root(python::FileRoot root) { root_ = std::move(root); }

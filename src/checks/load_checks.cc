@@ -71,8 +71,8 @@ std::vector<std::string> init_imports(const std::string& package, const std::str
 
 class LoadChecker {
  public:
-  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file)
-      : env_(env), knowledge_(knowledge), on_file_(on_file) {
+  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo)
+      : env_(env), knowledge_(knowledge), on_file_(on_file), memo_(memo) {
     for (const ElfRecord& r : env_.elf_files) {
       if (!r.extension_module) continue;
       for (const python::Distribution* d : r.owners) modules_[d].push_back(&r);
@@ -86,13 +86,16 @@ class LoadChecker {
   std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
   void import_package(Process& p, const python::Distribution& dist, int caller);
   void preload_torch(Process& p, const python::Distribution& torch, int caller);
-  void check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings);
+  void check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
+                  LoadMemo::Context& out);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
-  void note_resolutions(const Process& p, const std::vector<int>& objects);
+  void note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out = nullptr);
+  void reuse(const LoadMemo::Context& c);
 
   const Environment& env_;
   const Knowledge& knowledge_;
   const ProgressFn& on_file_;
+  LoadMemo* memo_;
   std::atomic<size_t> files_done_{0};
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
@@ -174,7 +177,20 @@ void LoadChecker::preload_torch(Process& p, const python::Distribution& torch, i
   p.dlopen(deps, true, caller);
 }
 
-void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& objects) {
+// Every directory a process's loads opened a file in or searched, as spelled and resolved.
+void footprint(const Process& p, std::set<std::string>& dirs) {
+  auto add = [&](const std::string& path) {
+    if (path.empty() || path[0] != '/') return;
+    dirs.insert(fs::path(normalize_path(path)).parent_path().string());
+  };
+  for (const loader::LoadedObject& o : p.objects()) {
+    add(o.path);
+    for (const loader::Resolution& r : o.deps)
+      for (const loader::Attempt& a : r.attempts) add(a.path);
+  }
+}
+
+void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out) {
   std::lock_guard lock(mu_);
   for (int i : objects) {
     const auto& o = p.objects()[i];
@@ -190,10 +206,20 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
                         loader::rule_name(target.rule) + ")";
         std::string soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
         resolutions_[soname][edge.resolved].insert(consumer);
+        if (out) out->resolutions[soname][edge.resolved].insert(consumer);
       }
+      if (out) out->edges.push_back(edge);
       edges_.emplace(std::make_pair(consumer, r.name), std::move(edge));
     }
   }
+}
+
+void LoadChecker::reuse(const LoadMemo::Context& c) {
+  std::lock_guard lock(mu_);
+  for (const Edge& e : c.edges) edges_.emplace(std::make_pair(e.consumer, e.needed), e);
+  for (const auto& [soname, by_path] : c.resolutions)
+    for (const auto& [path, consumers] : by_path) resolutions_[soname][path].insert(consumers.begin(), consumers.end());
+  loads_ += c.loads;
 }
 
 void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings) {
@@ -208,7 +234,9 @@ void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors,
   }
 }
 
-void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings) {
+void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
+                             LoadMemo::Context& out) {
+  ++out.loads;
   ++loads_;
   if (file.opened->status != loader::OpenResult::Status::kOk) {
     Finding f;
@@ -227,13 +255,24 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
     record(p, p.errors(), findings);
     std::vector<int> all(p.objects().size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    note_resolutions(p, all);
+    note_resolutions(p, all, &out);
+    footprint(p, out.dirs);
     return;
   }
   Process p = context;
   Process::DlopenResult r = p.dlopen(file.path, false, caller);
   record(p, r.errors, findings);
-  note_resolutions(p, r.new_objects);
+  note_resolutions(p, r.new_objects, &out);
+  footprint(p, out.dirs);
+}
+
+// The distributions an import context loads: the package and what it requires.
+std::set<std::string> context_dists(const Environment& env, const python::Distribution* dist) {
+  std::set<std::string> out;
+  if (!dist) return out;
+  out.insert(dist->key() + "==" + dist->version);
+  for (const python::Distribution* d : env.requirement_closure(*dist)) out.insert(d->key() + "==" + d->version);
+  return out;
 }
 
 LoadCheckResult LoadChecker::run() {
@@ -242,6 +281,9 @@ LoadCheckResult LoadChecker::run() {
   // Python opens extension modules by path, so no caller's RPATH joins their search
   // (Process::dlopen); the interpreter stands for the caller.
   const int caller = 0;
+  std::set<std::string> base_dirs;
+  footprint(base, base_dirs);
+  bool may_reuse = memo_ && memo_->filled && !memo_->reaches(base_dirs);
 
   // One import context per owning package; files nobody owns get the bare interpreter.
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> groups;
@@ -249,18 +291,39 @@ LoadCheckResult LoadChecker::run() {
   std::vector<std::pair<const python::Distribution*, std::vector<const ElfRecord*>>> work(groups.begin(), groups.end());
 
   std::vector<std::vector<Finding>> found(work.size());
-  std::atomic<size_t> next{0};
+  std::vector<LoadMemo::Context> learnt(work.size());
+  std::vector<std::string> keys(work.size());
+  std::atomic<size_t> next{0}, reused{0};
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < work.size();) {
+      const python::Distribution* dist = work[i].first;
+      LoadMemo::Context& out = learnt[i];
+      keys[i] = dist ? dist->metadata_dir.string() : "";
+      for (const ElfRecord* f : work[i].second) out.files.push_back(f->path);
+      out.dists = context_dists(env_, dist);
+      if (may_reuse) {
+        auto it = memo_->contexts.find(keys[i]);
+        auto changed = [&](const std::string& id) { return memo_->changed_dists.count(id.substr(0, id.find("=="))) != 0; };
+        if (it != memo_->contexts.end() && it->second.clean && it->second.files == out.files &&
+            it->second.dists == out.dists && std::none_of(out.dists.begin(), out.dists.end(), changed) &&
+            !memo_->reaches(it->second.dirs)) {
+          reuse(it->second);
+          out = it->second;
+          ++reused;
+          size_t done = (files_done_ += out.files.size());
+          if (on_file_) on_file_(done, env_.elf_files.size());
+          continue;
+        }
+      }
       Process context = base;
       std::vector<const ElfRecord*> first;  // what the package's __init__.py loads, in order
-      if (const python::Distribution* dist = work[i].first) {
+      if (dist) {
         for (const python::Distribution* dep : env_.requirement_closure(*dist)) import_package(context, *dep, caller);
         if (dist->key() == "torch") preload_torch(context, *dist, caller);
         first = init_modules(*dist);
       }
       auto check = [&](const ElfRecord& file) {
-        check_file(context, caller, file, found[i]);
+        check_file(context, caller, file, found[i], out);
         size_t done = ++files_done_;
         if (on_file_) on_file_(done, env_.elf_files.size());
       };
@@ -274,6 +337,8 @@ LoadCheckResult LoadChecker::run() {
       }
       for (const ElfRecord* file : work[i].second)
         if (!checked.count(file)) check(*file);
+      footprint(context, out.dirs);
+      out.clean = found[i].empty();
     }
   };
   size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), work.size());
@@ -286,13 +351,52 @@ LoadCheckResult LoadChecker::run() {
   result.resolutions = std::move(resolutions_);
   for (auto& [key, edge] : edges_) result.edges.push_back(std::move(edge));
   result.loads = loads_;
+  if (memo_) {
+    // Each directory also under its resolved name: a change may be spelled either way.
+    std::map<std::string, std::string> canonical;
+    auto both = [&](std::set<std::string>& dirs) {
+      std::set<std::string> extra;
+      for (const std::string& d : dirs) {
+        auto [it, fresh] = canonical.try_emplace(d);
+        if (fresh) {
+          std::error_code ec;
+          it->second = fs::weakly_canonical(env_.host(d), ec).string();
+        }
+        extra.insert(it->second);
+      }
+      dirs.insert(extra.begin(), extra.end());
+    };
+    memo_->contexts.clear();
+    for (size_t i = 0; i < work.size(); ++i) {
+      both(learnt[i].dirs);
+      memo_->contexts[keys[i]] = std::move(learnt[i]);
+    }
+    both(base_dirs);
+    memo_->base_dirs = std::move(base_dirs);
+    memo_->reused = reused;
+    memo_->filled = true;
+  }
   return result;
 }
 
 }  // namespace
 
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file) {
-  LoadChecker checker(env, knowledge, on_file);
+bool LoadMemo::reaches(const std::set<std::string>& dirs) const {
+  // A changed file matters to a directory it is in, or up to four levels below (glibc-hwcaps/
+  // x86-64-v3/, tls/x86_64/x86_64/ are searched inside every directory).
+  for (const std::string& changed : changed_paths) {
+    fs::path dir = fs::path(changed).parent_path();
+    for (int depth = 0; depth < 5 && !dir.empty(); ++depth, dir = dir.parent_path()) {
+      if (dirs.count(dir.string())) return true;
+      if (dir == dir.root_path()) break;
+    }
+  }
+  return false;
+}
+
+LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file,
+                            LoadMemo* memo) {
+  LoadChecker checker(env, knowledge, on_file, memo);
   return checker.run();
 }
 

@@ -47,8 +47,35 @@ struct LoadCheckResult {
   size_t loads = 0;  // simulated dlopen/exec calls
 };
 
+// What one run of the load checks learnt per import context, so that a second run over a changed
+// environment (a simulation) loads again only the contexts the change can reach. A context is
+// reused only when it found nothing wrong (its hints cannot have gone stale), holds the same
+// files, imports the same distributions, and no changed path lies in or below (up to the depth
+// of glibc-hwcaps and legacy subdirectories) any directory its loads opened or searched.
+struct LoadMemo {
+  struct Context {
+    std::vector<std::string> files;
+    std::set<std::string> dists;  // "name==version" of the package and what it requires
+    std::set<std::string> dirs;   // every directory its loads looked in, as spelled and resolved
+    bool clean = false;
+    std::vector<Edge> edges;
+    ResolutionMap resolutions;
+    size_t loads = 0;
+  };
+  bool filled = false;
+  std::map<std::string, Context> contexts;  // by the package's metadata directory ("" for no package)
+  std::set<std::string> base_dirs;          // the interpreter's own loads
+  // Set before the second run.
+  std::set<std::string> changed_paths;
+  std::set<std::string> changed_dists;  // PEP 503 names
+
+  bool reaches(const std::set<std::string>& dirs) const;  // a changed path in or below one of dirs
+  size_t reused = 0;                                       // contexts the last run did not load again
+};
+
 // `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {});
+LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {},
+                            LoadMemo* memo = nullptr);
 
 }  // namespace envdoctor::checks

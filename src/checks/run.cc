@@ -10,7 +10,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
                     const CheckSettings& settings) {
   CheckRun run;
   run.findings = check_records(env, knowledge, settings.verify_hashes, settings.on_hash);
-  LoadCheckResult loads = check_loads(env, knowledge, settings.on_file);
+  LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo);
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   for (Finding& f : check_duplicate_libraries(env, loads.resolutions)) run.findings.push_back(std::move(f));
   CudaCheckResult gpu = check_cuda(env, index_cuda(env, knowledge, loads.resolutions), tables, settings.gpu);

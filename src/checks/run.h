@@ -19,6 +19,7 @@ struct CheckSettings {
   CudaTarget gpu;
   ProgressFn on_file;  // progress of the load checks, for people
   ProgressFn on_hash;  // progress of --verify-hashes
+  LoadMemo* memo = nullptr;  // what a first run learnt, for a second (simulated) one
 };
 
 struct CheckRun {

@@ -106,6 +106,31 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
   return true;
 }
 
+std::set<std::string> distribution_identities(const Environment& env) {
+  std::set<std::string> out;
+  for (const python::Distribution& d : env.inventory.distributions)
+    out.insert(d.key() + "==" + d.version + "@" + d.metadata_dir.string());
+  return out;
+}
+
+void note_changes(const Environment& env, const std::set<std::string>& identities_before, LoadMemo& memo) {
+  memo.changed_paths.clear();
+  for (const std::string& path : env.files.changed_paths()) {
+    memo.changed_paths.insert(path);
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(env.host(path), ec);
+    if (!ec) memo.changed_paths.insert(canonical.string());
+  }
+  std::set<std::string> after = distribution_identities(env);
+  memo.changed_dists.clear();
+  auto note = [&](const std::set<std::string>& side, const std::set<std::string>& other) {
+    for (const std::string& id : side)
+      if (!other.count(id)) memo.changed_dists.insert(id.substr(0, id.find("==")));
+  };
+  note(identities_before, after);
+  note(after, identities_before);
+}
+
 void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after) {
   std::unordered_set<std::string> old;
   for (const Finding& f : before) old.insert(f.key());

@@ -9,11 +9,13 @@
 // run on the changed environment exactly as on a real one.
 #pragma once
 
+#include <set>
 #include <string>
 #include <vector>
 
 #include "checks/environment.h"
 #include "checks/finding.h"
+#include "checks/load_checks.h"
 
 namespace envdoctor::checks {
 
@@ -27,6 +29,13 @@ struct Changes {
 // change itself produces (wheel-tag-unsupported); false with `error` set when a change cannot
 // be simulated at all (a package that is not installed, a wheel that is not a valid wheel).
 bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding>* findings, std::string* error);
+
+// "name==version@metadata_dir" of every distribution: compared before and after a change.
+std::set<std::string> distribution_identities(const Environment& env);
+
+// Tells `memo` (filled by the run before the change) what the change touched: every path removed
+// or written (as spelled and resolved) and every distribution that came, went or changed.
+void note_changes(const Environment& env, const std::set<std::string>& identities_before, LoadMemo& memo);
 
 // Marks every finding of `after` whose key is not in `before` as new.
 void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after);

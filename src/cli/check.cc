@@ -47,17 +47,21 @@ int run_check(const CheckOptions& options) {
   settings.gpu = *gpu_target;
   settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
+  bool simulating = !options.without.empty() || !options.with.empty();
+  checks::LoadMemo memo;
+  if (simulating) settings.memo = &memo;
   checks::CheckRun run = checks::run_checks(*env, *knowledge, *tables, settings);
 
-  bool simulating = !options.without.empty() || !options.with.empty();
   if (simulating) {
     // The environment as pip would leave it, checked the same way; what the change brings is new.
     checks::Changes changes{options.without, options.with, options.verify_hashes};
     std::vector<checks::Finding> change_findings;
+    std::set<std::string> before = checks::distribution_identities(*env);
     if (!checks::apply_changes(*env, changes, &change_findings, &error)) {
       std::cerr << "envdoctor: " << error << "\n";
       return 2;
     }
+    checks::note_changes(*env, before, memo);
     checks::CheckRun after = checks::run_checks(*env, *knowledge, *tables, settings);
     after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
     checks::mark_new(run.findings, after.findings);
