@@ -1,6 +1,7 @@
 #include "checks/cuda_checks.h"
 
 #include <algorithm>
+#include <cctype>
 #include <bit>
 #include <charconv>
 #include <filesystem>
@@ -112,11 +113,23 @@ std::optional<int> leading_int(std::string_view s) {
   return v;
 }
 
+// auditwheel and friends rename a bundled library with a hash of its content:
+// "libcudart-1a2b3c4d.so.12" is libcudart.so.12.
+std::string without_repair_hash(std::string_view name) {
+  size_t dash = name.find('-');
+  size_t so = name.find(".so");
+  if (dash == std::string_view::npos || so == std::string_view::npos || so != dash + 9) return std::string(name);
+  for (size_t i = dash + 1; i < so; ++i)
+    if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return std::string(name);
+  return std::string(name.substr(0, dash)) + std::string(name.substr(so));
+}
+
 // "libcudart.so.12" -> 12, "libcudart.so.11.0" -> 11: the runtime's SONAME carries its major.
 std::optional<int> cudart_major(std::string_view soname) {
   constexpr std::string_view prefix = "libcudart.so.";
-  if (soname.substr(0, prefix.size()) != prefix) return std::nullopt;
-  return leading_int(soname.substr(prefix.size()));
+  std::string name = without_repair_hash(soname);
+  if (std::string_view(name).substr(0, prefix.size()) != prefix) return std::nullopt;
+  return leading_int(std::string_view(name).substr(prefix.size()));
 }
 
 // "nvidia-cudnn-cu12" -> 12.
@@ -147,7 +160,7 @@ std::optional<int> folder_major(const std::string& path) {
 
 bool is_cuda_library(const Knowledge& knowledge, std::string_view soname) {
   if (cudart_major(soname)) return true;
-  for (const KnownLibrary* l : knowledge.providers(soname))
+  for (const KnownLibrary* l : knowledge.providers(without_repair_hash(soname)))
     if (!l->cuda.empty()) return true;
   return false;
 }
@@ -182,7 +195,9 @@ int library_major(const Knowledge& knowledge, std::string_view soname, const pyt
   return 0;
 }
 
-std::string canonical(const std::string& path) {
+// A path with its links resolved, inside the root under --root (never on this machine's tree).
+std::string canonical_in(const python::FileRoot& root, const std::string& path) {
+  if (!root.empty()) return root.canonical(path);
   std::error_code ec;
   fs::path p = fs::weakly_canonical(path, ec);
   return ec ? path : p.string();
@@ -195,7 +210,7 @@ std::vector<std::string> ld_library_path_dirs(const Environment& env) {
 bool in_ld_library_path(const Environment& env, const std::string& path) {
   std::string dir = fs::path(path).parent_path().string();
   for (const std::string& d : ld_library_path_dirs(env))
-    if (!d.empty() && canonical(d) == canonical(dir)) return true;
+    if (!d.empty() && canonical_in(env.root, d) == canonical_in(env.root, dir)) return true;
   return false;
 }
 
@@ -229,13 +244,16 @@ std::optional<MajorMinor> runtime_version_from_name(const std::string& file_name
   std::string_view rest = std::string_view(file_name).substr(prefix.size());
   size_t dot = rest.find('.');
   if (dot == std::string_view::npos) return std::nullopt;
+  // libcudart.so.12.4.127 names its release; libcudart.so.11.0 is CUDA 11's SONAME, the same
+  // for every 11.x, and says nothing of the release: only a name with a patch number counts.
+  if (rest.find('.', dot + 1) == std::string_view::npos) return std::nullopt;
   std::optional<int> mj = leading_int(rest.substr(0, dot));
   std::optional<int> mn = leading_int(rest.substr(dot + 1));
   if (!mj || !mn || *mj != major) return std::nullopt;
   return MajorMinor{*mj, *mn};
 }
 
-CudaRuntime runtime_of(const CudaLibrary& lib) {
+CudaRuntime runtime_of(const Environment& env, const CudaLibrary& lib) {
   CudaRuntime rt;
   rt.path = lib.path;
   rt.soname = lib.soname;
@@ -244,7 +262,7 @@ CudaRuntime runtime_of(const CudaLibrary& lib) {
   rt.origin = lib.origin;
   // libcudart.so.12.4.127 names its release; NVIDIA's wheels ship only the SONAME, and their
   // package version is the runtime's (nvidia-cuda-runtime-cu12 12.4.127).
-  std::string real = fs::path(canonical(lib.path)).filename().string();
+  std::string real = without_repair_hash(fs::path(canonical_in(env.root, lib.path)).filename().string());
   if ((rt.version = runtime_version_from_name(real, rt.major))) {
     rt.version_source = "file " + real;
   } else if (lib.owner && normalize_name(lib.owner->name).rfind("nvidia-cuda-runtime", 0) == 0) {
@@ -260,25 +278,18 @@ CudaRuntime runtime_of(const CudaLibrary& lib) {
   return rt;
 }
 
-// cuda-compat's libcuda.so.1 where libcudart's dlopen finds it first: LD_LIBRARY_PATH (searched
-// before ld.so.cache, glibc elf/dl-load.c _dl_map_object), else a copy inside the environment.
+// cuda-compat's libcuda.so.1 where libcudart's dlopen finds it first: LD_LIBRARY_PATH, searched
+// before ld.so.cache (glibc elf/dl-load.c _dl_map_object). A copy elsewhere in the environment is
+// not on libcudart's search path and changes nothing.
 std::optional<ForwardCompat> find_forward_compat(const Environment& env) {
   for (const std::string& dir : ld_library_path_dirs(env)) {
     std::string link = loader::join_path(dir, "libcuda.so.1");
     std::error_code ec;
-    if (!fs::exists(link, ec)) continue;
-    std::string real = canonical(link);
+    if (!fs::exists(env.host(link), ec)) continue;
+    std::string real = canonical_in(env.root, link);
     std::optional<DriverVersion> v = cuda::parse_libcuda_file_name(real);
     if (!v) return std::nullopt;  // the first one found shadows the rest, and says nothing
     return ForwardCompat{real, *v, "LD_LIBRARY_PATH"};
-  }
-  for (const ElfRecord& r : env.elf_files) {
-    if (r.opened->status != loader::OpenResult::Status::kOk || r.opened->elf->soname != "libcuda.so.1") continue;
-    std::optional<DriverVersion> v = cuda::parse_libcuda_file_name(canonical(r.path));
-    if (!v) continue;
-    std::string where = "the environment";
-    if (!r.owners.empty()) where += " (" + r.owners.front()->name + ")";
-    return ForwardCompat{r.path, *v, where};
   }
   return std::nullopt;
 }
@@ -293,7 +304,7 @@ const CudaLibrary* CudaInventory::library(const std::string& path) const {
 
 std::vector<std::string> CudaInventory::user_names(const Environment& env, const std::string& path) const {
   std::set<std::string> names;
-  auto it = users.find(canonical(path));
+  auto it = users.find(canonical_in(env.root, path));
   if (it == users.end()) return {};
   for (const std::string& user : it->second) {
     const python::Distribution* d = env.owner(user);
@@ -321,7 +332,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
   std::unordered_map<std::string, std::string> canon;
   auto canon_of = [&](const std::string& p) -> const std::string& {
     auto it = canon.find(p);
-    if (it == canon.end()) it = canon.emplace(p, canonical(p)).first;
+    if (it == canon.end()) it = canon.emplace(p, canonical_in(env.root, p)).first;
     return it->second;
   };
   for (const auto& [soname, by_path] : resolutions)
@@ -354,7 +365,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
             [](const CudaLibrary& a, const CudaLibrary& b) { return a.path < b.path; });
 
   for (const CudaLibrary& lib : inv.libraries)
-    if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(lib));
+    if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(env, lib));
   inv.forward_compat = find_forward_compat(env);
   return inv;
 }
@@ -562,8 +573,8 @@ class MajorGraph {
     std::map<int, std::pair<std::string, std::string>> example;  // major -> (library, via)
   };
 
-  MajorGraph(const CudaInventory& inv) : inv_(inv) {
-    for (const CudaLibrary& lib : inv.libraries) libs_[canonical(lib.path)] = &lib;
+  MajorGraph(const Environment& env, const CudaInventory& inv) : inv_(inv) {
+    for (const CudaLibrary& lib : inv.libraries) libs_[canonical_in(env.root, lib.path)] = &lib;
   }
 
   const Reach& reach(const std::string& node) {
@@ -655,7 +666,7 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
       auto it = modules.find(dep);
       if (it == modules.end()) continue;
       for (const ElfRecord* m : it->second) {
-        const MajorGraph::Reach& r = graph.reach(canonical(m->path));
+        const MajorGraph::Reach& r = graph.reach(canonical_in(env.root, m->path));
         if ((r.mask & ~context) == 0) continue;
         context_examples.push_back(examples_text(graph, r, r.mask & ~context));
         context |= r.mask;
@@ -664,7 +675,7 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
     }
     if (!context) continue;
     for (const ElfRecord* file : files) {
-      const MajorGraph::Reach& r = graph.reach(canonical(file->path));
+      const MajorGraph::Reach& r = graph.reach(canonical_in(env.root, file->path));
       MajorMask all = r.mask | context;
       if (!r.mask || all == r.mask || all == context) continue;
       Finding f;
@@ -692,7 +703,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, std::v
   std::set<std::string> providers, cuda_paths;
   for (const CudaLibrary& lib : inv.libraries) {
     if (lib.owner) providers.insert(lib.owner->name);
-    cuda_paths.insert(canonical(lib.path));
+    cuda_paths.insert(canonical_in(env.root, lib.path));
   }
 
   MajorMask mask = 0;
@@ -707,7 +718,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, std::v
       if (std::find(names.begin(), names.end(), name) == names.end())
         names.insert(cudart_major(lib->soname) ? names.begin() : names.end(), name);
       if (lib->owner) owners.insert(lib->owner->name);
-      if (auto it = inv.users.find(canonical(lib->path)); it != inv.users.end())
+      if (auto it = inv.users.find(canonical_in(env.root, lib->path)); it != inv.users.end())
         for (const std::string& user : it->second) {
           if (cuda_paths.count(user)) continue;  // NVIDIA's libraries using each other
           const python::Distribution* d = env.owner(user);
@@ -766,7 +777,7 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   }
 
-  MajorGraph graph(inv);
+  MajorGraph graph(env, inv);
   mix_in_environment(env, inv, result.findings);
   mixes_in_load_graphs(env, inv, graph, result.findings);
   mixes_in_import_context(env, graph, result.findings);

@@ -35,6 +35,17 @@ bool has_elf_magic(const fs::path& path) {
   return ok;
 }
 
+// A file Python would dlopen on import whatever it holds: CPython's extension module names
+// ("x.cpython-311-x86_64-linux-gnu.so", "x.abi3.so"). One that is not ELF is a broken module,
+// and the load checks say so ("invalid ELF header"), as the import would.
+bool looks_like_extension_module(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  auto ends_with = [&](const std::string& suffix) {
+    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+  };
+  return ends_with(".abi3.so") || (ends_with(".so") && name.find(".cpython-") != std::string::npos);
+}
+
 bool may_be_loaded(const fs::directory_entry& e) {
   std::string name = e.path().filename().string();
   if (name.find(".so") != std::string::npos) return true;
@@ -87,7 +98,7 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
   parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
   std::vector<std::string> out;
   for (size_t i = 0; i < candidates.size(); ++i)
-    if (is_elf[i]) out.push_back(std::move(candidates[i].path));
+    if (is_elf[i] || looks_like_extension_module(candidates[i].path)) out.push_back(std::move(candidates[i].path));
   return out;
 }
 
@@ -323,6 +334,9 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   }
   if (!py) return nullptr;
   env->python = std::move(*py);
+  if (env->python.executable.empty() && env->python.real_executable.empty())
+    env->problems.push_back("no interpreter found in the environment: extension modules are checked without the "
+                            "symbols the interpreter would give them");
   // The root's own ld.so.cache and directories; under a root, its C library, not this machine's.
   env->loader = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;

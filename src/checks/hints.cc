@@ -17,6 +17,8 @@ std::string reinstall_command(const python::Distribution& dist) {
 }
 
 std::string demangle(const std::string& symbol) {
+  // Only Itanium-mangled names: a C function called `f` is not the type float.
+  if (symbol.rfind("_Z", 0) != 0) return symbol;
   int status = 0;
   std::unique_ptr<char, void (*)(void*)> out(abi::__cxa_demangle(symbol.c_str(), nullptr, nullptr, &status), std::free);
   return status == 0 && out ? std::string(out.get()) : symbol;

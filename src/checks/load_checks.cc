@@ -96,6 +96,7 @@ class LoadChecker {
   const Knowledge& knowledge_;
   const ProgressFn& on_file_;
   LoadMemo* memo_;
+  bool no_interpreter_ = false;
   std::atomic<size_t> files_done_{0};
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
@@ -107,6 +108,10 @@ class LoadChecker {
 Process LoadChecker::base_process(std::vector<Finding>& findings) {
   Process p(env_.loader, *env_.store);
   std::string exe = env_.python.real_executable.empty() ? env_.python.executable : env_.python.real_executable;
+  if (exe.empty()) {  // no interpreter found (a root without one): modules load on their own
+    no_interpreter_ = true;
+    return p;
+  }
   ++loads_;
   if (p.load_main(exe)) {
     record(p, p.errors(), findings);
@@ -226,6 +231,10 @@ void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors,
   for (const LoadError& e : errors) {
     // A real load stops at the missing library; the symbols it would have provided are not a
     // second problem of the object that needed it.
+    // Without an interpreter to load them into, the C API's symbols are not a module's problem.
+    if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter_ &&
+        (e.symbol.rfind("Py", 0) == 0 || e.symbol.rfind("_Py", 0) == 0))
+      continue;
     if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
       const auto& deps = p.objects()[e.object].deps;
       if (std::any_of(deps.begin(), deps.end(), [](const loader::Resolution& r) { return r.object < 0; })) continue;
@@ -280,7 +289,7 @@ LoadCheckResult LoadChecker::run() {
   Process base = base_process(result.findings);
   // Python opens extension modules by path, so no caller's RPATH joins their search
   // (Process::dlopen); the interpreter stands for the caller.
-  const int caller = 0;
+  const int caller = base.objects().empty() ? -1 : 0;
   std::set<std::string> base_dirs;
   footprint(base, base_dirs);
   bool may_reuse = memo_ && memo_->filled && !memo_->reaches(base_dirs);

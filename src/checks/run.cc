@@ -16,7 +16,8 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   CudaCheckResult gpu = check_cuda(env, index_cuda(env, knowledge, loads.resolutions), tables, settings.gpu);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   sort_and_dedupe(run.findings);
-  run.notes = env.inventory.problems;
+  run.notes = env.problems;
+  run.notes.insert(run.notes.end(), env.inventory.problems.begin(), env.inventory.problems.end());
   // Defects of one package's records (bad RECORD rows, unreadable METADATA): read around, said here.
   for (const python::Distribution& d : env.inventory.distributions)
     for (const std::string& p : d.problems) run.notes.push_back(d.name + " " + d.version + ": " + p);

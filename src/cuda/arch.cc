@@ -25,8 +25,12 @@ std::optional<bool> driver_can_jit(const FatbinEntry& e, const std::optional<Dri
                                    const CudaTables& tables) {
   if (!driver) return true;
   std::optional<DriverVersion> need = tables.driver_for_ptx_isa({e.ptx_isa_major, e.ptx_isa_minor});
-  if (!need) return std::nullopt;
-  return *driver >= *need;
+  if (need) return *driver >= *need;
+  // An ISA newer than the table: it needs at least the newest driver the table knows, so an older
+  // driver certainly cannot JIT it; a newer one may.
+  std::optional<DriverVersion> newest = tables.newest_driver();
+  if (newest && *driver < *newest) return false;
+  return std::nullopt;
 }
 
 std::string names(const std::vector<FatbinEntry>& entries) {
@@ -63,8 +67,15 @@ void count_modules(const FatbinInfo& info, int gpu_sm, const std::optional<Drive
 
 }  // namespace
 
+// The integrated GPUs of NVIDIA's Tegra/Jetson line: TX1 5.3, TX2 6.2, Xavier 7.2, Orin 8.7, Thor
+// (10.1 before CUDA 13, 11.0 since).
+bool is_tegra(int sm) { return sm == 53 || sm == 62 || sm == 72 || sm == 87 || sm == 101 || sm == 110; }
+
 bool sass_runs_on(int sm, char variant, int gpu_sm) {
   if (variant == 'a') return sm == gpu_sm;
+  // The programming guide's binary compatibility (X.y runs on X.z, z >= y) holds for desktop GPUs
+  // only: not on Tegra, and not between desktop and Tegra.
+  if (is_tegra(sm) || is_tegra(gpu_sm)) return sm == gpu_sm;
   return same_major_not_older(sm, gpu_sm);
 }
 

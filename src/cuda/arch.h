@@ -25,8 +25,10 @@
 
 namespace envdoctor::cuda {
 
-// Whether a cubin built for `sm` (with `variant` 0, 'a' or 'f') runs on a GPU of `gpu_sm`.
+// Whether a cubin built for `sm` (with `variant` 0, 'a' or 'f') runs on a GPU of `gpu_sm`. On the
+// Tegra GPUs (is_tegra) a cubin runs only on exactly its own architecture.
 bool sass_runs_on(int sm, char variant, int gpu_sm);
+bool is_tegra(int sm);
 // Whether PTX for `sm`/`variant` can be JIT-compiled for a GPU of `gpu_sm` (the driver aside).
 bool ptx_compiles_for(int sm, char variant, int gpu_sm);
 

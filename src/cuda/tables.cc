@@ -40,6 +40,13 @@ std::optional<DriverVersion> CudaTables::driver_for_ptx_isa(MajorMinor isa) cons
   return full_compat_driver(*cuda);
 }
 
+std::optional<DriverVersion> CudaTables::newest_driver() const {
+  std::optional<DriverVersion> best;
+  for (const ToolkitDriverMinimum& t : toolkit_driver_minimum)
+    if (!best || *best < t.linux_driver) best = t.linux_driver;
+  return best;
+}
+
 std::string default_data_dir() {
   if (const char* env = std::getenv("ENVDOCTOR_DATA_DIR"); env && *env) return env;
   std::error_code ec;

@@ -36,6 +36,8 @@ struct CudaTables {
   // The driver that can JIT PTX ISA `isa`: the GA driver of the release that introduced it.
   // ISA versions below the table (pre-CUDA 11) need no more than any table driver.
   std::optional<DriverVersion> driver_for_ptx_isa(MajorMinor isa) const;
+  // The highest driver minimum in the table: anything newer than the table needs at least this.
+  std::optional<DriverVersion> newest_driver() const;
 };
 
 // The directory the tables are read from: $ENVDOCTOR_DATA_DIR when set, else the source tree's

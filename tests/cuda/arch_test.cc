@@ -180,3 +180,20 @@ TEST(Classify, KindNames) {
 
 }  // namespace
 }  // namespace envdoctor::cuda
+
+namespace envdoctor::test {
+namespace {
+
+// The binary compatibility of the programming guide is for desktop GPUs: a cubin for 8.0 does
+// not run on Orin (8.7), and Orin's own cubins run nowhere else.
+TEST(ArchRules, TegraRunsOnlyItsOwnCubins) {
+  EXPECT_FALSE(cuda::sass_runs_on(80, 0, 87));
+  EXPECT_TRUE(cuda::sass_runs_on(87, 0, 87));
+  EXPECT_FALSE(cuda::sass_runs_on(87, 0, 89));
+  EXPECT_FALSE(cuda::sass_runs_on(72, 0, 75));
+  EXPECT_TRUE(cuda::sass_runs_on(80, 0, 86));  // desktop to desktop is unchanged
+  EXPECT_TRUE(cuda::ptx_compiles_for(80, 0, 87));  // PTX still JIT-compiles for Tegra
+}
+
+}  // namespace
+}  // namespace envdoctor::test
