@@ -78,5 +78,28 @@ TEST(CheckHostile, BrokenRecordsAndLibrariesAreFindings) {
   EXPECT_NE(ld.err.find("file too short"), std::string::npos) << ld.err;
 }
 
+// An extension module that is not ELF at all (overwritten, or a failed download): Python dlopens
+// it on import and fails; the check says so in the same words.
+TEST(CheckHostile, ExtensionModuleThatIsNotElf) {
+  if (!have_tool("python3") || run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs python3 and pip";
+  TempDir tmp;
+  fs::create_directories(tmp / "wheels");
+  std::string suffix = ext_suffix();
+  std::string junk(200, 'x');
+  std::string wheel = make_wheel(tmp / "wheels", {{"name", "junkmod"}, {"version", "1.0"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                  {"files", {{"junkmod/__init__.py", ""}, {"junkmod/_m" + suffix, junk}}}});
+  Venv venv(tmp, "v");
+  venv.install({wheel});
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 1) << report.dump(1);
+  std::string message;
+  for (const json& f : report["findings"])
+    if (f["code"] == "invalid-elf") message = f["message"];
+  EXPECT_EQ(message, venv.site() + "/junkmod/_m" + suffix + ": invalid ELF header") << report.dump(1);
+  EXPECT_EQ(venv.import("junkmod._m"), message);
+}
+
 }  // namespace
 }  // namespace envdoctor::test
