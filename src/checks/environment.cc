@@ -19,6 +19,8 @@ namespace envdoctor::checks {
 namespace fs = std::filesystem;
 
 std::string normalize_path(const std::string& path) {
+  // getcwd only for a relative path: this runs for every path of every load.
+  if (!path.empty() && path[0] == '/') return python::lexically_resolve("/", path).string();
   return python::lexically_resolve(fs::current_path(), path).string();
 }
 

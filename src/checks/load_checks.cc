@@ -265,14 +265,14 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
     std::vector<int> all(p.objects().size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     note_resolutions(p, all, &out);
-    footprint(p, out.dirs);
+    if (memo_) footprint(p, out.dirs);
     return;
   }
   Process p = context;
   Process::DlopenResult r = p.dlopen(file.path, false, caller);
   record(p, r.errors, findings);
   note_resolutions(p, r.new_objects, &out);
-  footprint(p, out.dirs);
+  if (memo_) footprint(p, out.dirs);
 }
 
 // The distributions an import context loads: the package and what it requires.
@@ -346,7 +346,7 @@ LoadCheckResult LoadChecker::run() {
       }
       for (const ElfRecord* file : work[i].second)
         if (!checked.count(file)) check(*file);
-      footprint(context, out.dirs);
+      if (memo_) footprint(context, out.dirs);
       out.clean = found[i].empty();
     }
   };
