@@ -11,8 +11,7 @@
 #include <tuple>
 
 #include "cuda/driver.h"
-#include "python/python_fixture.h"
-#include "support/fixture.h"
+#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {
@@ -25,41 +24,7 @@ const std::string kTag = "py3-none-linux_x86_64";
 
 std::string fixture(const std::string& name) { return std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/cuda/" + name; }
 
-std::string trimmed(std::string s) {
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
 
-class Venv {
- public:
-  Venv(const TempDir& tmp, const std::string& name) : dir_(tmp / name) {
-    CommandResult r = run("python3 -m venv --without-pip " + quote(dir_));
-    EXPECT_EQ(r.status, 0) << r.err;
-    site_ = trimmed(run(quote(python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'").out);
-  }
-  std::string python() const { return dir_ + "/bin/python"; }
-  const std::string& site() const { return site_; }
-  void install(const std::vector<std::string>& wheels) const {
-    std::string cmd = "python3 -m pip --python " + quote(python()) +
-                      " install --no-index --no-deps --disable-pip-version-check -q";
-    for (const auto& w : wheels) cmd += " " + quote(w);
-    CommandResult r = run(cmd);
-    ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
-  }
-  // `envdoctor SUBCOMMAND --python VENV ARGS`; the exit status in `status`.
-  CommandResult envdoctor_run(const std::string& subcommand, const std::string& args) const {
-    return run(quote(envdoctor()) + " " + subcommand + " --python " + quote(python()) + " " + args);
-  }
-  json check(const std::string& args, int* status = nullptr) const {
-    CommandResult r = envdoctor_run("check", "--json " + args);
-    if (status) *status = r.status;
-    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
-    return json::parse(r.out.empty() ? "{}" : r.out);
-  }
-
- private:
-  std::string dir_, site_;
-};
 
 std::vector<json> findings(const json& report, const std::string& code) {
   std::vector<json> out;
@@ -121,7 +86,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
   venv.install({sm80, ptx, sm90a});
 
   int status = -1;
-  json report = venv.check("--gpu sm_86 --gpu 9.0 --gpu 100 --driver 580.65.06", &status);
+  json report = venv.check(&status, "--gpu sm_86 --gpu 9.0 --gpu 100 --driver 580.65.06");
   EXPECT_EQ(status, 1);
   // sm_80 SASS runs on 8.6 (same major, newer minor); nothing runs sm_90a but 9.0.
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"gpu-arch-unsupported", "kern-sm90a", "sm_86"},
@@ -132,7 +97,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
                                                {"ptx-jit-only", "kern-ptx", "sm_100"}}))
       << report.dump(1);
 
-  report = venv.check("--gpu sm_90 --driver 580.65.06", &status);
+  report = venv.check(&status, "--gpu sm_90 --driver 580.65.06");
   EXPECT_EQ(status, 1);
   auto unsupported = findings(report, "gpu-arch-unsupported");
   ASSERT_EQ(unsupported.size(), 1u) << report.dump(1);
@@ -149,7 +114,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
   EXPECT_EQ(jit[0]["message"], "no SASS for sm_90 in " + venv.site() +
                                    "/kern_ptx/libk.so: SASS for sm_80; PTX compute_80; the driver JIT-compiles the PTX on first use");
 
-  report = venv.check("--gpu sm_100 --driver 580.65.06", &status);
+  report = venv.check(&status, "--gpu sm_100 --driver 580.65.06");
   bool found = false;
   for (const json& f : findings(report, "gpu-arch-unsupported"))
     if (f["package"] == "kern-sm90a") {
@@ -186,7 +151,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   venv.install({cudart13_wheel(), wheel("kernpkg", "0.3", {{"kernpkg/libkern.so", lib}})});
 
   int status = -1;
-  json old_driver = venv.check("--gpu sm_89 --driver 550.54.14", &status);
+  json old_driver = venv.check(&status, "--gpu sm_89 --driver 550.54.14");
   EXPECT_EQ(status, 1);
   auto too_old = findings(old_driver, "cuda-driver-too-old");
   ASSERT_EQ(too_old.size(), 1u) << old_driver.dump(1);
@@ -202,7 +167,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   EXPECT_EQ(cuda_keys(old_driver), (std::set<Key>{{"cuda-driver-too-old", "nvidia-cuda-runtime", ""}}));
 
   // nvcc 13 writes PTX ISA 9.0, which a CUDA 12.4 driver cannot JIT for a 9.0 GPU.
-  json hopper = venv.check("--gpu sm_90 --driver 550.54.14", &status);
+  json hopper = venv.check(&status, "--gpu sm_90 --driver 550.54.14");
   auto no_jit = findings(hopper, "gpu-arch-unsupported");
   ASSERT_EQ(no_jit.size(), 1u) << hopper.dump(1);
   EXPECT_EQ(no_jit[0]["message"], "no kernel image for sm_90 in " + venv.site() +
@@ -213,7 +178,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
             "580.65.06 or newer, or install a build of kernpkg with SASS for sm_90 (from source: "
             "TORCH_CUDA_ARCH_LIST=\"9.0\")");
 
-  json new_driver = venv.check("--gpu sm_80 --driver 580.65.06", &status);
+  json new_driver = venv.check(&status, "--gpu sm_80 --driver 580.65.06");
   // The SASS is for 8.6: an A100 (8.0) cannot run it, nor compile compute_86 PTX.
   EXPECT_EQ(cuda_keys(new_driver), (std::set<Key>{{"gpu-arch-unsupported", "kernpkg", "sm_80"}})) << new_driver.dump(1);
 
@@ -277,7 +242,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
   std::string rt13 = venv.site() + "/nvidia/cu13/lib/libcudart.so.13";
 
   int status = -1;
-  json report = venv.check("--driver 580.65.06", &status);
+  json report = venv.check(&status, "--driver 580.65.06");
   EXPECT_EQ(status, 0) << report.dump(1);
   auto mix = findings(report, "cuda-major-mix");
   ASSERT_EQ(mix.size(), 1u) << report.dump(1);
@@ -292,7 +257,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
             "libraries: pip uninstall nvidia-cuda-runtime; a process that loads two majors gets two CUDA runtimes, so "
             "keep one");
   // The 12.4 runtime is exactly what 550.54.14 supports; the 13.0 one is not.
-  report = venv.check("--driver 550.54.14", &status);
+  report = venv.check(&status, "--driver 550.54.14");
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"cuda-major-mix", "nvidia-cuda-runtime-cu12", ""},
                                                {"cuda-driver-too-old", "nvidia-cuda-runtime", ""}}))
       << report.dump(1);
@@ -315,7 +280,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
                 wheel("torchlike", "2.9", {{"torchlike/_C.so", torch_ext}}),
                 wheel("extlike", "0.1", {{"extlike/_ext.so", ext12}}, {"torchlike"})});
 
-  report = venv.check("--driver 580.65.06", &status);
+  report = venv.check(&status, "--driver 580.65.06");
   EXPECT_EQ(status, 1) << report.dump(1);
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"cuda-major-mix", "nvidia-cuda-runtime-cu12", ""},
                                                {"cuda-major-mix", "mixext", ""},

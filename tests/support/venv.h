@@ -46,10 +46,12 @@ class Venv {
   }
   std::string python() const { return dir_ + "/bin/python"; }
   std::string site() const {
-    CommandResult r = run(quote(python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'");
-    std::string s = r.out;
-    while (!s.empty() && s.back() == '\n') s.pop_back();
-    return s;
+    if (site_.empty()) {
+      CommandResult r = run(quote(python()) + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'");
+      site_ = r.out;
+      while (!site_.empty() && site_.back() == '\n') site_.pop_back();
+    }
+    return site_;
   }
   void install(const std::vector<std::string>& wheels) const {
     std::string cmd = "python3 -m pip --python " + quote(python()) +
@@ -73,6 +75,10 @@ class Venv {
     const std::string prefix = "ImportError: ";
     return last.rfind(prefix, 0) == 0 ? last.substr(prefix.size()) : last;
   }
+  // `envdoctor SUBCOMMAND --python VENV ARGS`.
+  CommandResult envdoctor_run(const std::string& subcommand, const std::string& args) const {
+    return run(quote(envdoctor()) + " " + subcommand + " --python " + quote(python()) + " " + args);
+  }
   // `envdoctor check --json` on this venv, with `extra` arguments (--without, --with).
   nlohmann::json check(int* status = nullptr, const std::string& extra = "") const {
     CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(python()) + " " + extra);
@@ -83,6 +89,7 @@ class Venv {
 
  private:
   std::string dir_;
+  mutable std::string site_;
 };
 
 }  // namespace envdoctor::test
