@@ -41,7 +41,6 @@ const char* error_code(LoadError::Kind kind) {
 struct Process::Search {
   std::string name;
   Resolution* out = nullptr;
-  bool found_other_class = false;
   std::optional<std::string> fatal;  // "PATH: message": open_verify rejected a candidate
   std::shared_ptr<const OpenResult> opened;
   std::string path;
@@ -103,7 +102,6 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   bool ok = op->status == OpenResult::Status::kOk;
   if (id.magic && id.elf_class != host_class_) {
     s.last_errno = ENOENT;
-    s.found_other_class = true;
     attempt(std::string("wrong ELF class: ") + elf::elf_class_name(id.elf_class) + " (skipped)");
     return false;
   }
@@ -239,7 +237,6 @@ Resolution Process::resolve(const std::string& name, int requester) {
   }
   r.rule = Rule::kNotFound;
   if (s.fatal) r.attempts.push_back({"", *s.fatal});
-  (void)s.found_other_class;
   return r;
 }
 
@@ -523,23 +520,8 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
     if (!result.first) result.first = err;
   };
   if (r.object < 0) {
-    LoadError err;
-    err.kind = LoadError::Kind::kMissingLibrary;
-    err.library = path;
-    bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
-    bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
-      return a.outcome.rfind("wrong ELF class", 0) == 0;
-    });
-    if (fatal) {
-      err.kind = LoadError::Kind::kInvalidElf;
-      err.message = r.attempts.back().outcome;
-    } else if (other_class) {
-      err.kind = LoadError::Kind::kWrongElfClass;
-      err.message = path + ": wrong ELF class: " + elf::elf_class_name(host_class_ == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-    } else {
-      err.message = path + ": cannot open shared object file: No such file or directory";
-    }
-    note(err);
+    // The name dlopen was given is the one its message names.
+    note(resolution_error(r, -1, host_class_));
     return result;
   }
   result.object = r.object;
