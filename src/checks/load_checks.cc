@@ -346,7 +346,14 @@ LoadCheckResult LoadChecker::run() {
       }
       for (const ElfRecord* file : work[i].second)
         if (!checked.count(file)) check(*file);
-      if (memo_) footprint(context, out.dirs);
+      if (memo_) {
+        footprint(context, out.dirs);
+        // torch's preload globs nvidia/*/lib on sys.path: a library added there changes the context.
+        bool torch = std::any_of(out.dists.begin(), out.dists.end(),
+                                 [](const std::string& id) { return id.rfind("torch==", 0) == 0; });
+        if (torch)
+          for (const std::string& site : env_.inventory.site_dirs) out.dirs.insert(site + "/nvidia");
+      }
       out.clean = found[i].empty();
     }
   };
