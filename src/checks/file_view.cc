@@ -3,6 +3,7 @@
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
+#include <fstream>
 #include <memory>
 
 namespace envdoctor::checks {
@@ -45,9 +46,20 @@ void FileView::remove(const std::string& path) {
   removed_.insert(path);
 }
 
-void FileView::add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256) {
+void FileView::add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,
+                   std::optional<std::string> text) {
   removed_.erase(path);
-  added_[path] = Added{size, std::move(sha256)};
+  added_[path] = Added{size, std::move(sha256), std::move(text)};
+}
+
+std::string FileView::read_text(const std::string& path, u64 limit) const {
+  if (auto it = added_.find(path); it != added_.end()) return it->second.text.value_or("").substr(0, limit);
+  if (removed_.count(path)) return "";
+  std::ifstream in(root_.empty() ? path : root_.host(path), std::ios::binary);
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
 }
 
 std::vector<std::string> FileView::changed_paths() const {

@@ -27,7 +27,11 @@ class FileView {
   std::optional<std::vector<u8>> sha256(const std::string& path) const;
 
   void remove(const std::string& path);
-  void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256);
+  void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,
+           std::optional<std::string> text = std::nullopt);
+  // The first `limit` bytes of a file as text (a package's __init__.py): what a simulated install
+  // wrote, else the disk; "" when unreadable or removed.
+  std::string read_text(const std::string& path, u64 limit) const;
   bool removed(const std::string& path) const { return removed_.count(path) != 0; }
   bool changed() const { return !removed_.empty() || !added_.empty(); }
   // Every path removed or written, as the checks spell them.
@@ -40,6 +44,7 @@ class FileView {
   struct Added {
     u64 size = 0;
     std::optional<std::vector<u8>> sha256;
+    std::optional<std::string> text;  // kept for the few files read as text
   };
   python::FileRoot root_;
   std::set<std::string> removed_;

@@ -134,10 +134,7 @@ std::vector<const ElfRecord*> LoadChecker::init_modules(const python::Distributi
     fs::path rel(e.path);
     if (rel.filename() != "__init__.py" || std::distance(rel.begin(), rel.end()) != 2) continue;
     std::string package = rel.begin()->string();
-    std::ifstream in(env_.host(e.resolved.string()));
-    std::string text(1 << 20, '\0');
-    in.read(text.data(), static_cast<std::streamsize>(text.size()));
-    text.resize(static_cast<size_t>(in.gcount()));
+    std::string text = env_.files.read_text(e.resolved.string(), 1 << 20);
     for (const std::string& name : init_imports(package, text))
       for (const ElfRecord* m : it->second) {
         fs::path p(m->path);

@@ -66,7 +66,9 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
     // the ELF index holds (an empty or broken file in its place is what the loader then reads).
     bool replaces_elf = elf_paths.count(target) != 0;
     bool loadable = looks_loadable(member->name) || replaces_elf;
-    if (!loadable && !hash_members) {
+    // A package's __init__.py says which of its modules load first (the import context).
+    bool init = fs::path(member->name).filename() == "__init__.py" && member->size <= (1 << 20);
+    if (!loadable && !hash_members && !init) {
       env.files.add(target, member->size, std::nullopt);
       continue;
     }
@@ -76,7 +78,9 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
       *error = wheel->path().string() + ": " + read_error;
       return false;
     }
-    env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())));
+    std::optional<std::string> text;
+    if (init) text = std::string(bytes->begin(), bytes->end());
+    env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())), std::move(text));
     if (!loadable) continue;
     bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(), "\x7f" "ELF", 4) == 0;
     // The loader reads the wheel's copy from memory, under the path pip would give it.

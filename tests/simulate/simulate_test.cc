@@ -279,5 +279,26 @@ TEST_F(SimulateTest, WithAWheelThatOverwritesALibraryWithJunk) {
   EXPECT_EQ(venv.import("sib._core"), message);
 }
 
+// The import order a wheel's own __init__.py sets is read from the wheel: sib/_ext loads only
+// because __init__.py imports sib/_core (which finds libcore.so) first.
+TEST_F(SimulateTest, WithAPackageWhoseInitImportsASiblingFirst) {
+  std::string core = tmp_ / "build/sib/libcore.so";
+  build_shared(core, "int core_fn(void) { return 3; }", "-Wl,-soname,libcore.so", tmp_);
+  std::string first = tmp_ / ("build/sib/_core" + suffix_);
+  build_ext(first, "_core", "int core_fn(void);", "core_fn()", quote(core) + " -Wl,-rpath,'$ORIGIN/lib'");
+  std::string second = tmp_ / ("build/sib/_ext" + suffix_);
+  build_ext(second, "_ext", "int core_fn(void);", "core_fn()", quote(core));
+  std::string sib = platlib_wheel("sib", "1.0",
+                                  {{"sib/lib/libcore.so", core}, {"sib/_core" + suffix_, first}, {"sib/_ext" + suffix_, second}},
+                                  {{"sib/__init__.py", "from . import _core\nfrom . import _ext\n"}});
+  Venv venv(tmp_, "v");
+  int status = -1;
+  json predicted = venv.check(&status, "--with " + quote(sib));
+  EXPECT_EQ(status, 0) << predicted.dump(1);
+  EXPECT_TRUE(new_findings(predicted).empty()) << predicted.dump(1);
+  venv.install({sib});
+  EXPECT_EQ(venv.import("sib._ext"), "");
+}
+
 }  // namespace
 }  // namespace envdoctor::test
