@@ -389,8 +389,22 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
 void Process::bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
   if (!o.elf) return;
-  // Whether a reference binds does not depend on the order of the scope (see BindingCache), so
-  // the providers are asked most-likely first: the object's own dependencies, then the rest.
+  // Whether a reference binds depends only on the set of providers in scope (BindingCache): when
+  // every provider that satisfied this object's references before is in scope, there is nothing
+  // to do, and that is the common case.
+  std::vector<const elf::ElfFile*> in_scope_set;
+  in_scope_set.reserve(scope.size() + 1);
+  if (o.elf->symbolic) in_scope_set.push_back(o.elf.get());
+  for (int i : scope)
+    if (objects_[i].elf) in_scope_set.push_back(objects_[i].elf.get());
+  std::sort(in_scope_set.begin(), in_scope_set.end());
+  auto in_scope = [&](const elf::ElfFile* p) { return std::binary_search(in_scope_set.begin(), in_scope_set.end(), p); };
+  BindingCache& cache = store_.bindings();
+  std::shared_ptr<const BindingCache::Entry> previous = cache.get(o.elf.get());
+  if (previous && previous->complete && std::all_of(previous->distinct.begin(), previous->distinct.end(), in_scope)) return;
+
+  // Otherwise the providers are asked most-likely first: the object's own dependencies, then the
+  // rest of the scope.
   std::vector<const elf::ElfFile*> providers;
   providers.reserve(scope.size() + o.deps.size() + 1);
   auto add = [&](int i) {
@@ -401,11 +415,9 @@ void Process::bind_symbols(int object, const std::vector<int>& scope, std::vecto
   for (const Resolution& r : o.deps)
     if (r.object >= 0 && std::find(scope.begin(), scope.end(), r.object) != scope.end()) add(r.object);
   for (int i : scope) add(i);
-
-  BindingCache& cache = store_.bindings();
-  BindingCache::Entry cached = cache.get(o.elf.get());
-  auto in_scope = [&](const elf::ElfFile* p) { return std::find(providers.begin(), providers.end(), p) != providers.end(); };
-  if (cached.complete && std::all_of(cached.distinct.begin(), cached.distinct.end(), in_scope)) return;
+  BindingCache::Entry cached;
+  if (previous) cached = *previous;
+  else cached.per_ref.resize(o.elf->undefined_references().size());
   std::vector<const elf::ElfFile*>& known = cached.per_ref;
   bool learnt = false;
   const std::vector<u32>& refs = o.elf->undefined_references();

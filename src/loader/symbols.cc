@@ -60,13 +60,10 @@ const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scop
   return nullptr;
 }
 
-BindingCache::Entry BindingCache::get(const elf::ElfFile* object) const {
+std::shared_ptr<const BindingCache::Entry> BindingCache::get(const elf::ElfFile* object) const {
   std::lock_guard lock(mu_);
   auto it = entries_.find(object);
-  if (it != entries_.end()) return it->second;
-  Entry empty;
-  empty.per_ref.resize(object->undefined_references().size());
-  return empty;
+  return it == entries_.end() ? nullptr : it->second;
 }
 
 void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref) {
@@ -77,8 +74,9 @@ void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::E
     else if (std::find(e.distinct.begin(), e.distinct.end(), p) == e.distinct.end()) e.distinct.push_back(p);
   }
   e.per_ref = std::move(per_ref);
+  auto shared = std::make_shared<const Entry>(std::move(e));
   std::lock_guard lock(mu_);
-  entries_[object] = std::move(e);
+  entries_[object] = std::move(shared);
 }
 
 }  // namespace envdoctor::loader

@@ -9,6 +9,7 @@
 //    versioned definition if there is exactly one.
 #pragma once
 
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -50,12 +51,13 @@ class BindingCache {
     std::vector<const elf::ElfFile*> distinct;
     bool complete = false;
   };
-  Entry get(const elf::ElfFile* object) const;
+  // What the last binding of `object` learnt; nullptr the first time.
+  std::shared_ptr<const Entry> get(const elf::ElfFile* object) const;
   void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref);
 
  private:
   mutable std::mutex mu_;
-  std::unordered_map<const elf::ElfFile*, Entry> entries_;
+  std::unordered_map<const elf::ElfFile*, std::shared_ptr<const Entry>> entries_;
 };
 
 }  // namespace envdoctor::loader
