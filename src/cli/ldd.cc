@@ -146,15 +146,19 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
   const loader::LoadedObject& o = p.objects()[r.object];
   out << r.name;
   if (r.name != o.path) out << " => " << o.path;
-  out << " [" << loader::rule_name(r.rule == loader::Rule::kLoaded ? o.rule : r.rule);
-  loader::Rule rule = r.rule == loader::Rule::kLoaded ? o.rule : r.rule;
+  // How it was found (for a library already loaded: how it was found the first time), and where.
+  bool first = r.rule != loader::Rule::kLoaded;
+  loader::Rule rule = first ? r.rule : o.rule;
+  const std::string& source = first ? r.source : o.source;
+  out << " [" << loader::rule_name(rule);
+  if (!source.empty()) out << " " << source;
   if (rule == loader::Rule::kRpath && r.rpath_owner >= 0 && r.rpath_owner != r.object)
     out << " of " << p.objects()[r.rpath_owner].path;
   out << "]";
-  bool first = expanded.insert(r.object).second;
-  if (!first && !o.deps.empty()) out << " (dependencies listed above)";
+  bool expand = expanded.insert(r.object).second;
+  if (!expand && !o.deps.empty()) out << " (dependencies listed above)";
   out << "\n";
-  if (!first) return;
+  if (!expand) return;
   for (size_t i = 0; i < o.deps.size(); ++i)
     tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
 }

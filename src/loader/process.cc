@@ -216,6 +216,10 @@ Resolution Process::resolve(const std::string& name, int requester) {
           for (const std::string& d : config_.default_dirs)
             if (path.compare(0, d.size() + 1, d + "/") == 0) in_system_dir = true;
           if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_.cache_path, -1);
+          else r.attempts.push_back({path, "in " + config_.cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
+        } else {
+          // Said for the explanation: the cache was asked and had nothing.
+          r.attempts.push_back({config_.cache_path, "no entry for " + name});
         }
       }
     }
@@ -232,6 +236,7 @@ Resolution Process::resolve(const std::string& name, int requester) {
     }
     int idx = add_object(s.path, s.opened, requester, r.rule);
     objects_[idx].names.push_back(name);
+    objects_[idx].source = r.source;
     r.object = idx;
     return r;
   }

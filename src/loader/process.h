@@ -60,6 +60,7 @@ struct LoadedObject {
   FileId id;
   int loader = -1;                  // the object whose NEEDED (or dlopen) loaded it
   Rule rule = Rule::kMain;          // how it was found first
+  std::string source;               // and where: the directory or the cache
   std::vector<Resolution> deps;     // one per DT_NEEDED, in order
   int local_root = -1;              // for a dlopen'd object and its deps: the dlopen'd object
   std::vector<int> searchlist;      // for a load root: itself and its deps, breadth-first

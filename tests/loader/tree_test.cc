@@ -1,0 +1,81 @@
+// `envdoctor tree`: each library with the rule and directory that found it, and for a library
+// not found, the paths considered in order. The referee for that order is glibc itself:
+// `LD_DEBUG=libs` prints every file ld.so tries ("trying file=...") and when it asks its cache.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <sstream>
+
+#include "loader/referee.h"
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+namespace {
+
+// The files ld.so tried for `name`, in order, as LD_DEBUG=libs reports them, leaving out the
+// glibc-hwcaps and legacy subdirectory probes (tree lists those only when such a file exists),
+// and whether it asked the cache.
+std::vector<std::string> ld_so_tried(const std::string& debug, const std::string& name, bool* asked_cache) {
+  std::vector<std::string> out;
+  std::istringstream in(debug);
+  bool inside = false;
+  *asked_cache = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("find library=") != std::string::npos) inside = line.find("find library=" + name + " ") != std::string::npos;
+    if (!inside) continue;
+    if (line.find("search cache=") != std::string::npos) *asked_cache = true;
+    size_t at = line.find("trying file=");
+    if (at == std::string::npos) continue;
+    std::string path = line.substr(at + 12);
+    if (path.find("/glibc-hwcaps/") != std::string::npos || path.find("/tls/") != std::string::npos ||
+        path.find("/x86_64/") != std::string::npos)
+      continue;
+    out.push_back(path);
+  }
+  return out;
+}
+
+TEST(Tree, RulesAndThePathsConsideredAsLdSoTriesThem) {
+  if (!have_tool("gcc") || access(kLdSo, X_OK) != 0) GTEST_SKIP() << "needs gcc and " << kLdSo;
+  TempDir tmp;
+  build_shared(tmp / "d/libdep.so", "int dep(void){return 1;}", "-nostdlib -Wl,-soname,libdep.so", tmp);
+  build_shared(tmp / "gone/libgone.so", "int gone(void){return 1;}", "-nostdlib -Wl,-soname,libgone.so", tmp);
+  std::string top = tmp / "libtop.so";
+  build_shared(top, "int dep(void); int gone(void); int top(void){return dep()+gone();}",
+               "-nostdlib -L" + tmp / "d" + " -ldep -L" + tmp / "gone" + " -lgone -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/d'",
+               tmp);
+  fs::remove_all(tmp / "gone");
+
+  CommandResult tree = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " tree " + quote(top));
+  EXPECT_EQ(tree.status, 1);
+  std::istringstream lines(tree.out);
+  std::vector<std::string> got;
+  for (std::string line; std::getline(lines, line);) got.push_back(line);
+  ASSERT_GE(got.size(), 5u) << tree.out;
+  EXPECT_EQ(got[0], top);
+  EXPECT_EQ(got[1], "├── libdep.so => " + tmp / "d/libdep.so" + " [RUNPATH " + tmp.path().string() + "/d]");
+  EXPECT_EQ(got[2], "└── libgone.so => not found");
+  EXPECT_EQ(got[3], "    Paths considered in this order:");
+
+  CommandResult debug = run("env -u LD_LIBRARY_PATH LD_DEBUG=libs LD_TRACE_LOADED_OBJECTS=1 " + std::string(kLdSo) +
+                            " " + quote(top));
+  EXPECT_NE(debug.out.find("libgone.so => not found"), std::string::npos) << debug.out;
+  bool asked_cache = false;
+  std::vector<std::string> tried = ld_so_tried(debug.err, "libgone.so", &asked_cache);
+  ASSERT_FALSE(tried.empty()) << debug.err;
+  std::vector<std::string> considered;
+  bool said_cache = false;
+  for (size_t i = 4; i < got.size(); ++i) {
+    std::string entry = got[i].substr(6);  // after the indentation
+    if (entry.rfind("/etc/ld.so.cache: ", 0) == 0) {
+      said_cache = true;
+      continue;
+    }
+    considered.push_back(entry.substr(0, entry.find(": ")));
+  }
+  EXPECT_EQ(considered, tried);
+  EXPECT_EQ(said_cache, asked_cache);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
