@@ -3,8 +3,11 @@
 // Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode); files are
 // loaded in parallel, sharing one ObjectStore so that every library is parsed once, and the
 // results are printed in the order the files were given.
+#include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <iostream>
 #include <sstream>
 #include <thread>
@@ -76,15 +79,34 @@ std::vector<FileReport> for_each_file(const std::vector<std::string>& files, Fn 
   return reports;
 }
 
+// Writes `text` whole to `fd`.
+void write_all(int fd, std::string_view text) {
+  while (!text.empty()) {
+    ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// Prints each file's listing and then its errors, as ldd run on each file in turn would: the
+// listings are gathered into large writes, and only an error message makes stdout flush first,
+// so that the two streams still interleave file by file on a terminal.
 int print_reports(const std::vector<FileReport>& reports) {
   int rc = 0;
+  std::cout.flush();
+  std::string pending;
   for (const FileReport& r : reports) {
-    std::cout << r.out;
-    std::cerr << r.err;
+    pending += r.out;
+    if (!r.err.empty()) {
+      write_all(STDOUT_FILENO, pending);
+      pending.clear();
+      write_all(STDERR_FILENO, r.err);
+    }
     if (r.unreadable) rc = 2;
     else if (r.failed && rc == 0) rc = 1;
   }
-  std::cout.flush();
+  write_all(STDOUT_FILENO, pending);
   return rc;
 }
 

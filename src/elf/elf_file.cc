@@ -69,9 +69,11 @@ struct Parser {
   template <typename E>
   static bool name_equals(const ElfFile& f, u32 index, std::string_view name);
   template <typename E>
-  static std::vector<u32> gnu_lookup(const ElfFile& f, std::string_view name);
+  static void locate_gnu_table(ElfFile& f);
   template <typename E>
-  static std::vector<u32> sysv_lookup(const ElfFile& f, std::string_view name);
+  static void gnu_lookup(const ElfFile& f, const SymbolKey& key, std::vector<u32>& out);
+  template <typename E>
+  static void sysv_lookup(const ElfFile& f, const SymbolKey& key, std::vector<u32>& out);
   template <typename E>
   static std::vector<Section> read_sections(const ElfFile& f);
 };
@@ -143,6 +145,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   f->sysv_lookup_ = &sysv_lookup<E>;
   f->read_sections_ = &read_sections<E>;
   f->nsyms_ = count_symbols<E>(*f);
+  locate_gnu_table<E>(*f);
   f->undefined_refs_ = scan_relocations<E>(*f);
   return f;
 }
@@ -414,7 +417,8 @@ std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
       const u8* sp = b.at(*f.symtab_off_ + static_cast<u64>(sym) * sizeof(Sym<E>), sizeof(Sym<E>));
       if (!sp) continue;
       const auto* s = reinterpret_cast<const Sym<E>*>(sp);
-      if (s->st_shndx != SHN_UNDEF || (s->st_info >> 4) == STB_LOCAL) continue;
+      u8 bind = s->st_info >> 4;
+      if (s->st_shndx != SHN_UNDEF || bind == STB_LOCAL || bind == STB_WEAK) continue;
       out.push_back(sym);
     }
   }
@@ -433,67 +437,74 @@ bool Parser::name_equals(const ElfFile& f, u32 index, std::string_view name) {
   return str && (name.empty() || std::memcmp(str, name.data(), name.size()) == 0) && str[name.size()] == 0;
 }
 
+// Locates DT_GNU_HASH's bloom filter, buckets and chains once, so that a lookup is a few loads.
 template <typename E>
-std::vector<u32> Parser::gnu_lookup(const ElfFile& f, std::string_view name) {
-  std::vector<u32> out;
+void Parser::locate_gnu_table(ElfFile& f) {
+  if (!f.gnu_hash_off_ || !f.symtab_off_) return;
   Bytes b = f.bytes();
   u64 off = *f.gnu_hash_off_;
   const u8* h = b.at(off, 16);
-  if (!h) return out;
+  if (!h) return;
   const auto* w = reinterpret_cast<const typename E::Word*>(h);
-  u64 nbuckets = w[0], symoffset = w[1], bloom_size = w[2], shift = w[3];
-  if (nbuckets == 0 || bloom_size == 0) return out;
-  u32 hash = gnu_hash(name);
+  u64 nbuckets = w[0], symoffset = w[1], bloom_words = w[2], shift = w[3];
+  constexpr u64 word_size = E::is_64 ? 8 : 4;
+  if (nbuckets == 0 || bloom_words == 0 || bloom_words > b.size() / word_size) return;
+  u64 bloom_off = off + 16;
+  u64 buckets_off = bloom_off + bloom_words * word_size;
+  if (!b.contains(bloom_off, bloom_words * word_size) || nbuckets > b.size() / 4 ||
+      !b.contains(buckets_off, nbuckets * 4))
+    return;
+  u64 chains_off = buckets_off + nbuckets * 4;
+  u64 readable = (b.size() - chains_off) / 4;
+  u64 after = f.nsyms_ > symoffset ? f.nsyms_ - symoffset : 0;
+  f.gnu_ = {bloom_off, bloom_words, static_cast<u32>(shift % 32), buckets_off, static_cast<u32>(nbuckets),
+            static_cast<u32>(symoffset), chains_off, std::min(readable, after)};
+}
 
+// elf/dl-lookup.c's do_lookup_x over DT_GNU_HASH: the bloom filter rejects most names with one
+// load; otherwise the bucket gives the first index of a chain of hashes whose low bit ends it.
+template <typename E>
+void Parser::gnu_lookup(const ElfFile& f, const SymbolKey& key, std::vector<u32>& out) {
+  const ElfFile::GnuTable& t = f.gnu_;
+  if (t.nbuckets == 0) return;
   constexpr u64 bits = E::is_64 ? 64 : 32;
-  u64 word_size = bits / 8;
-  if (bloom_size > b.size() / word_size) return out;
-  const u8* bw = b.at(off + 16 + ((hash / bits) % bloom_size) * word_size, word_size);
-  if (!bw) return out;
-  u64 word = static_cast<u64>(*reinterpret_cast<const typename E::Addr*>(bw));
-  u64 mask = (u64{1} << (hash % bits)) | (u64{1} << ((hash >> (shift % 32)) % bits));
-  if ((word & mask) != mask) return out;
-
-  u64 buckets_off = off + 16 + bloom_size * word_size;
-  const u8* bp = b.at(buckets_off + (hash % nbuckets) * 4, 4);
-  if (!bp) return out;
-  u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
-  if (idx == 0 || idx < symoffset) return out;
-  u64 chain_off = buckets_off + nbuckets * 4;
-  for (; idx < f.nsyms_; ++idx) {
-    const u8* cp = b.at(chain_off + (idx - symoffset) * 4, 4);
-    if (!cp) break;
-    u32 chain = *reinterpret_cast<const typename E::Word*>(cp);
-    if ((chain | 1) == (hash | 1) && name_equals<E>(f, static_cast<u32>(idx), name))
-      out.push_back(static_cast<u32>(idx));
+  const u8* base = f.bytes().data();  // every offset below was bounds-checked by locate_gnu_table
+  u32 hash = key.gnu;
+  u64 word = static_cast<u64>(
+      *reinterpret_cast<const typename E::Addr*>(base + t.bloom_off + ((hash / bits) % t.bloom_words) * (bits / 8)));
+  u64 mask = (u64{1} << (hash % bits)) | (u64{1} << ((hash >> t.shift) % bits));
+  if ((word & mask) != mask) return;
+  u32 idx = *reinterpret_cast<const typename E::Word*>(base + t.buckets_off + u64{hash % t.nbuckets} * 4);
+  if (idx == 0 || idx < t.symoffset) return;
+  for (u64 i = idx - t.symoffset; i < t.nchains; ++i) {
+    u32 chain = *reinterpret_cast<const typename E::Word*>(base + t.chains_off + i * 4);
+    if ((chain | 1) == (hash | 1) && name_equals<E>(f, static_cast<u32>(i + t.symoffset), key.name))
+      out.push_back(static_cast<u32>(i + t.symoffset));
     if (chain & 1) break;
   }
-  return out;
 }
 
 template <typename E>
-std::vector<u32> Parser::sysv_lookup(const ElfFile& f, std::string_view name) {
-  std::vector<u32> out;
+void Parser::sysv_lookup(const ElfFile& f, const SymbolKey& key, std::vector<u32>& out) {
   Bytes b = f.bytes();
   u64 off = *f.sysv_hash_off_;
   const u8* h = b.at(off, 8);
-  if (!h) return out;
+  if (!h) return;
   const auto* w = reinterpret_cast<const typename E::Word*>(h);
   u64 nbucket = w[0], nchain = w[1];
-  if (nbucket == 0) return out;
-  const u8* bp = b.at(off + 8 + (elf_hash(name) % nbucket) * 4, 4);
-  if (!bp) return out;
+  if (nbucket == 0) return;
+  const u8* bp = b.at(off + 8 + (elf_hash(key.name) % nbucket) * 4, 4);
+  if (!bp) return;
   u64 idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(bp));
   // At most one step per symbol the file can hold (nsyms_ is nchain clamped to the file's size):
   // a crafted chain can neither loop forever nor claim 2^32 entries.
   u64 limit = std::min<u64>(nchain, f.nsyms_);
   for (u64 steps = 0; idx != 0 && idx < limit && steps < limit; ++steps) {
-    if (name_equals<E>(f, static_cast<u32>(idx), name)) out.push_back(static_cast<u32>(idx));
+    if (name_equals<E>(f, static_cast<u32>(idx), key.name)) out.push_back(static_cast<u32>(idx));
     const u8* cp = b.at(off + 8 + nbucket * 4 + idx * 4, 4);
     if (!cp) break;
     idx = static_cast<u32>(*reinterpret_cast<const typename E::Word*>(cp));
   }
-  return out;
 }
 
 template <typename E>
@@ -546,15 +557,21 @@ std::optional<Symbol> ElfFile::symbol(u32 index) const { return read_symbol_(*th
 
 std::optional<Symbol> ElfFile::symbol_without_name(u32 index) const { return read_symbol_(*this, index, false); }
 
-std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
-  if (!symtab_off_) return {};
-  if (gnu_hash_off_) return gnu_lookup_(*this, name);
-  if (sysv_hash_off_) return sysv_lookup_(*this, name);
-  std::vector<u32> out;
+SymbolKey::SymbolKey(std::string_view n) : name(n), gnu(gnu_hash(n)) {}
+
+void ElfFile::find_symbols(const SymbolKey& key, std::vector<u32>& out) const {
+  if (!symtab_off_) return;
+  if (gnu_hash_off_) return gnu_lookup_(*this, key, out);
+  if (sysv_hash_off_) return sysv_lookup_(*this, key, out);
   for (u32 i = 1; i < nsyms_; ++i) {
     auto s = symbol(i);
-    if (s && s->name == name) out.push_back(i);
+    if (s && s->name == key.name) out.push_back(i);
   }
+}
+
+std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
+  std::vector<u32> out;
+  find_symbols(SymbolKey(name), out);
   return out;
 }
 

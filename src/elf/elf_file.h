@@ -56,6 +56,13 @@ struct Symbol {
   bool defined() const { return shndx != SHN_UNDEF; }
 };
 
+// A symbol name with its GNU hash, computed once for a lookup that asks many objects.
+struct SymbolKey {
+  explicit SymbolKey(std::string_view name);
+  std::string_view name;
+  u32 gnu = 0;
+};
+
 struct Section {
   std::string_view name;
   u32 type = 0;
@@ -117,13 +124,15 @@ class ElfFile {
   // The same without the name (no walk of the string table): for a symbol found by name.
   std::optional<Symbol> symbol_without_name(u32 index) const;
 
-  // Indices of every dynamic symbol named `name`, found through the hash table (GNU preferred,
-  // as glibc does); a linear scan only when the object has neither table.
+  // Indices of every dynamic symbol named `key.name`, appended to `out`, found through the hash
+  // table (GNU preferred, as glibc does); a linear scan only when the object has neither table.
+  void find_symbols(const SymbolKey& key, std::vector<u32>& out) const;
   std::vector<u32> find_symbols(std::string_view name) const;
 
-  // The undefined, non-local symbols that the object's relocations reference, as indices into the
-  // dynamic symbol table, in relocation order (DT_REL/DT_RELA, then DT_JMPREL), each once.
-  // Listed once at parse time.
+  // The undefined references whose failure to bind is an error: symbols that the object's
+  // relocations reference, undefined here, neither local nor weak (an unbound weak reference is
+  // simply 0, elf/dl-lookup.c). Indices into the dynamic symbol table, in relocation order
+  // (DT_REL/DT_RELA, then DT_JMPREL), each once. Listed once at parse time.
   const std::vector<u32>& undefined_references() const { return undefined_refs_; }
 
   // Section headers, read on each call (for .nv_fatbin and friends); empty when absent or bad.
@@ -148,6 +157,18 @@ class ElfFile {
   std::optional<u64> versym_off_;
   std::optional<u64> gnu_hash_off_;
   std::optional<u64> sysv_hash_off_;
+  // DT_GNU_HASH's parts, located and bounds-checked once at parse time; nbuckets is 0 when the
+  // table is absent or unusable.
+  struct GnuTable {
+    u64 bloom_off = 0;
+    u64 bloom_words = 0;
+    u32 shift = 0;
+    u64 buckets_off = 0;
+    u32 nbuckets = 0;
+    u32 symoffset = 0;
+    u64 chains_off = 0;
+    u64 nchains = 0;  // chain words readable: at most the symbols after symoffset
+  } gnu_;
   struct RelTable {
     u64 off = 0;
     u64 size = 0;
@@ -159,8 +180,8 @@ class ElfFile {
   // Class/endian-specific readers, chosen once at parse time.
   std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32, bool) = nullptr;
   std::vector<u32> (*scan_relocations_)(const ElfFile&) = nullptr;
-  std::vector<u32> (*gnu_lookup_)(const ElfFile&, std::string_view) = nullptr;
-  std::vector<u32> (*sysv_lookup_)(const ElfFile&, std::string_view) = nullptr;
+  void (*gnu_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
+  void (*sysv_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;
 
   std::vector<u32> undefined_refs_;

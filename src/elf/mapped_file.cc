@@ -1,6 +1,7 @@
 #include "elf/mapped_file.h"
 
 #include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -21,27 +22,29 @@ struct Fd {
 }  // namespace
 
 std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, std::string* error) {
-  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC)};
-  if (fd.fd < 0) {
-    if (error) *error = std::strerror(errno);
+  auto fail = [&](int errnum) -> std::unique_ptr<MappedFile> {
+    if (error) *error = std::strerror(errnum);
+    errno = errnum;
     return nullptr;
-  }
+  };
+  // O_NONBLOCK: a FIFO put where a file belongs must not hang the tool (regular files ignore it).
+  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
+  if (fd.fd < 0) return fail(errno);
   struct stat st;
-  if (::fstat(fd.fd, &st) != 0) {
-    if (error) *error = std::strerror(errno);
-    return nullptr;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    if (error) *error = std::strerror(EISDIR);
-    return nullptr;
-  }
-  std::unique_ptr<MappedFile> file(new MappedFile());
-  file->path_ = path;
-  if (!S_ISREG(st.st_mode) || st.st_size == 0) return file;  // empty: the caller says "file too short"
+  if (::fstat(fd.fd, &st) != 0) return fail(errno);
+  if (S_ISDIR(st.st_mode)) return fail(EISDIR);
+  return map(fd.fd, st, path, error);
+}
 
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd.fd, 0);
+std::unique_ptr<MappedFile> MappedFile::map(int fd, const struct stat& st, std::string path, std::string* error) {
+  std::unique_ptr<MappedFile> file(new MappedFile());
+  file->path_ = std::move(path);
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) return file;  // empty: the caller says "file too short"
+  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
   if (p == MAP_FAILED) {
-    if (error) *error = std::strerror(errno);
+    int errnum = errno;
+    if (error) *error = std::strerror(errnum);
+    errno = errnum;
     return nullptr;
   }
   file->data_ = static_cast<const u8*>(p);

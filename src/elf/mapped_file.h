@@ -12,6 +12,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <sys/stat.h>
+#include <sys/types.h>
+
 #include <cstring>
 #include <memory>
 #include <optional>
@@ -73,6 +76,9 @@ class MappedFile {
   // Maps `path` read-only. On failure returns nullptr and sets `error` to strerror's text
   // (the words the loader would print after "cannot open shared object file: ").
   static std::unique_ptr<MappedFile> open(const std::string& path, std::string* error);
+  // Maps the open descriptor `fd`, whose fstat gave `st`, under the name `path`. A file that is
+  // not regular, or empty, gives an empty span.
+  static std::unique_ptr<MappedFile> map(int fd, const struct stat& st, std::string path, std::string* error);
 
   // Takes ownership of bytes already in memory (a wheel member).
   static std::unique_ptr<MappedFile> from_buffer(std::string name, std::vector<u8> data);

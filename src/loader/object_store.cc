@@ -1,5 +1,6 @@
 #include "loader/object_store.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -103,6 +104,26 @@ void ObjectStore::retire(const std::string& key) {
   simulated_.erase(it);
 }
 
+bool ObjectStore::in_missing_directory(const std::string& host) {
+  // The search probes many names in directories that do not exist (glibc-hwcaps/x86-64-v4,
+  // tls/x86_64 below every RPATH entry): open() fails with ENOENT for each, and so does one
+  // stat of the directory. Only ENOENT is answered this way; any other state of the directory
+  // leaves the answer to open() itself.
+  size_t slash = host.rfind('/');
+  if (slash == std::string::npos || slash == 0) return false;
+  std::string dir = host.substr(0, slash);
+  {
+    std::lock_guard lock(mu_);
+    auto it = missing_dirs_.find(dir);
+    if (it != missing_dirs_.end()) return it->second;
+  }
+  struct stat st;
+  bool missing = ::stat(dir.c_str(), &st) != 0 && errno == ENOENT;
+  std::lock_guard lock(mu_);
+  missing_dirs_.emplace(std::move(dir), missing);
+  return missing;
+}
+
 std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
   std::string key;
   {
@@ -132,6 +153,7 @@ std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
 std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path, const std::string& key) {
   auto result = std::make_shared<OpenResult>();
   std::shared_ptr<const MappedFile> file;
+  bool disk = false;
   if (!key.empty()) {
     std::lock_guard lock(mu_);
     if (removed_.count(key)) {
@@ -148,12 +170,21 @@ std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& 
     result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(key))};
   } else {
     std::string host = host_path(path);
-    struct stat st;
-    if (::stat(host.c_str(), &st) != 0) {
-      result->errnum = errno;
-      result->error = std::strerror(errno);
+    auto fail = [&](int errnum) {
+      result->errnum = errnum;
+      result->error = std::strerror(errnum);
       return result;
-    }
+    };
+    if (in_missing_directory(host)) return fail(ENOENT);
+    // O_NONBLOCK: a FIFO put where a library belongs must not hang the tool.
+    int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return fail(errno);
+    struct Closer {
+      int fd;
+      ~Closer() { ::close(fd); }
+    } closer{fd};
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return fail(errno);
     result->id = FileId{st.st_dev, st.st_ino};
     if (S_ISDIR(st.st_mode)) {
       // open_verify reads a directory: "cannot read file data: Is a directory".
@@ -162,14 +193,18 @@ std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& 
       result->error = std::string("cannot read file data: ") + std::strerror(EISDIR);
       return result;
     }
-    std::string err;
-    auto mapped = MappedFile::open(host, &err);
-    if (!mapped) {
-      result->errnum = errno ? errno : EACCES;
-      result->error = err;
-      return result;
+    // One file reached by several paths (/lib is /usr/lib on a merged-/usr system, a symlinked
+    // directory) is read and parsed once: what it gives depends only on its contents.
+    {
+      std::lock_guard lock(mu_);
+      auto it = by_id_.find(result->id);
+      if (it != by_id_.end()) return it->second;
     }
+    std::string err;
+    auto mapped = MappedFile::map(fd, st, host, &err);
+    if (!mapped) return fail(errno ? errno : EACCES);
     file = std::move(mapped);
+    disk = true;
   }
   Bytes b = file->bytes();
   if (b.size() >= 64 && std::memcmp(b.data(), ELFMAG, SELFMAG) == 0) {
@@ -187,6 +222,10 @@ std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& 
   }
   result->status = OpenResult::Status::kOk;
   result->elf = std::move(elf);
+  if (disk) {
+    std::lock_guard lock(mu_);
+    by_id_.emplace(result->id, result);
+  }
   return result;
 }
 

@@ -72,6 +72,7 @@ class ObjectStore {
   std::shared_ptr<const OpenResult> open_uncached(const std::string& path, const std::string& key);
   std::string simulation_key(const std::string& path);  // callers hold mu_
   void retire(const std::string& key);                  // callers hold mu_
+  bool in_missing_directory(const std::string& host);
 
   std::string root_;
   BindingCache bindings_;
@@ -84,6 +85,11 @@ class ObjectStore {
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> simulated_;
   std::unordered_map<std::string, std::string> keys_;  // path -> simulation_key
   std::vector<std::shared_ptr<const OpenResult>> retired_;
+  std::unordered_map<std::string, bool> missing_dirs_;  // directory -> stat() said ENOENT
+  struct FileIdHash {
+    size_t operator()(const FileId& id) const { return std::hash<u64>{}(static_cast<u64>(id.ino) * 31 + id.dev); }
+  };
+  std::unordered_map<FileId, std::shared_ptr<const OpenResult>, FileIdHash> by_id_;  // parsed disk files
 };
 
 }  // namespace envdoctor::loader

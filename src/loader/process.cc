@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <iterator>
 
 #include "loader/symbols.h"
 
@@ -49,19 +50,39 @@ struct Process::Search {
 
 Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(config), store_(store) {}
 
-int Process::find_loaded(const std::string& name) {
+int Process::find_loaded(std::string_view name) {
   // glibc matches the requested name against every loaded object's l_name and l_libname list,
-  // and against its SONAME (added to the list on first use). Objects of a failed dlopen are gone.
+  // and against its SONAME (added to the list on first use); the first object in load order
+  // wins. by_name_ holds all three, each with the first object that answers to it. Objects of a
+  // failed dlopen are gone (forget_dead).
+  auto it = by_name_.find(name);
+  if (it == by_name_.end()) return -1;
+  LoadedObject& o = objects_[it->second];
+  if (o.path != name && std::find(o.names.begin(), o.names.end(), name) == o.names.end())
+    o.names.emplace_back(name);  // matched by SONAME
+  return it->second;
+}
+
+void Process::index_name(int object, std::string_view name) {
+  auto [it, inserted] = by_name_.try_emplace(std::string(name), object);
+  if (!inserted && object < it->second) it->second = object;
+}
+
+void Process::add_name(int object, const std::string& name) {
+  objects_[object].names.push_back(name);
+  index_name(object, name);
+}
+
+void Process::forget_dead() {
+  by_name_.clear();
   for (size_t i = 0; i < objects_.size(); ++i) {
     if (dead_[i]) continue;
-    LoadedObject& o = objects_[i];
-    if (o.path == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end()) return static_cast<int>(i);
-    if (o.elf && o.elf->soname && *o.elf->soname == name) {
-      o.names.push_back(name);
-      return static_cast<int>(i);
-    }
+    const LoadedObject& o = objects_[i];
+    int idx = static_cast<int>(i);
+    index_name(idx, o.path);
+    for (const std::string& n : o.names) index_name(idx, n);
+    if (o.elf && o.elf->soname) index_name(idx, *o.elf->soname);
   }
-  return -1;
 }
 
 int Process::add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule) {
@@ -75,6 +96,8 @@ int Process::add_object(const std::string& path, std::shared_ptr<const OpenResul
   objects_.push_back(std::move(o));
   dead_.push_back(false);
   int idx = static_cast<int>(objects_.size() - 1);
+  index_name(idx, path);
+  if (objects_[idx].elf && objects_[idx].elf->soname) index_name(idx, *objects_[idx].elf->soname);
   chain_.push_back({idx, {}});
   return idx;
 }
@@ -230,12 +253,12 @@ Resolution Process::resolve(const std::string& name, int requester) {
     // The same file under another name is the same object (st_dev/st_ino, _dl_map_object_from_fd).
     for (size_t i = 0; i < objects_.size(); ++i) {
       if (dead_[i] || objects_[i].id == FileId{} || !(objects_[i].id == s.opened->id)) continue;
-      objects_[i].names.push_back(name);
+      add_name(static_cast<int>(i), name);
       r.object = static_cast<int>(i);
       return r;
     }
     int idx = add_object(s.path, s.opened, requester, r.rule);
-    objects_[idx].names.push_back(name);
+    add_name(idx, name);
     objects_[idx].source = r.source;
     r.object = idx;
     return r;
@@ -370,7 +393,7 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
   if (!o.elf) return;
   for (const elf::VersionNeed& vn : o.elf->verneed) {
-    int provider = find_loaded(std::string(vn.file));
+    int provider = find_loaded(vn.file);
     if (provider < 0) continue;  // the library itself is missing: reported as such
     const elf::ElfFile* p = objects_[provider].elf.get();
     if (!p || !p->has_verdef()) continue;  // "no version information available": not an error
@@ -391,72 +414,95 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
   }
 }
 
-void Process::bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors) {
+Process::Scope Process::make_scope(std::vector<int> order) const {
+  Scope scope;
+  scope.set.reserve(order.size());
+  for (int i : order)
+    if (objects_[i].elf) scope.set.push_back(objects_[i].elf.get());
+  std::sort(scope.set.begin(), scope.set.end());
+  scope.set.erase(std::unique(scope.set.begin(), scope.set.end()), scope.set.end());
+  scope.order = std::move(order);
+  return scope;
+}
+
+void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
-  if (!o.elf) return;
+  if (!o.elf || o.elf->undefined_references().empty()) return;
+  const elf::ElfFile* self = o.elf.get();
+  // A DT_SYMBOLIC object looks in itself first; it is in its own scope anyway.
+  auto in_scope = [&](const elf::ElfFile* p) {
+    return p == self || std::binary_search(scope.set.begin(), scope.set.end(), p);
+  };
   // Whether a reference binds depends only on the set of providers in scope (BindingCache): when
   // every provider that satisfied this object's references before is in scope, there is nothing
   // to do, and that is the common case.
-  std::vector<const elf::ElfFile*> in_scope_set;
-  in_scope_set.reserve(scope.size() + 1);
-  if (o.elf->symbolic) in_scope_set.push_back(o.elf.get());
-  for (int i : scope)
-    if (objects_[i].elf) in_scope_set.push_back(objects_[i].elf.get());
-  std::sort(in_scope_set.begin(), in_scope_set.end());
-  auto in_scope = [&](const elf::ElfFile* p) { return std::binary_search(in_scope_set.begin(), in_scope_set.end(), p); };
   BindingCache& cache = store_.bindings();
-  std::shared_ptr<const BindingCache::Entry> previous = cache.get(o.elf.get());
-  if (previous && previous->complete && std::all_of(previous->distinct.begin(), previous->distinct.end(), in_scope)) return;
+  std::shared_ptr<const BindingCache::Entry> previous = cache.get(self);
+  if (previous && previous->complete && std::all_of(previous->distinct.begin(), previous->distinct.end(), in_scope))
+    return;
 
   // Otherwise the providers are asked most-likely first: the object's own dependencies, then the
-  // rest of the scope.
-  std::vector<const elf::ElfFile*> providers;
-  providers.reserve(scope.size() + o.deps.size() + 1);
+  // rest of the scope. A reference no provider satisfied last time needs only the providers
+  // that were not asked then.
+  std::vector<const elf::ElfFile*> providers, unasked;
+  providers.reserve(scope.order.size() + 1);
   auto add = [&](int i) {
     const elf::ElfFile* e = objects_[i].elf.get();
     if (e && std::find(providers.begin(), providers.end(), e) == providers.end()) providers.push_back(e);
   };
-  if (o.elf->symbolic) add(object);
+  if (self->symbolic) add(object);
   for (const Resolution& r : o.deps)
-    if (r.object >= 0 && std::find(scope.begin(), scope.end(), r.object) != scope.end()) add(r.object);
-  for (int i : scope) add(i);
-  BindingCache::Entry cached;
-  if (previous) cached = *previous;
-  else cached.per_ref.resize(o.elf->undefined_references().size());
-  std::vector<const elf::ElfFile*>& known = cached.per_ref;
-  bool learnt = false;
+    if (r.object >= 0 && in_scope(objects_[r.object].elf.get())) add(r.object);
+  for (int i : scope.order) add(i);
+  std::vector<const elf::ElfFile*> searched;
+  if (previous) {
+    for (const elf::ElfFile* p : providers)
+      if (!std::binary_search(previous->searched.begin(), previous->searched.end(), p)) unasked.push_back(p);
+    std::set_union(previous->searched.begin(), previous->searched.end(), scope.set.begin(), scope.set.end(),
+                   std::back_inserter(searched));
+  } else {
+    unasked = providers;
+    searched = scope.set;
+  }
+  if (self->symbolic && !std::binary_search(searched.begin(), searched.end(), self))
+    searched.insert(std::upper_bound(searched.begin(), searched.end(), self), self);
+
+  std::vector<const elf::ElfFile*> known =
+      previous ? previous->per_ref : std::vector<const elf::ElfFile*>(o.elf->undefined_references().size());
+  bool learnt = !previous || !unasked.empty();
+  std::vector<u32> scratch;
   const std::vector<u32>& refs = o.elf->undefined_references();
   for (size_t ref = 0; ref < refs.size(); ++ref) {
-    if (known[ref] && in_scope(known[ref])) continue;
+    const elf::ElfFile* before = known[ref];
+    if (before && in_scope(before)) continue;
     auto sym = o.elf->symbol(refs[ref]);
     if (!sym) continue;
     std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
+    elf::SymbolKey key(sym->name);
+    const std::vector<const elf::ElfFile*>& ask = before ? providers : unasked;
+    const elf::ElfFile* found = nullptr;
     // A versioned reference names the library it expects (vn_file): ask that one first.
     if (version) {
-      auto expected = std::find_if(providers.begin(), providers.end(), [&](const elf::ElfFile* e) {
+      auto expected = std::find_if(ask.begin(), ask.end(), [&](const elf::ElfFile* e) {
         return e->soname && *e->soname == version->file;
       });
-      if (expected != providers.end() && find_definition({*expected}, sym->name, version)) {
-        known[ref] = *expected;
-        learnt = true;
-        continue;
-      }
+      if (expected != ask.end() && defines(**expected, key, version, scratch)) found = *expected;
     }
-    if (const elf::ElfFile* p = find_definition(providers, sym->name, version)) {
-      known[ref] = p;
-      learnt = true;
+    for (auto it = ask.begin(); !found && it != ask.end(); ++it)
+      if (defines(**it, key, version, scratch)) found = *it;
+    if (found) {
+      if (!before) known[ref] = found;
       continue;
     }
-    if (sym->bind == STB_WEAK) continue;  // an unresolved weak reference is simply 0
     LoadError err;
     err.kind = LoadError::Kind::kUndefinedSymbol;
     err.object = object;
     err.symbol = std::string(sym->name);
-    if (version) err.version = version->name;
+    if (version) err.version = std::string(version->name);
     err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
     errors.push_back(err);
   }
-  if (learnt) cache.remember(o.elf.get(), std::move(known));
+  if (learnt) cache.remember(self, std::move(known), std::move(searched));
 }
 
 std::vector<int> Process::scope_of(int object) const {
@@ -497,16 +543,16 @@ bool Process::load_main(const std::string& path) {
   // file identity, so nothing is ever matched to it by inode.
   int main = add_object(path, op, -1, Rule::kMain);
   objects_[main].id = FileId{};
-  objects_[main].names.push_back(path);
+  add_name(main, path);
 
   // ld.so is loaded before anything else, under its PT_INTERP name and its SONAME.
   std::string interp = op->elf->interp ? std::string(*op->elf->interp) : config_.interpreter;
   auto iop = store_.open(interp);
   interpreter_ = add_object(interp, iop->status == OpenResult::Status::kOk ? iop : nullptr, -1, Rule::kInterpreter);
-  objects_[interpreter_].names.push_back(interp);
+  add_name(interpreter_, interp);
   objects_[interpreter_].is_interpreter = true;
   if (iop->status != OpenResult::Status::kOk)
-    objects_[interpreter_].names.push_back(interp.substr(interp.rfind('/') + 1));
+    add_name(interpreter_, interp.substr(interp.rfind('/') + 1));
 
   std::vector<LoadError> missing, versions, symbols;
   std::vector<int> searchlist = map_deps(main, missing, /*trace=*/true);
@@ -519,8 +565,9 @@ bool Process::load_main(const std::string& path) {
   for (const ListEntry& e : chain_)
     if (e.object >= 0) check_versions(e.object, versions);
   // Relocation runs over the searchlist in reverse, dependencies before their users.
+  Scope scope = make_scope(global_scope_);
   for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
-    if (*it != interpreter_) bind_symbols(*it, global_scope_, symbols);
+    if (*it != interpreter_) bind_symbols(*it, scope, symbols);
 
   for (auto* list : {&missing, &versions, &symbols})
     errors_.insert(errors_.end(), list->begin(), list->end());
@@ -556,14 +603,17 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
   }
   objects_[root].global = false;
   for (int i : searchlist) check_versions(i, versions);
+  // Every object this call added has the same scope: the global one, then root's searchlist.
+  Scope scope = make_scope(scope_of(root));
   for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
-    if (static_cast<size_t>(*it) >= first_new) bind_symbols(*it, scope_of(*it), symbols);
+    if (static_cast<size_t>(*it) >= first_new) bind_symbols(*it, scope, symbols);
 
   for (auto* list : {&missing, &versions, &symbols})
     for (const LoadError& e : *list) note(e);
   if (!result.errors.empty()) {
     // dlopen fails and unloads what it mapped.
     for (int i : result.new_objects) dead_[i] = true;
+    forget_dead();
     result.object = -1;
     return result;
   }

@@ -16,6 +16,8 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "loader/object_store.h"
@@ -124,14 +126,23 @@ class Process {
   Resolution resolve(const std::string& name, int requester);
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
   bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner);
-  int find_loaded(const std::string& name);
+  int find_loaded(std::string_view name);
+  void index_name(int object, std::string_view name);
+  void add_name(int object, const std::string& name);
+  void forget_dead();
   bool is_directory(const std::string& dir) const;
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
 
   // `trace`: ldd's trace mode (load_main), in which a missing auxiliary object is listed.
   std::vector<int> map_deps(int root, std::vector<LoadError>& errors, bool trace);
   void check_versions(int object, std::vector<LoadError>& errors);
-  void bind_symbols(int object, const std::vector<int>& scope, std::vector<LoadError>& errors);
+  // A symbol lookup scope: the objects in lookup order, and the set of their files, sorted.
+  struct Scope {
+    std::vector<int> order;
+    std::vector<const elf::ElfFile*> set;
+  };
+  Scope make_scope(std::vector<int> order) const;
+  void bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors);
   std::vector<int> scope_of(int object) const;
 
   LoaderConfig config_;
@@ -147,6 +158,12 @@ class Process {
   std::optional<LoadError> first_error_;
   int interpreter_ = -1;
   std::vector<bool> dead_;
+  // Every name an object answers to (path, requested names, SONAME), with the first such object.
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, int, NameHash, std::equal_to<>> by_name_;
   bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen: listed, never matched again
 };
 

@@ -10,7 +10,7 @@ std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const
   std::string_view file;
   const elf::VersionNeedAux* aux = object.vernaux_for(ndx, &file);
   if (!aux || aux->hash == 0) return std::nullopt;
-  return SymbolVersion{std::string(aux->name), aux->hash, (aux->other & 0x8000) != 0, std::string(file)};
+  return SymbolVersion{aux->name, aux->hash, (aux->other & 0x8000) != 0, file};
 }
 
 namespace {
@@ -33,9 +33,14 @@ std::pair<u32, std::string_view> definition_version(const elf::ElfFile& e, u16 v
   return {d->hash, d->name};
 }
 
-bool defines(const elf::ElfFile& e, std::string_view name, const std::optional<SymbolVersion>& version) {
+}  // namespace
+
+bool defines(const elf::ElfFile& e, const elf::SymbolKey& key, const std::optional<SymbolVersion>& version,
+             std::vector<u32>& scratch) {
   int versioned_candidates = 0;
-  for (u32 idx : e.find_symbols(name)) {
+  scratch.clear();
+  e.find_symbols(key, scratch);
+  for (u32 idx : scratch) {
     auto s = e.symbol_without_name(idx);  // find_symbols compared the name already
     if (!s || !usable(*s)) continue;
     if (version) {
@@ -51,12 +56,12 @@ bool defines(const elf::ElfFile& e, std::string_view name, const std::optional<S
   return versioned_candidates == 1;
 }
 
-}  // namespace
-
 const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
                                     const std::optional<SymbolVersion>& version) {
+  elf::SymbolKey key(name);
+  std::vector<u32> scratch;
   for (const elf::ElfFile* e : scope)
-    if (defines(*e, name, version)) return e;
+    if (defines(*e, key, version, scratch)) return e;
   return nullptr;
 }
 
@@ -66,14 +71,16 @@ std::shared_ptr<const BindingCache::Entry> BindingCache::get(const elf::ElfFile*
   return it == entries_.end() ? nullptr : it->second;
 }
 
-void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref) {
+void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref,
+                            std::vector<const elf::ElfFile*> searched) {
   Entry e;
-  e.complete = true;
-  for (const elf::ElfFile* p : per_ref) {
-    if (!p) e.complete = false;
-    else if (std::find(e.distinct.begin(), e.distinct.end(), p) == e.distinct.end()) e.distinct.push_back(p);
-  }
+  e.complete = std::find(per_ref.begin(), per_ref.end(), nullptr) == per_ref.end();
+  e.distinct = per_ref;
+  std::erase(e.distinct, nullptr);
+  std::sort(e.distinct.begin(), e.distinct.end());
+  e.distinct.erase(std::unique(e.distinct.begin(), e.distinct.end()), e.distinct.end());
   e.per_ref = std::move(per_ref);
+  e.searched = std::move(searched);
   auto shared = std::make_shared<const Entry>(std::move(e));
   std::lock_guard lock(mu_);
   entries_[object] = std::move(shared);

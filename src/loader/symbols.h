@@ -21,39 +21,50 @@
 
 namespace envdoctor::loader {
 
+// A version a reference asks for. The strings point into the referencing object's mapping.
 struct SymbolVersion {
-  std::string name;
+  std::string_view name;
   u32 hash = 0;
   bool hidden = false;
-  std::string file;  // the vn_file it was required from
+  std::string_view file;  // the vn_file it was required from
 };
 
 // The version a reference asks for (from the referencing object's .gnu.version and verneed),
 // or nullopt for an unversioned reference.
 std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const elf::Symbol& ref);
 
+// Whether `object` holds a definition of `key` that check_match accepts for `version`.
+// `scratch` is reused between calls to keep lookups free of allocation.
+bool defines(const elf::ElfFile& object, const elf::SymbolKey& key, const std::optional<SymbolVersion>& version,
+             std::vector<u32>& scratch);
+
 // The first provider in `scope` order with an acceptable definition of `name`, or nullptr.
 const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
                                     const std::optional<SymbolVersion>& version);
 
 // Whether a reference binds at all depends only on the *set* of providers in scope (each is
-// asked on its own; order only picks the winner). So a provider that satisfied a reference once
-// satisfies it in any scope that contains it: one `ldd` over a thousand files binds libc's
-// references once, not a thousand times. Shared by all processes; safe across threads.
+// asked on its own; order only picks the winner), and only grows with that set. So what one
+// binding learnt holds for every later scope: a provider that satisfied a reference satisfies it
+// in any scope that contains it, and a reference that no provider of a set satisfied needs only
+// the providers outside that set asked. One `ldd` over a thousand files binds libc's references
+// once, not a thousand times. Shared by all processes; safe across threads.
 class BindingCache {
  public:
   struct Entry {
-    // For each reference of the object (an index into its undefined_references()), the
-    // provider that satisfied it last time, or nullptr.
+    // For each reference of the object (an index into its undefined_references()), a provider
+    // known to define it, or nullptr when none of `searched` does.
     std::vector<const elf::ElfFile*> per_ref;
-    // The distinct providers of per_ref; when `complete` (every reference satisfied), a scope
-    // holding all of them satisfies every reference again.
+    // The distinct providers of per_ref, sorted; when `complete` (every reference has one), a
+    // scope holding all of them satisfies every reference again.
     std::vector<const elf::ElfFile*> distinct;
+    // Sorted: every provider asked, in vain, about each reference whose per_ref is nullptr.
+    std::vector<const elf::ElfFile*> searched;
     bool complete = false;
   };
   // What the last binding of `object` learnt; nullptr the first time.
   std::shared_ptr<const Entry> get(const elf::ElfFile* object) const;
-  void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref);
+  void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref,
+                std::vector<const elf::ElfFile*> searched);
 
  private:
   mutable std::mutex mu_;
