@@ -46,7 +46,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (i < 256) sink += elf->find_symbols(s->name).size();
   }
   sink += elf->find_symbols("malloc").size();
-  for (u32 idx : elf->undefined_references())
+  for (u32 idx : elf->relocation_order())
     if (auto s = elf->symbol(idx)) sink += s->name.size();
   for (const auto& sec : elf->sections()) sink += sec.name.size() + sec.size;
   volatile size_t keep = sink;

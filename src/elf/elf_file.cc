@@ -65,6 +65,8 @@ struct Parser {
   template <typename E>
   static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index, bool with_name);
   template <typename E>
+  static std::vector<u32> scan_required(const ElfFile& f);
+  template <typename E>
   static std::vector<u32> scan_relocations(const ElfFile& f);
   template <typename E>
   static bool name_equals(const ElfFile& f, u32 index, std::string_view name);
@@ -146,7 +148,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   f->read_sections_ = &read_sections<E>;
   f->nsyms_ = count_symbols<E>(*f);
   locate_gnu_table<E>(*f);
-  f->undefined_refs_ = scan_relocations<E>(*f);
+  f->required_ = scan_required<E>(*f);
   return f;
 }
 
@@ -399,26 +401,41 @@ std::optional<Symbol> Parser::read_symbol(const ElfFile& f, u32 index, bool with
   return sym;
 }
 
+// One sequential pass over the symbol table: reading each symbol where a relocation names it
+// would jump around the table (most relocations of a C++ library name its own exported
+// symbols), and reading the relocation tables at all is needed only when a symbol fails to bind.
+// count_symbols clamped nsyms_ to what the file holds after symtab_off_.
+template <typename E>
+std::vector<u32> Parser::scan_required(const ElfFile& f) {
+  std::vector<u32> out;
+  if (!f.symtab_off_) return out;
+  const auto* syms = reinterpret_cast<const Sym<E>*>(f.bytes().data() + *f.symtab_off_);
+  for (u32 i = 1; i < f.nsyms_; ++i) {
+    u8 bind = syms[i].st_info >> 4;
+    if (syms[i].st_shndx == SHN_UNDEF && bind != STB_LOCAL && bind != STB_WEAK) out.push_back(i);
+  }
+  return out;
+}
+
 template <typename E>
 std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
   std::vector<u32> out;
-  std::vector<bool> seen(f.nsyms_, false);
+  if (f.required_.empty()) return out;
+  enum : u8 { kOther, kRequired, kListed };
+  std::vector<u8> state(f.nsyms_, kOther);
+  for (u32 sym : f.required_) state[sym] = kRequired;
+  u64 left = f.required_.size();
   Bytes b = f.bytes();
   for (const auto& t : f.rel_tables_) {
     u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
     if (t.entsize != ent) continue;
     u64 n = t.size / ent;
-    for (u64 i = 0; i < n; ++i) {
+    for (u64 i = 0; i < n && left > 0; ++i) {
       const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
       u32 sym = t.rela ? reinterpret_cast<const Rela<E>*>(p)->sym() : reinterpret_cast<const Rel<E>*>(p)->sym();
-      if (sym == 0 || sym >= f.nsyms_ || seen[sym]) continue;
-      seen[sym] = true;
-      if (!f.symtab_off_) continue;
-      const u8* sp = b.at(*f.symtab_off_ + static_cast<u64>(sym) * sizeof(Sym<E>), sizeof(Sym<E>));
-      if (!sp) continue;
-      const auto* s = reinterpret_cast<const Sym<E>*>(sp);
-      u8 bind = s->st_info >> 4;
-      if (s->st_shndx != SHN_UNDEF || bind == STB_LOCAL || bind == STB_WEAK) continue;
+      if (sym >= f.nsyms_ || state[sym] != kRequired) continue;
+      state[sym] = kListed;
+      --left;
       out.push_back(sym);
     }
   }
@@ -576,6 +593,8 @@ std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
 }
 
 std::vector<Section> ElfFile::sections() const { return read_sections_(*this); }
+
+std::vector<u32> ElfFile::relocation_order() const { return scan_relocations_ ? scan_relocations_(*this) : std::vector<u32>{}; }
 
 const VersionDef* ElfFile::verdef_for(u16 ndx) const {
   ndx &= 0x7fff;

@@ -129,11 +129,16 @@ class ElfFile {
   void find_symbols(const SymbolKey& key, std::vector<u32>& out) const;
   std::vector<u32> find_symbols(std::string_view name) const;
 
-  // The undefined references whose failure to bind is an error: symbols that the object's
-  // relocations reference, undefined here, neither local nor weak (an unbound weak reference is
-  // simply 0, elf/dl-lookup.c). Indices into the dynamic symbol table, in relocation order
-  // (DT_REL/DT_RELA, then DT_JMPREL), each once. Listed once at parse time.
-  const std::vector<u32>& undefined_references() const { return undefined_refs_; }
+  // The undefined references whose failure to bind would be an error: dynamic symbols that are
+  // undefined here and neither local nor weak (an unbound weak reference is simply 0,
+  // elf/dl-lookup.c), in symbol-table order. Listed once at parse time, from the symbol table
+  // alone.
+  const std::vector<u32>& required_symbols() const { return required_; }
+  // The required symbols that relocations actually use (only those are looked up by ld.so), in
+  // the order glibc processes them (DT_REL/DT_RELA, then DT_JMPREL), each at its first use. A
+  // pass over the relocation tables, made on each call: the loader model asks only when a
+  // required symbol did not bind, to know whether it matters and where its error comes.
+  std::vector<u32> relocation_order() const;
 
   // Section headers, read on each call (for .nv_fatbin and friends); empty when absent or bad.
   std::vector<Section> sections() const;
@@ -184,7 +189,7 @@ class ElfFile {
   void (*sysv_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;
 
-  std::vector<u32> undefined_refs_;
+  std::vector<u32> required_;
 };
 
 // glibc's name for an ELF class in "wrong ELF class: ELFCLASS32".

@@ -104,26 +104,6 @@ void ObjectStore::retire(const std::string& key) {
   simulated_.erase(it);
 }
 
-bool ObjectStore::in_missing_directory(const std::string& host) {
-  // The search probes many names in directories that do not exist (glibc-hwcaps/x86-64-v4,
-  // tls/x86_64 below every RPATH entry): open() fails with ENOENT for each, and so does one
-  // stat of the directory. Only ENOENT is answered this way; any other state of the directory
-  // leaves the answer to open() itself.
-  size_t slash = host.rfind('/');
-  if (slash == std::string::npos || slash == 0) return false;
-  std::string dir = host.substr(0, slash);
-  {
-    std::lock_guard lock(mu_);
-    auto it = missing_dirs_.find(dir);
-    if (it != missing_dirs_.end()) return it->second;
-  }
-  struct stat st;
-  bool missing = ::stat(dir.c_str(), &st) != 0 && errno == ENOENT;
-  std::lock_guard lock(mu_);
-  missing_dirs_.emplace(std::move(dir), missing);
-  return missing;
-}
-
 std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
   std::string key;
   {
@@ -151,82 +131,129 @@ std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
 }
 
 std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path, const std::string& key) {
-  auto result = std::make_shared<OpenResult>();
+  if (key.empty()) return open_disk(host_path(path));
   std::shared_ptr<const MappedFile> file;
-  bool disk = false;
-  if (!key.empty()) {
+  {
     std::lock_guard lock(mu_);
-    if (removed_.count(key)) {
-      result->status = OpenResult::Status::kMissing;
+    if (!removed_.count(key)) file = overlays_.at(key);
+  }
+  auto result = std::make_shared<OpenResult>();
+  if (!file) {
+    result->errnum = ENOENT;
+    result->error = std::strerror(ENOENT);
+    return result;
+  }
+  // A file that is not on disk: give it an identity no disk file has.
+  result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(key))};
+  parse(*result, std::move(file));
+  return result;
+}
+
+ObjectStore::Directory ObjectStore::directory(const std::string& dir) {
+  {
+    std::lock_guard lock(mu_);
+    auto it = directories_.find(dir);
+    if (it != directories_.end()) return it->second;
+  }
+  Directory d;
+  struct stat st;
+  if (::stat(dir.c_str(), &st) == 0) {
+    d.id = FileId{st.st_dev, st.st_ino};
+  } else {
+    d.missing = errno == ENOENT;
+  }
+  std::lock_guard lock(mu_);
+  return directories_.emplace(dir, d).first->second;
+}
+
+std::shared_ptr<const OpenResult> ObjectStore::open_disk(const std::string& host) {
+  // What opening a path gives depends only on the directory entry it names. The search probes
+  // many names in directories that do not exist (glibc-hwcaps/x86-64-v4, tls/x86_64 below every
+  // RPATH entry), and reaches one directory by several paths (/lib is /usr/lib on a merged-/usr
+  // system, a symlinked CUDA directory): one stat of the directory answers for all of them.
+  // Only ENOENT is answered this way; any other state of the directory leaves the answer to
+  // open() itself.
+  size_t slash = host.rfind('/');
+  std::optional<Entry> entry;
+  if (slash != std::string::npos && slash > 0) {
+    std::string name = host.substr(slash + 1);
+    Directory d = directory(host.substr(0, slash));
+    if (d.missing) {
+      auto result = std::make_shared<OpenResult>();
       result->errnum = ENOENT;
       result->error = std::strerror(ENOENT);
       return result;
     }
-    auto it = overlays_.find(key);
-    if (it != overlays_.end()) file = it->second;
-  }
-  if (file) {
-    // A file that is not on disk: give it an identity no disk file has.
-    result->id = FileId{static_cast<dev_t>(-1), static_cast<ino_t>(std::hash<std::string>{}(key))};
-  } else {
-    std::string host = host_path(path);
-    auto fail = [&](int errnum) {
-      result->errnum = errnum;
-      result->error = std::strerror(errnum);
-      return result;
-    };
-    if (in_missing_directory(host)) return fail(ENOENT);
-    // O_NONBLOCK: a FIFO put where a library belongs must not hang the tool.
-    int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) return fail(errno);
-    struct Closer {
-      int fd;
-      ~Closer() { ::close(fd); }
-    } closer{fd};
-    struct stat st;
-    if (::fstat(fd, &st) != 0) return fail(errno);
-    result->id = FileId{st.st_dev, st.st_ino};
-    if (S_ISDIR(st.st_mode)) {
-      // open_verify reads a directory: "cannot read file data: Is a directory".
-      result->status = OpenResult::Status::kInvalid;
-      result->errnum = EISDIR;
-      result->error = std::string("cannot read file data: ") + std::strerror(EISDIR);
-      return result;
-    }
-    // One file reached by several paths (/lib is /usr/lib on a merged-/usr system, a symlinked
-    // directory) is read and parsed once: what it gives depends only on its contents.
-    {
+    if (d.id && name != "." && name != ".." && !name.empty()) {
+      entry = Entry{*d.id, std::move(name)};
       std::lock_guard lock(mu_);
-      auto it = by_id_.find(result->id);
-      if (it != by_id_.end()) return it->second;
+      auto it = by_entry_.find(*entry);
+      if (it != by_entry_.end()) return it->second;
     }
-    std::string err;
-    auto mapped = MappedFile::map(fd, st, host, &err);
-    if (!mapped) return fail(errno ? errno : EACCES);
-    file = std::move(mapped);
-    disk = true;
   }
-  Bytes b = file->bytes();
-  if (b.size() >= 64 && std::memcmp(b.data(), ELFMAG, SELFMAG) == 0) {
-    result->ident.magic = true;
-    result->ident.elf_class = b.data()[EI_CLASS];
-    result->ident.data = b.data()[EI_DATA];
-    std::memcpy(&result->ident.machine, b.data() + 18, 2);  // e_machine, at the same offset in both classes
-  }
-  std::string err;
-  auto elf = elf::ElfFile::parse(file, &err);
-  if (!elf) {
-    result->status = OpenResult::Status::kInvalid;
-    result->error = err;
-    return result;
-  }
-  result->status = OpenResult::Status::kOk;
-  result->elf = std::move(elf);
-  if (disk) {
+  auto result = read_disk(host);
+  if (entry) {
     std::lock_guard lock(mu_);
-    by_id_.emplace(result->id, result);
+    by_entry_.emplace(std::move(*entry), result);
   }
   return result;
+}
+
+std::shared_ptr<const OpenResult> ObjectStore::read_disk(const std::string& host) {
+  auto result = std::make_shared<OpenResult>();
+  auto fail = [&](int errnum) {
+    result->errnum = errnum;
+    result->error = std::strerror(errnum);
+    return result;
+  };
+  // O_NONBLOCK: a FIFO put where a library belongs must not hang the tool.
+  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return fail(errno);
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st;
+  if (::fstat(fd, &st) != 0) return fail(errno);
+  result->id = FileId{st.st_dev, st.st_ino};
+  if (S_ISDIR(st.st_mode)) {
+    // open_verify reads a directory: "cannot read file data: Is a directory".
+    result->status = OpenResult::Status::kInvalid;
+    result->errnum = EISDIR;
+    result->error = std::string("cannot read file data: ") + std::strerror(EISDIR);
+    return result;
+  }
+  // One file under several names (hard links, a symlinked file) is read and parsed once.
+  {
+    std::lock_guard lock(mu_);
+    auto it = by_id_.find(result->id);
+    if (it != by_id_.end()) return it->second;
+  }
+  std::string err;
+  auto mapped = MappedFile::map(fd, st, host, &err);
+  if (!mapped) return fail(errno ? errno : EACCES);
+  parse(*result, std::move(mapped));
+  std::lock_guard lock(mu_);
+  return by_id_.emplace(result->id, result).first->second;
+}
+
+void ObjectStore::parse(OpenResult& result, std::shared_ptr<const MappedFile> file) {
+  Bytes b = file->bytes();
+  if (b.size() >= 64 && std::memcmp(b.data(), ELFMAG, SELFMAG) == 0) {
+    result.ident.magic = true;
+    result.ident.elf_class = b.data()[EI_CLASS];
+    result.ident.data = b.data()[EI_DATA];
+    std::memcpy(&result.ident.machine, b.data() + 18, 2);  // e_machine, at the same offset in both classes
+  }
+  std::string err;
+  auto elf = elf::ElfFile::parse(std::move(file), &err);
+  if (!elf) {
+    result.status = OpenResult::Status::kInvalid;
+    result.error = err;
+    return;
+  }
+  result.status = OpenResult::Status::kOk;
+  result.elf = std::move(elf);
 }
 
 }  // namespace envdoctor::loader

@@ -72,7 +72,22 @@ class ObjectStore {
   std::shared_ptr<const OpenResult> open_uncached(const std::string& path, const std::string& key);
   std::string simulation_key(const std::string& path);  // callers hold mu_
   void retire(const std::string& key);                  // callers hold mu_
-  bool in_missing_directory(const std::string& host);
+  std::shared_ptr<const OpenResult> open_disk(const std::string& host);
+  std::shared_ptr<const OpenResult> read_disk(const std::string& host);
+  static void parse(OpenResult& result, std::shared_ptr<const MappedFile> file);
+
+  // A directory as stat() saw it: its identity, or missing (ENOENT), or neither (any other error).
+  struct Directory {
+    std::optional<FileId> id;
+    bool missing = false;
+  };
+  Directory directory(const std::string& dir);
+  // One directory entry: the directory's identity and the name in it.
+  struct Entry {
+    FileId dir;
+    std::string name;
+    bool operator==(const Entry&) const = default;
+  };
 
   std::string root_;
   BindingCache bindings_;
@@ -85,11 +100,17 @@ class ObjectStore {
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> simulated_;
   std::unordered_map<std::string, std::string> keys_;  // path -> simulation_key
   std::vector<std::shared_ptr<const OpenResult>> retired_;
-  std::unordered_map<std::string, bool> missing_dirs_;  // directory -> stat() said ENOENT
   struct FileIdHash {
     size_t operator()(const FileId& id) const { return std::hash<u64>{}(static_cast<u64>(id.ino) * 31 + id.dev); }
   };
-  std::unordered_map<FileId, std::shared_ptr<const OpenResult>, FileIdHash> by_id_;  // parsed disk files
+  struct EntryHash {
+    size_t operator()(const Entry& e) const { return FileIdHash{}(e.dir) ^ std::hash<std::string>{}(e.name); }
+  };
+  // Disk files: every directory asked about, what each directory entry gave, and each parsed
+  // file by identity.
+  std::unordered_map<std::string, Directory> directories_;
+  std::unordered_map<Entry, std::shared_ptr<const OpenResult>, EntryHash> by_entry_;
+  std::unordered_map<FileId, std::shared_ptr<const OpenResult>, FileIdHash> by_id_;
 };
 
 }  // namespace envdoctor::loader

@@ -427,7 +427,7 @@ Process::Scope Process::make_scope(std::vector<int> order) const {
 
 void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
-  if (!o.elf || o.elf->undefined_references().empty()) return;
+  if (!o.elf || o.elf->required_symbols().empty()) return;
   const elf::ElfFile* self = o.elf.get();
   // A DT_SYMBOLIC object looks in itself first; it is in its own scope anyway.
   auto in_scope = [&](const elf::ElfFile* p) {
@@ -468,10 +468,11 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
     searched.insert(std::upper_bound(searched.begin(), searched.end(), self), self);
 
   std::vector<const elf::ElfFile*> known =
-      previous ? previous->per_ref : std::vector<const elf::ElfFile*>(o.elf->undefined_references().size());
+      previous ? previous->per_ref : std::vector<const elf::ElfFile*>(o.elf->required_symbols().size());
   bool learnt = !previous || !unasked.empty();
   std::vector<u32> scratch;
-  const std::vector<u32>& refs = o.elf->undefined_references();
+  std::vector<u32> unbound;  // symbol indices
+  const std::vector<u32>& refs = o.elf->required_symbols();
   for (size_t ref = 0; ref < refs.size(); ++ref) {
     const elf::ElfFile* before = known[ref];
     if (before && in_scope(before)) continue;
@@ -494,13 +495,25 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
       if (!before) known[ref] = found;
       continue;
     }
-    LoadError err;
-    err.kind = LoadError::Kind::kUndefinedSymbol;
-    err.object = object;
-    err.symbol = std::string(sym->name);
-    if (version) err.version = std::string(version->name);
-    err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
-    errors.push_back(err);
+    unbound.push_back(refs[ref]);
+  }
+  // ld.so looks up only what relocations use, and fails at the first it cannot bind: the
+  // relocation tables say which unbound symbols matter, and in which order.
+  if (!unbound.empty()) {
+    std::sort(unbound.begin(), unbound.end());
+    for (u32 idx : o.elf->relocation_order()) {
+      if (!std::binary_search(unbound.begin(), unbound.end(), idx)) continue;
+      auto sym = o.elf->symbol(idx);
+      if (!sym) continue;
+      std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
+      LoadError err;
+      err.kind = LoadError::Kind::kUndefinedSymbol;
+      err.object = object;
+      err.symbol = std::string(sym->name);
+      if (version) err.version = std::string(version->name);
+      err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
+      errors.push_back(err);
+    }
   }
   if (learnt) cache.remember(self, std::move(known), std::move(searched));
 }

@@ -51,7 +51,7 @@ const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scop
 class BindingCache {
  public:
   struct Entry {
-    // For each reference of the object (an index into its undefined_references()), a provider
+    // For each required symbol of the object (an index into its required_symbols()), a provider
     // known to define it, or nullptr when none of `searched` does.
     std::vector<const elf::ElfFile*> per_ref;
     // The distinct providers of per_ref, sorted; when `complete` (every reference has one), a

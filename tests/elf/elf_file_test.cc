@@ -127,7 +127,7 @@ size_t walk(const ElfFile& f) {
   u32 count = std::min<u32>(f.symbol_count(), 2000);
   for (u32 i = 0; i < count; ++i)
     if (auto s = f.symbol(i)) n += s->name.size() + (i < 50 ? f.find_symbols(s->name).size() : 0);
-  n += f.undefined_references().size() + f.sections().size();
+  n += f.required_symbols().size() + f.relocation_order().size() + f.sections().size();
   return n;
 }
 

@@ -313,6 +313,21 @@ TEST_F(LoaderFixture, WeakUndefinedSymbolIsNoError) {
   EXPECT_EQ(model_dlopen(top), "ok");
 }
 
+// A `.globl` that nothing defines or uses is an undefined global in .dynsym that no relocation
+// names: ld.so never looks it up, so it is no error, while a used one next to it still is.
+TEST_F(LoaderFixture, UndefinedSymbolNoRelocationUsesIsNoError) {
+  const std::string ghost = "__asm__(\".globl ghost_symbol\");\n";
+  std::string unused = lib("libghost.so", ghost + "int top(void){return 1;}");
+  ASSERT_NE(run("readelf --dyn-syms -W " + quote(unused)).out.find("UND ghost_symbol"), std::string::npos);
+  expect_same_listing(unused);
+  expect_same_dlopen(unused);
+  EXPECT_EQ(model_dlopen(unused), "ok");
+  std::string both = lib("libghost2.so", ghost + "extern int undef_b; int top(void){return undef_b;}");
+  expect_same_listing(both);
+  expect_same_dlopen(both);
+  EXPECT_NE(model_dlopen(both).find("undefined symbol: undef_b"), std::string::npos);
+}
+
 TEST_F(LoaderFixture, MissingLibraryNeededTwice) {
   lib("gone/libgone.so", "int gone(void){return 1;}");
   lib("d/liba.so", "int gone(void); int a(void){return gone();}", "-L" + tmp / "gone" + " -lgone");
