@@ -50,26 +50,32 @@ struct Process::Search {
 
 Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(config), store_(store) {}
 
+static size_t name_hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
+
+static bool answers_to(const LoadedObject& o, std::string_view name) {
+  return o.path == name || std::find(o.names.begin(), o.names.end(), name) != o.names.end() ||
+         (o.elf && o.elf->soname && *o.elf->soname == name);
+}
+
 int Process::find_loaded(std::string_view name) {
   // glibc matches the requested name against every loaded object's l_name and l_libname list,
   // and against its SONAME (added to the list on first use); the first object in load order
-  // wins. by_name_ holds all three, each with the first object that answers to it. Objects of a
-  // failed dlopen are gone (forget_dead).
-  auto it = by_name_.find(name);
-  if (it == by_name_.end()) return -1;
-  LoadedObject& o = objects_[it->second];
+  // wins. Objects of a failed dlopen are gone (forget_dead).
+  size_t hash = name_hash(name);
+  int found = -1;
+  for (const NameEntry& e : by_name_)
+    if (e.hash == hash && (found < 0 || e.object < found) && answers_to(objects_[e.object], name)) found = e.object;
+  if (found < 0) return -1;
+  LoadedObject& o = objects_[found];
   if (o.path != name && std::find(o.names.begin(), o.names.end(), name) == o.names.end())
     o.names.emplace_back(name);  // matched by SONAME
-  return it->second;
+  return found;
 }
 
-void Process::index_name(int object, std::string_view name) {
-  auto [it, inserted] = by_name_.try_emplace(std::string(name), object);
-  if (!inserted && object < it->second) it->second = object;
-}
+void Process::index_name(int object, std::string_view name) { by_name_.push_back({name_hash(name), object}); }
 
-void Process::add_name(int object, const std::string& name) {
-  objects_[object].names.push_back(name);
+void Process::add_name(int object, std::string_view name) {
+  objects_[object].names.emplace_back(name);
   index_name(object, name);
 }
 
@@ -85,6 +91,8 @@ void Process::forget_dead() {
   }
 }
 
+std::string Process::origin(int object) const { return origin_of(objects_[object].path, config_.cwd); }
+
 int Process::add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule) {
   LoadedObject o;
   o.path = path;
@@ -92,7 +100,6 @@ int Process::add_object(const std::string& path, std::shared_ptr<const OpenResul
   if (opened) o.id = opened->id;
   o.loader = loader;
   o.rule = rule;
-  o.origin = origin_of(path, config_.cwd);
   objects_.push_back(std::move(o));
   dead_.push_back(false);
   int idx = static_cast<int>(objects_.size() - 1);
@@ -181,9 +188,10 @@ bool Process::is_directory(const std::string& dir) const {
   return ::stat(store_.host_path(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Resolution Process::resolve(const std::string& name, int requester) {
+Resolution Process::resolve(std::string_view name_view, int requester) {
   Resolution r;
-  r.name = name;
+  r.name = name_view;
+  const std::string& name = r.name;
   if (int idx = find_loaded(name); idx >= 0) {
     r.rule = Rule::kLoaded;
     r.object = idx;
@@ -197,7 +205,7 @@ Resolution Process::resolve(const std::string& name, int requester) {
   auto done = [&]() { return s.opened || s.fatal; };
 
   if (name.find('/') != std::string::npos) {
-    auto path = req ? expand_dst(name, req->origin, config_) : std::optional<std::string>(name);
+    auto path = req ? expand_dst(name, origin(requester), config_) : std::optional<std::string>(name);
     if (path) try_path(s, *path, Rule::kDirect, "", -1);
   } else {
     const elf::ElfFile* req_elf = req ? req->elf.get() : nullptr;
@@ -210,7 +218,7 @@ Resolution Process::resolve(const std::string& name, int requester) {
         seen[l] = true;
         const elf::ElfFile* e = objects_[l].elf.get();
         if (!e || !e->rpath || e->runpath) return;
-        search_dirs(s, split_search_path(*e->rpath, ":", objects_[l].origin, config_), Rule::kRpath, l);
+        search_dirs(s, split_search_path(*e->rpath, ":", origin(l), config_), Rule::kRpath, l);
       };
       for (int l = requester; l >= 0 && !done(); l = objects_[l].loader) try_rpath(l);
       if (!done() && !objects_.empty()) try_rpath(0);
@@ -218,13 +226,13 @@ Resolution Process::resolve(const std::string& name, int requester) {
     if (!done() && !config_.ld_library_path.empty()) {
       if (!ld_library_path_dirs_) {
         std::optional<std::string> main_origin;
-        if (!objects_.empty()) main_origin = objects_[0].origin;
+        if (!objects_.empty()) main_origin = origin(0);
         ld_library_path_dirs_ = split_search_path(config_.ld_library_path, ":;", main_origin, config_);
       }
       search_dirs(s, *ld_library_path_dirs_, Rule::kLdLibraryPath, -1);
     }
     if (!done() && req_elf && req_elf->runpath)
-      search_dirs(s, split_search_path(*req_elf->runpath, ":", req->origin, config_), Rule::kRunpath, requester);
+      search_dirs(s, split_search_path(*req_elf->runpath, ":", origin(requester), config_), Rule::kRunpath, requester);
 
     // DF_1_NODEFLIB of the loader (or of the main program) keeps the system directories out,
     // both as default path and as ld.so.cache entries that lie in them.
@@ -324,10 +332,11 @@ std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, boo
     int obj = searchlist[i];
     size_t insert_at = i;  // where the object stands; its filtees go before it
     const elf::ElfFile* e = objects_[obj].elf.get();
-    std::vector<std::string> needed, filtee_names;
+    // The names point into the object's mapping, which outlives the walk.
+    std::vector<std::string_view> needed, filtee_names;
     if (e) {
-      needed.assign(e->needed.begin(), e->needed.end());
-      for (const auto& f : e->filtees) filtee_names.emplace_back(f.name);
+      needed = e->needed;
+      for (const auto& f : e->filtees) filtee_names.push_back(f.name);
     }
     size_t next_filtee = 0;
     for (size_t n = 0; n <= needed.size(); ++n) {

@@ -68,7 +68,6 @@ struct LoadedObject {
   std::vector<int> searchlist;      // for a load root: itself and its deps, breadth-first
   bool is_interpreter = false;
   bool global = true;               // in the global scope (main's searchlist or RTLD_GLOBAL)
-  std::string origin;               // $ORIGIN
 };
 
 struct LoadError {
@@ -123,12 +122,13 @@ class Process {
 
  private:
   struct Search;
-  Resolution resolve(const std::string& name, int requester);
+  Resolution resolve(std::string_view name, int requester);
+  std::string origin(int object) const;  // $ORIGIN of an object: the directory of its path
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
   bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner);
   int find_loaded(std::string_view name);
   void index_name(int object, std::string_view name);
-  void add_name(int object, const std::string& name);
+  void add_name(int object, std::string_view name);
   void forget_dead();
   bool is_directory(const std::string& dir) const;
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
@@ -158,12 +158,14 @@ class Process {
   std::optional<LoadError> first_error_;
   int interpreter_ = -1;
   std::vector<bool> dead_;
-  // Every name an object answers to (path, requested names, SONAME), with the first such object.
-  struct NameHash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  // Every name an object answers to (path, requested names, SONAME), by hash. A process holds a
+  // few dozen names: a flat list of hashes, each match checked against the object's own names,
+  // costs less than any map of strings.
+  struct NameEntry {
+    size_t hash;
+    int object;
   };
-  std::unordered_map<std::string, int, NameHash, std::equal_to<>> by_name_;
+  std::vector<NameEntry> by_name_;
   bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen: listed, never matched again
 };
 
