@@ -149,6 +149,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   f->nsyms_ = count_symbols<E>(*f);
   locate_gnu_table<E>(*f);
   f->required_ = scan_required<E>(*f);
+  f->index_versions();
   return f;
 }
 
@@ -596,24 +597,35 @@ std::vector<Section> ElfFile::sections() const { return read_sections_(*this); }
 
 std::vector<u32> ElfFile::relocation_order() const { return scan_relocations_ ? scan_relocations_(*this) : std::vector<u32>{}; }
 
+void ElfFile::index_versions() {
+  auto grow = [](auto& v, u16 ndx) {
+    if (v.size() <= ndx) v.resize(static_cast<size_t>(ndx) + 1);
+  };
+  for (size_t i = 0; i < verdef.size() && i < UINT16_MAX; ++i) {
+    u16 ndx = verdef[i].ndx & 0x7fff;
+    grow(verdef_by_ndx_, ndx);
+    if (verdef_by_ndx_[ndx] == 0) verdef_by_ndx_[ndx] = static_cast<u16>(i + 1);
+  }
+  for (size_t n = 0; n < verneed.size() && n < UINT16_MAX; ++n)
+    for (size_t a = 0; a < verneed[n].versions.size() && a < UINT16_MAX; ++a) {
+      u16 ndx = verneed[n].versions[a].other & 0x7fff;
+      grow(vernaux_by_ndx_, ndx);
+      if (vernaux_by_ndx_[ndx].first == 0) vernaux_by_ndx_[ndx] = {static_cast<u16>(n + 1), static_cast<u16>(a)};
+    }
+}
+
 const VersionDef* ElfFile::verdef_for(u16 ndx) const {
   ndx &= 0x7fff;
-  if (ndx < 2) return nullptr;
-  for (const VersionDef& d : verdef)
-    if (d.ndx == ndx) return &d;
-  return nullptr;
+  if (ndx < 2 || ndx >= verdef_by_ndx_.size() || verdef_by_ndx_[ndx] == 0) return nullptr;
+  return &verdef[verdef_by_ndx_[ndx] - 1];
 }
 
 const VersionNeedAux* ElfFile::vernaux_for(u16 ndx, std::string_view* file) const {
   ndx &= 0x7fff;
-  if (ndx < 2) return nullptr;
-  for (const VersionNeed& n : verneed)
-    for (const VersionNeedAux& a : n.versions)
-      if ((a.other & 0x7fff) == ndx) {
-        if (file) *file = n.file;
-        return &a;
-      }
-  return nullptr;
+  if (ndx < 2 || ndx >= vernaux_by_ndx_.size() || vernaux_by_ndx_[ndx].first == 0) return nullptr;
+  const VersionNeed& n = verneed[vernaux_by_ndx_[ndx].first - 1];
+  if (file) *file = n.file;
+  return &n.versions[vernaux_by_ndx_[ndx].second];
 }
 
 }  // namespace envdoctor::elf

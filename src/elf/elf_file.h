@@ -190,6 +190,11 @@ class ElfFile {
   std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;
 
   std::vector<u32> required_;
+  // .gnu.version index -> position in verdef / in verneed (need, aux), plus one; 0 for none.
+  // The first entry with an index wins, as a walk of the tables would find it.
+  std::vector<u16> verdef_by_ndx_;
+  std::vector<std::pair<u16, u16>> vernaux_by_ndx_;
+  void index_versions();
 };
 
 // glibc's name for an ELF class in "wrong ELF class: ELFCLASS32".
