@@ -7,6 +7,8 @@
 # The file set: every regular ELF shared object directly under /usr/lib/x86_64-linux-gnu, plus
 # /usr/local/cuda/lib64 when present. envdoctor also checks symbol versions and binds every
 # undefined symbol (like `ldd -r`); libtree does neither; ldd checks versions but binds nothing.
+# bench/map_floor.c, built here, gives the floor of a mapping reader on the same files: map each
+# file, touch its header, walk its .dynsym (one core; nothing else).
 set -euo pipefail
 envdoctor=${1:-build/envdoctor}
 runs=${2:-10}
@@ -26,6 +28,8 @@ for dir in /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
     done
 done | sort > "$list"
 n=$(wc -l < "$list")
+here=$(cd "$(dirname "$0")" && pwd)
+cc -O2 -o "$work/map_floor" "$here/map_floor.c"
 
 sub() { head -n "$1" "$list" | tr '\n' ' '; }
 
@@ -34,7 +38,9 @@ echo
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/peers.md" \
   -n "envdoctor ldd (versions + symbols)" "$envdoctor ldd $(sub "$n") >/dev/null 2>&1" \
   -n "libtree (no versions, no symbols)" "libtree $(sub "$n") >/dev/null 2>&1" \
-  -n "ldd (versions, no symbols)" "ldd $(sub "$n") >/dev/null 2>&1" >/dev/null
+  -n "ldd (versions, no symbols)" "ldd $(sub "$n") >/dev/null 2>&1" \
+  -n "floor: map, header, .dynsym walk (1 core)" "$work/map_floor 2 < $list >/dev/null" \
+  -n "floor: map, header (1 core)" "$work/map_floor 1 < $list >/dev/null" >/dev/null
 cat "$work/peers.md"
 echo
 echo "Scaling of envdoctor ldd with the number of files:"

@@ -489,7 +489,7 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
     if (!sym) continue;
     std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
     elf::SymbolKey key(sym->name);
-    const std::vector<const elf::ElfFile*>& ask = before ? providers : unasked;
+    std::vector<const elf::ElfFile*>& ask = before ? providers : unasked;
     const elf::ElfFile* found = nullptr;
     // A versioned reference names the library it expects (vn_file): ask that one first.
     if (version) {
@@ -498,8 +498,14 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
       });
       if (expected != ask.end() && defines(**expected, key, version, scratch)) found = *expected;
     }
-    for (auto it = ask.begin(); !found && it != ask.end(); ++it)
-      if (defines(**it, key, version, scratch)) found = *it;
+    for (auto it = ask.begin(); !found && it != ask.end(); ++it) {
+      if (!defines(**it, key, version, scratch)) continue;
+      found = *it;
+      // The provider that answered goes to the front: an unversioned library (GTK, say) with
+      // thirty dependencies takes most of its symbols from a few of them, and asks those first
+      // from then on. Whether a reference binds does not depend on the order of asking.
+      std::rotate(ask.begin(), it, it + 1);
+    }
     if (found) {
       if (!before) known[ref] = found;
       continue;
