@@ -48,7 +48,7 @@ struct Process::Search {
   int last_errno = 0;  // errno of the last candidate that did not load (ENOENT for a skipped one)
 };
 
-Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(config), store_(store) {}
+Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(&config), store_(store) {}
 
 static size_t name_hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
@@ -91,7 +91,7 @@ void Process::forget_dead() {
   }
 }
 
-std::string Process::origin(int object) const { return origin_of(objects_[object].path, config_.cwd); }
+std::string Process::origin(int object) const { return origin_of(objects_[object].path, config_->cwd); }
 
 int Process::add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule) {
   LoadedObject o;
@@ -160,7 +160,7 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
 
 void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner) {
   for (const std::string& dir : dirs) {
-    for (const std::string& sub : config_.subdirs) {
+    for (const std::string& sub : config_->subdirs) {
       std::string path = join_path(join_path(dir, sub), s.name);
       // Only a candidate that exists is worth a line in the explanation; the others are
       // glibc's speculative hwcaps probes.
@@ -205,7 +205,7 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
   auto done = [&]() { return s.opened || s.fatal; };
 
   if (name.find('/') != std::string::npos) {
-    auto path = req ? expand_dst(name, origin(requester), config_) : std::optional<std::string>(name);
+    auto path = req ? expand_dst(name, origin(requester), *config_) : std::optional<std::string>(name);
     if (path) try_path(s, *path, Rule::kDirect, "", -1);
   } else {
     const elf::ElfFile* req_elf = req ? req->elf.get() : nullptr;
@@ -218,43 +218,43 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
         seen[l] = true;
         const elf::ElfFile* e = objects_[l].elf.get();
         if (!e || !e->rpath || e->runpath) return;
-        search_dirs(s, split_search_path(*e->rpath, ":", origin(l), config_), Rule::kRpath, l);
+        search_dirs(s, split_search_path(*e->rpath, ":", origin(l), *config_), Rule::kRpath, l);
       };
       for (int l = requester; l >= 0 && !done(); l = objects_[l].loader) try_rpath(l);
       if (!done() && !objects_.empty()) try_rpath(0);
     }
-    if (!done() && !config_.ld_library_path.empty()) {
+    if (!done() && !config_->ld_library_path.empty()) {
       if (!ld_library_path_dirs_) {
         std::optional<std::string> main_origin;
         if (!objects_.empty()) main_origin = origin(0);
-        ld_library_path_dirs_ = split_search_path(config_.ld_library_path, ":;", main_origin, config_);
+        ld_library_path_dirs_ = split_search_path(config_->ld_library_path, ":;", main_origin, *config_);
       }
       search_dirs(s, *ld_library_path_dirs_, Rule::kLdLibraryPath, -1);
     }
     if (!done() && req_elf && req_elf->runpath)
-      search_dirs(s, split_search_path(*req_elf->runpath, ":", origin(requester), config_), Rule::kRunpath, requester);
+      search_dirs(s, split_search_path(*req_elf->runpath, ":", origin(requester), *config_), Rule::kRunpath, requester);
 
     // DF_1_NODEFLIB of the loader (or of the main program) keeps the system directories out,
     // both as default path and as ld.so.cache entries that lie in them.
     const LoadedObject* flags_of = req ? req : (objects_.empty() ? nullptr : &objects_[0]);
     bool nodeflib = flags_of && flags_of->elf && (flags_of->elf->flags_1 & DF_1_NODEFLIB);
-    if (!done() && config_.cache) {
+    if (!done() && config_->cache) {
       auto flags = cache_flags_for_machine(host_machine_, host_class_ == ELFCLASS64);
       if (flags) {
-        if (auto hit = config_.cache->lookup(name, *flags, config_.hwcaps)) {
+        if (auto hit = config_->cache->lookup(name, *flags, config_->hwcaps)) {
           std::string path(*hit);
           bool in_system_dir = false;
-          for (const std::string& d : config_.default_dirs)
+          for (const std::string& d : config_->default_dirs)
             if (path.compare(0, d.size() + 1, d + "/") == 0) in_system_dir = true;
-          if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_.cache_path, -1);
-          else r.attempts.push_back({path, "in " + config_.cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
+          if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_->cache_path, -1);
+          else r.attempts.push_back({path, "in " + config_->cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
         } else {
           // Said for the explanation: the cache was asked and had nothing.
-          r.attempts.push_back({config_.cache_path, "no entry for " + name});
+          r.attempts.push_back({config_->cache_path, "no entry for " + name});
         }
       }
     }
-    if (!done() && !nodeflib) search_dirs(s, config_.default_dirs, Rule::kDefault, -1);
+    if (!done() && !nodeflib) search_dirs(s, config_->default_dirs, Rule::kDefault, -1);
   }
 
   if (s.opened) {
@@ -559,12 +559,16 @@ bool Process::load_main(const std::string& path) {
   host_data_ = op->elf->data;
   host_machine_ = op->elf->machine;
   if (host_machine_ == EM_386) {
-    config_.default_dirs = {"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"};
-    config_.interpreter = "/lib/ld-linux.so.2";
-    config_.subdirs.clear();
-    config_.hwcaps.clear();
-    config_.dst_lib = "lib/i386-linux-gnu";
-    config_.dst_platform = "i686";
+    // A 32-bit program gets the i386 loader's directories: a configuration of its own.
+    auto i386 = std::make_unique<LoaderConfig>(*config_);
+    i386->default_dirs = {"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"};
+    i386->interpreter = "/lib/ld-linux.so.2";
+    i386->subdirs.clear();
+    i386->hwcaps.clear();
+    i386->dst_lib = "lib/i386-linux-gnu";
+    i386->dst_platform = "i686";
+    own_config_ = std::move(i386);
+    config_ = own_config_.get();
   }
 
   // The main program, as `ld.so FILE` maps it: its name is the path as given, and it has no
@@ -574,7 +578,7 @@ bool Process::load_main(const std::string& path) {
   add_name(main, path);
 
   // ld.so is loaded before anything else, under its PT_INTERP name and its SONAME.
-  std::string interp = op->elf->interp ? std::string(*op->elf->interp) : config_.interpreter;
+  std::string interp = op->elf->interp ? std::string(*op->elf->interp) : config_->interpreter;
   auto iop = store_.open(interp);
   interpreter_ = add_object(interp, iop->status == OpenResult::Status::kOk ? iop : nullptr, -1, Rule::kInterpreter);
   add_name(interpreter_, interp);

@@ -118,7 +118,7 @@ class Process {
   // the load met a fatal error (a candidate that open_verify rejects): ld.so prints no list then.
   std::vector<ListEntry> list_order() const;
 
-  const LoaderConfig& config() const { return config_; }
+  const LoaderConfig& config() const { return *config_; }
 
  private:
   struct Search;
@@ -145,7 +145,8 @@ class Process {
   void bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors);
   std::vector<int> scope_of(int object) const;
 
-  LoaderConfig config_;
+  const LoaderConfig* config_;                 // the caller's, which outlives the process
+  std::shared_ptr<const LoaderConfig> own_config_;  // when the main program needs another (i386)
   ObjectStore& store_;
   std::vector<ListEntry> chain_;  // creation order, as ld.so's l_next chain
   u8 host_class_ = ELFCLASS64;

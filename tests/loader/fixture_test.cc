@@ -271,6 +271,23 @@ TEST_F(LoaderFixture, WrongClassCandidateIsSkipped) {
   expect_same_dlopen(top, &only_bad);
 }
 
+// A 32-bit program gets the i386 loader's view: its directories, its interpreter, no x86-64
+// hwcaps. The referee is the i386 ld.so itself.
+TEST_F(LoaderFixture, ThirtyTwoBitProgramUsesTheI386Loader) {
+  const char* ld32 = "/lib/ld-linux.so.2";
+  std::string prog = tmp / "m32-prog";
+  CommandResult built = run("echo 'int main(){return 0;}' | gcc -m32 -x c - -o " + quote(prog));
+  if (built.status != 0 || access(ld32, X_OK) != 0) GTEST_SKIP() << "needs gcc -m32 and " << ld32;
+  CommandResult want = run(std::string("env -u LD_LIBRARY_PATH ") + ld32 + " --list " + quote(prog));
+  std::string expected;
+  std::istringstream in(strip_addresses(want.out));
+  for (std::string line; std::getline(in, line);)
+    if (line.find("linux-gate.so.1") == std::string::npos) expected += line + "\n";  // the vDSO
+  CommandResult got = envdoctor_ldd(prog);
+  EXPECT_EQ(got.out, expected);
+  EXPECT_EQ(got.status, 0) << got.err;
+}
+
 TEST_F(LoaderFixture, WrongMachineCandidateIsSkipped) {
   lib("good/libdep.so", "int dep(void){return 1;}");
   std::string bad = lib("bad/libdep.so", "int dep(void){return 1;}");
