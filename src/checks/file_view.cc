@@ -6,14 +6,43 @@
 #include <fstream>
 #include <memory>
 
+#include "python/lazy_library.h"
+
 namespace envdoctor::checks {
 
+namespace {
+
+// The part of libcrypto SHA-256 needs, opened on the first hash (see python::LazyLibrary).
+struct Libcrypto {
+  decltype(::EVP_MD_CTX_new)* ctx_new;
+  decltype(::EVP_MD_CTX_free)* ctx_free;
+  decltype(::EVP_sha256)* sha256;
+  decltype(::EVP_DigestInit_ex)* init;
+  decltype(::EVP_DigestUpdate)* update;
+  decltype(::EVP_DigestFinal_ex)* final;
+};
+
+const Libcrypto* libcrypto() {
+  static python::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
+  static Libcrypto api;
+  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", nullptr) &&
+                         lib.get(api.ctx_free, "EVP_MD_CTX_free", nullptr) &&
+                         lib.get(api.sha256, "EVP_sha256", nullptr) && lib.get(api.init, "EVP_DigestInit_ex", nullptr) &&
+                         lib.get(api.update, "EVP_DigestUpdate", nullptr) &&
+                         lib.get(api.final, "EVP_DigestFinal_ex", nullptr);
+  return ok ? &api : nullptr;
+}
+
+}  // namespace
+
 std::vector<u8> sha256_bytes(Bytes b) {
+  const Libcrypto* crypto = libcrypto();
+  if (!crypto) return {};  // no libcrypto: the file counts as unreadable, as any failure to hash
   std::vector<u8> digest(32);
   unsigned len = 0;
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(EVP_MD_CTX_new(), EVP_MD_CTX_free);
-  if (!ctx || !EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) ||
-      !EVP_DigestUpdate(ctx.get(), b.data(), b.size()) || !EVP_DigestFinal_ex(ctx.get(), digest.data(), &len))
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(crypto->ctx_new(), crypto->ctx_free);
+  if (!ctx || !crypto->init(ctx.get(), crypto->sha256(), nullptr) || !crypto->update(ctx.get(), b.data(), b.size()) ||
+      !crypto->final(ctx.get(), digest.data(), &len))
     return {};
   return digest;
 }

@@ -3,17 +3,52 @@
 #include <map>
 #include <set>
 
+#include "python/lazy_library.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::python {
 
 namespace {
 
-std::string zip_error_text(int code) {
+// The part of libzip a wheel reader uses, opened on the first wheel (see LazyLibrary).
+struct Libzip {
+  decltype(::zip_open)* open;
+  decltype(::zip_discard)* discard;
+  decltype(::zip_get_num_entries)* get_num_entries;
+  decltype(::zip_stat_index)* stat_index;
+  decltype(::zip_strerror)* strerror;
+  decltype(::zip_fopen_index)* fopen_index;
+  decltype(::zip_fread)* fread;
+  decltype(::zip_fclose)* fclose;
+  decltype(::zip_file_strerror)* file_strerror;
+  decltype(::zip_error_init_with_code)* error_init_with_code;
+  decltype(::zip_error_strerror)* error_strerror;
+  decltype(::zip_error_fini)* error_fini;
+};
+
+// libzip's functions, or nullptr with `error` saying why it could not be loaded.
+const Libzip* libzip(std::string* error) {
+  static LazyLibrary lib(ENVDOCTOR_LIBZIP_SONAME);
+  static Libzip api;
+  static std::string why;
+  static const bool ok = lib.get(api.open, "zip_open", &why) && lib.get(api.discard, "zip_discard", &why) &&
+                         lib.get(api.get_num_entries, "zip_get_num_entries", &why) &&
+                         lib.get(api.stat_index, "zip_stat_index", &why) && lib.get(api.strerror, "zip_strerror", &why) &&
+                         lib.get(api.fopen_index, "zip_fopen_index", &why) && lib.get(api.fread, "zip_fread", &why) &&
+                         lib.get(api.fclose, "zip_fclose", &why) &&
+                         lib.get(api.file_strerror, "zip_file_strerror", &why) &&
+                         lib.get(api.error_init_with_code, "zip_error_init_with_code", &why) &&
+                         lib.get(api.error_strerror, "zip_error_strerror", &why) &&
+                         lib.get(api.error_fini, "zip_error_fini", &why);
+  if (!ok && error) *error = "cannot read wheels: " + why;
+  return ok ? &api : nullptr;
+}
+
+std::string zip_error_text(const Libzip& zip, int code) {
   zip_error_t e;
-  zip_error_init_with_code(&e, code);
-  std::string text = zip_error_strerror(&e);
-  zip_error_fini(&e);
+  zip.error_init_with_code(&e, code);
+  std::string text = zip.error_strerror(&e);
+  zip.error_fini(&e);
   return text;
 }
 
@@ -98,7 +133,7 @@ InstallScheme install_scheme(const PythonEnvironment& env, std::string_view proj
 }
 
 Wheel::~Wheel() {
-  if (zip_) zip_discard(zip_);
+  if (zip_) libzip(nullptr)->discard(zip_);
 }
 
 std::unique_ptr<Wheel> Wheel::open(const fs::path& path, std::string* error, const WheelLimits& limits) {
@@ -112,15 +147,17 @@ std::unique_ptr<Wheel> Wheel::open(const fs::path& path, std::string* error, con
     return nullptr;
   }
   w->name_ = std::move(*name);
+  const Libzip* zip = libzip(error);
+  if (!zip) return nullptr;
   int code = 0;
   // ZIP_CHECKCONS: libzip compares the central directory with the local headers, which
   // catches truncated and spliced archives before any member is trusted.
-  w->zip_ = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  w->zip_ = zip->open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (!w->zip_) {
     // libzip refuses duplicate names itself (ZIP_ER_EXISTS) without saying which.
     std::string why = code == ZIP_ER_NOZIP ? "not a zip archive"
                       : code == ZIP_ER_EXISTS ? "two members have the same name"
-                                              : zip_error_text(code);
+                                              : zip_error_text(*zip, code);
     if (error) *error = path.filename().string() + ": " + why;
     return nullptr;
   }
@@ -132,13 +169,14 @@ std::unique_ptr<Wheel> Wheel::open(const fs::path& path, std::string* error, con
 }
 
 bool Wheel::load(std::string* error) {
-  zip_int64_t n = zip_get_num_entries(zip_, 0);
+  const Libzip& zip = *libzip(nullptr);  // loaded by open()
+  zip_int64_t n = zip.get_num_entries(zip_, 0);
   std::set<std::string> seen, info_dirs;
   u64 total = 0;
   for (zip_int64_t i = 0; i < n; i++) {
     zip_stat_t st;
-    if (zip_stat_index(zip_, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME)) {
-      *error = "cannot read member " + std::to_string(i) + ": " + zip_strerror(zip_);
+    if (zip.stat_index(zip_, static_cast<zip_uint64_t>(i), 0, &st) != 0 || !(st.valid & ZIP_STAT_NAME)) {
+      *error = "cannot read member " + std::to_string(i) + ": " + zip.strerror(zip_);
       return false;
     }
     WheelMember m;
@@ -206,16 +244,17 @@ std::optional<std::vector<u8>> Wheel::read(std::string_view member, u64 limit, s
   if (!m) return fail("no such member");
   if (m->size > limit) return fail("larger than " + std::to_string(limit) + " bytes");
   if (bytes_read_ + m->size > limits_.max_total) return fail("the wheel's read bound is spent");
-  zip_file_t* f = zip_fopen_index(zip_, m->index, 0);
-  if (!f) return fail(zip_strerror(zip_));
+  const Libzip& zip = *libzip(nullptr);  // loaded by open()
+  zip_file_t* f = zip.fopen_index(zip_, m->index, 0);
+  if (!f) return fail(zip.strerror(zip_));
   std::vector<u8> out(m->size);
   // One byte more than declared: a member that decompresses to more than its header says is
   // refused instead of being trusted.
   u8 extra;
-  zip_int64_t got = out.empty() ? 0 : zip_fread(f, out.data(), out.size());
-  zip_int64_t more = got == static_cast<zip_int64_t>(out.size()) ? zip_fread(f, &extra, 1) : 0;
-  std::string why = (got < 0 || more < 0) ? zip_file_strerror(f) : "";
-  zip_fclose(f);
+  zip_int64_t got = out.empty() ? 0 : zip.fread(f, out.data(), out.size());
+  zip_int64_t more = got == static_cast<zip_int64_t>(out.size()) ? zip.fread(f, &extra, 1) : 0;
+  std::string why = (got < 0 || more < 0) ? zip.file_strerror(f) : "";
+  zip.fclose(f);
   if (!why.empty()) return fail(why);
   if (static_cast<u64>(got) != m->size || more > 0) return fail("size differs from the zip directory's");
   bytes_read_ += m->size;
