@@ -1,5 +1,7 @@
 #include "checks/load_checks.h"
 
+#include "checks/parallel.h"
+
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
@@ -354,7 +356,7 @@ LoadCheckResult LoadChecker::run() {
       out.clean = found[i].empty();
     }
   };
-  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), work.size());
+  size_t n = core_threads(work.size());
   std::vector<std::thread> threads;
   for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
   worker();

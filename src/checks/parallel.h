@@ -12,14 +12,26 @@
 
 namespace envdoctor::checks {
 
-// Runs fn(i) for every i in [0, n), on every core; returns when all are done. fn must not
+// Workers for n items: one per core.
+inline size_t core_threads(size_t n) {
+  return std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), std::max<size_t>(n, 1));
+}
+
+// Workers for n items of work that is mostly page faults on mapped files (`ldd` over many
+// files): twice the cores. A fault can block on the disk (a page the kernel reclaimed from the
+// cache) or the core be taken away for a while, and a second worker per core keeps it busy
+// meanwhile. Measured with `envdoctor ldd` on 495 files on 2 cores, median of 40 runs: 2 workers
+// 26.9 ms, 3 workers 25.3 ms, 4 workers 23.8 ms. `check` showed no such gain.
+inline size_t fault_bound_threads(size_t n) { return std::min<size_t>(2 * core_threads(n), std::max<size_t>(n, 1)); }
+
+// Runs fn(i) for every i in [0, n) on `threads` threads; returns when all are done. fn must not
 // throw, and calls for different i must not write to the same data.
-inline void parallel_for(size_t n, const std::function<void(size_t)>& fn) {
+inline void parallel_for(size_t n, const std::function<void(size_t)>& fn, size_t threads = 0) {
   std::atomic<size_t> next{0};
   auto worker = [&]() {
     for (size_t i; (i = next.fetch_add(1)) < n;) fn(i);
   };
-  size_t threads = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), n);
+  if (threads == 0) threads = core_threads(n);
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();

@@ -6,13 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cerrno>
 #include <iostream>
 #include <sstream>
-#include <thread>
 #include <unordered_set>
 
+#include "checks/parallel.h"
 #include "cli/commands.h"
 #include "loader/process.h"
 
@@ -67,15 +66,8 @@ std::string loader_words(const std::string& file, const LoadError& e) {
 template <typename Fn>
 std::vector<FileReport> for_each_file(const std::vector<std::string>& files, Fn fn) {
   std::vector<FileReport> reports(files.size());
-  std::atomic<size_t> next{0};
-  auto worker = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < files.size();) reports[i] = fn(files[i]);
-  };
-  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), files.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  checks::parallel_for(files.size(), [&](size_t i) { reports[i] = fn(files[i]); },
+                       checks::fault_bound_threads(files.size()));
   return reports;
 }
 
