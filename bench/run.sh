@@ -8,7 +8,8 @@
 # /usr/local/cuda/lib64 when present. envdoctor also checks symbol versions and binds every
 # undefined symbol (like `ldd -r`); libtree does neither; ldd checks versions but binds nothing.
 # bench/map_floor.c, built here, gives the floor of a mapping reader on the same files: map each
-# file, touch its header, walk its .dynsym (one core; nothing else).
+# file, touch its header, walk its .dynsym (one core; nothing else); and the cost of reading the
+# same tables with pread instead of mapping them.
 set -euo pipefail
 envdoctor=${1:-build/envdoctor}
 runs=${2:-10}
@@ -40,7 +41,8 @@ hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/pee
   -n "libtree (no versions, no symbols)" "libtree $(sub "$n") >/dev/null 2>&1" \
   -n "ldd (versions, no symbols)" "ldd $(sub "$n") >/dev/null 2>&1" \
   -n "floor: map, header, .dynsym walk (1 core)" "$work/map_floor 2 < $list >/dev/null" \
-  -n "floor: map, header (1 core)" "$work/map_floor 1 < $list >/dev/null" >/dev/null
+  -n "floor: map, header (1 core)" "$work/map_floor 1 < $list >/dev/null" \
+  -n "floor: pread the tables instead (1 core)" "$work/map_floor 3 < $list >/dev/null" >/dev/null
 cat "$work/peers.md"
 echo
 echo "Scaling of envdoctor ldd with the number of files:"
