@@ -18,8 +18,22 @@ namespace envdoctor::checks {
 
 namespace fs = std::filesystem;
 
+// An absolute path with no empty, "." or ".." component and no trailing slash is its own lexical
+// normal form.
+static bool already_normal(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) return true;
+  if (path.back() == '/') return false;
+  for (std::string_view bad : {"//", "/./", "/../"})
+    if (path.find(bad) != std::string_view::npos) return false;
+  return !path.ends_with("/.") && !path.ends_with("/..");
+}
+
 std::string normalize_path(const std::string& path) {
-  // getcwd only for a relative path: this runs for every path of every load.
+  // This runs for every path of every load, and nearly every path is already normal: no
+  // std::filesystem::path (which splits the path into components) for those, and getcwd only
+  // for a relative path.
+  if (already_normal(path)) return path;
   if (!path.empty() && path[0] == '/') return python::lexically_resolve("/", path).string();
   return python::lexically_resolve(fs::current_path(), path).string();
 }

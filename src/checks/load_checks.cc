@@ -195,26 +195,40 @@ void footprint(const Process& p, std::set<std::string>& dirs) {
 }
 
 void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out) {
-  std::lock_guard lock(mu_);
+  // The edges are made outside the lock, which every thread takes for each file it checks.
+  struct Noted {
+    Edge edge;
+    bool found = false;
+    std::string soname;  // of the library found
+  };
+  std::vector<Noted> noted;
   for (int i : objects) {
     const auto& o = p.objects()[i];
     std::string consumer = normalize_path(o.path);
     for (const loader::Resolution& r : o.deps) {
-      Edge edge{consumer, r.name, "", r.rule, r.source, r.attempts};
+      Noted n{Edge{consumer, r.name, "", r.rule, r.source, r.attempts}, false, ""};
       if (r.object >= 0) {
         const auto& target = p.objects()[r.object];
-        edge.resolved = normalize_path(target.path);
+        n.edge.resolved = normalize_path(target.path);
         // Already loaded: say who loaded it first and how that search found it.
         if (r.rule == loader::Rule::kLoaded && target.loader >= 0)
-          edge.source = "(first loaded by " + normalize_path(p.objects()[target.loader].path) + ", found by " +
-                        loader::rule_name(target.rule) + ")";
-        std::string soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
-        resolutions_[soname][edge.resolved].insert(consumer);
-        if (out) out->resolutions[soname][edge.resolved].insert(consumer);
+          n.edge.source = "(first loaded by " + normalize_path(p.objects()[target.loader].path) + ", found by " +
+                          loader::rule_name(target.rule) + ")";
+        n.found = true;
+        n.soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
       }
-      if (out) out->edges.push_back(edge);
-      edges_.emplace(std::make_pair(consumer, r.name), std::move(edge));
+      noted.push_back(std::move(n));
     }
+  }
+  std::lock_guard lock(mu_);
+  for (Noted& n : noted) {
+    if (n.found) {
+      resolutions_[n.soname][n.edge.resolved].insert(n.edge.consumer);
+      if (out) out->resolutions[n.soname][n.edge.resolved].insert(n.edge.consumer);
+    }
+    if (out) out->edges.push_back(n.edge);
+    std::pair<std::string, std::string> key(n.edge.consumer, n.edge.needed);
+    edges_.emplace(std::move(key), std::move(n.edge));
   }
 }
 
