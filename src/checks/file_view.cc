@@ -22,18 +22,21 @@ struct Libcrypto {
   decltype(::EVP_DigestFinal_ex)* final;
 };
 
-const Libcrypto* libcrypto() {
+// libcrypto's functions, or nullptr with `error` saying why it could not be loaded.
+const Libcrypto* libcrypto(std::string* error = nullptr) {
   static python::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
   static Libcrypto api;
-  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", nullptr) &&
-                         lib.get(api.ctx_free, "EVP_MD_CTX_free", nullptr) &&
-                         lib.get(api.sha256, "EVP_sha256", nullptr) && lib.get(api.init, "EVP_DigestInit_ex", nullptr) &&
-                         lib.get(api.update, "EVP_DigestUpdate", nullptr) &&
-                         lib.get(api.final, "EVP_DigestFinal_ex", nullptr);
+  static std::string why;
+  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) && lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) &&
+                         lib.get(api.sha256, "EVP_sha256", &why) && lib.get(api.init, "EVP_DigestInit_ex", &why) &&
+                         lib.get(api.update, "EVP_DigestUpdate", &why) && lib.get(api.final, "EVP_DigestFinal_ex", &why);
+  if (!ok && error) *error = "cannot compute SHA-256: " + why;
   return ok ? &api : nullptr;
 }
 
 }  // namespace
+
+bool sha256_available(std::string* error) { return libcrypto(error) != nullptr; }
 
 std::vector<u8> sha256_bytes(Bytes b) {
   const Libcrypto* crypto = libcrypto();

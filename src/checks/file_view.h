@@ -52,6 +52,10 @@ class FileView {
 };
 
 // SHA-256 of a file on disk, read through a read-only mapping; nullopt when unreadable.
+// Whether SHA-256 can be computed at all (libcrypto is opened on first use); when not, `error`
+// says why. A command that promises to verify hashes asks first, so that a missing library is
+// its error, not a silent "no hash checked".
+bool sha256_available(std::string* error);
 std::optional<std::vector<u8>> sha256_file(const std::string& path);
 std::vector<u8> sha256_bytes(Bytes bytes);
 

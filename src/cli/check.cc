@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "checks/environment.h"
+#include "checks/file_view.h"
 #include "checks/knowledge.h"
 #include "checks/run.h"
 #include "checks/simulation.h"
@@ -32,6 +33,10 @@ int run_check(const CheckOptions& options) {
   std::string error;
   std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!gpu_target) {
+    std::cerr << "envdoctor: " << error << "\n";
+    return 2;
+  }
+  if (options.verify_hashes && !checks::sha256_available(&error)) {
     std::cerr << "envdoctor: " << error << "\n";
     return 2;
   }
