@@ -420,6 +420,34 @@ TEST_F(LoaderFixture, EmptyRpathElementIsTheWorkingDirectory) {
   EXPECT_EQ(got.out, "\tlibdep.so\n");
 }
 
+// One `ldd` run shares what binding learnt between files (BindingCache): a reference that a
+// provider satisfied in one file's scope must fail again where that provider is absent, and one
+// that failed must bind where a provider appears. libx needs `shared_sym` but not the library
+// that defines it; libtop loads both. Listed alternately, on every worker at once, each file
+// must get exactly what ld.so says for it alone.
+TEST_F(LoaderFixture, BindingsLearntInOneFileHoldOnlyWhereTheirProvidersAre) {
+  lib("d/libprov.so", "int shared_sym(void){return 1;}");
+  std::string x = lib("libx.so", "int shared_sym(void); int x(void){return shared_sym();}");
+  std::string top = lib("libtop.so", "int x(void); int top(void){return x();}",
+                        "-L" + tmp / "d" + " -L" + tmp.path().string() + " -Wl,--no-as-needed -lprov -lx -Wl,-rpath," +
+                            tmp / "d" + ":" + tmp.path().string());
+  CommandResult want_x = referee_list(x), want_top = referee_list(top);
+  ASSERT_NE(want_x.err.find("undefined symbol: shared_sym"), std::string::npos) << want_x.err;
+  ASSERT_EQ(want_top.err, "");
+  std::string args, want_out, want_err;
+  for (int i = 0; i < 12; ++i) {
+    const std::string& file = i % 2 ? top : x;
+    const CommandResult& want = i % 2 ? want_top : want_x;
+    args += " " + quote(file);
+    want_out += file + ":\n" + want.out;
+    want_err += want.err;
+  }
+  CommandResult got = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd" + args);
+  EXPECT_EQ(got.out, want_out);
+  EXPECT_EQ(got.err, want_err);
+  EXPECT_EQ(got.status, 1);
+}
+
 TEST_F(LoaderFixture, DlopenBindsToTheProgramsGlobalScope) {
   // libplugin needs `host_fn`, defined only by a library the program itself loaded.
   lib("d/libhost.so", "int host_fn(void){return 7;}");
