@@ -133,10 +133,13 @@ std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
 std::shared_ptr<const OpenResult> ObjectStore::open_uncached(const std::string& path, const std::string& key) {
   if (key.empty()) return open_disk(host_path(path));
   std::shared_ptr<const MappedFile> file;
+  bool removed;
   {
     std::lock_guard lock(mu_);
-    if (!removed_.count(key)) file = overlays_.at(key);
+    removed = removed_.count(key) > 0;
+    if (auto it = overlays_.find(key); !removed && it != overlays_.end()) file = it->second;
   }
+  if (!removed && !file) return open_disk(host_path(path));  // neither: the disk's file
   auto result = std::make_shared<OpenResult>();
   if (!file) {
     result->errnum = ENOENT;
