@@ -56,15 +56,6 @@ bool defines(const elf::ElfFile& e, const elf::SymbolKey& key, const std::option
   return versioned_candidates == 1;
 }
 
-const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
-                                    const std::optional<SymbolVersion>& version) {
-  elf::SymbolKey key(name);
-  std::vector<u32> scratch;
-  for (const elf::ElfFile* e : scope)
-    if (defines(*e, key, version, scratch)) return e;
-  return nullptr;
-}
-
 std::shared_ptr<const BindingCache::Entry> BindingCache::get(const elf::ElfFile* object) const {
   std::lock_guard lock(mu_);
   auto it = entries_.find(object);

@@ -38,10 +38,6 @@ std::optional<SymbolVersion> reference_version(const elf::ElfFile& object, const
 bool defines(const elf::ElfFile& object, const elf::SymbolKey& key, const std::optional<SymbolVersion>& version,
              std::vector<u32>& scratch);
 
-// The first provider in `scope` order with an acceptable definition of `name`, or nullptr.
-const elf::ElfFile* find_definition(const std::vector<const elf::ElfFile*>& scope, std::string_view name,
-                                    const std::optional<SymbolVersion>& version);
-
 // Whether a reference binds at all depends only on the *set* of providers in scope (each is
 // asked on its own; order only picks the winner), and only grows with that set. So what one
 // binding learnt holds for every later scope: a provider that satisfied a reference satisfies it
