@@ -9,48 +9,43 @@
 
 namespace envdoctor {
 
-namespace {
+OpenFile::OpenFile(const std::string& path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd_ < 0) errnum_ = errno;
+  else if (::fstat(fd_, &st_) != 0) errnum_ = errno;
+}
 
-// Closes a descriptor on every path out of open().
-struct Fd {
-  int fd;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
+OpenFile::~OpenFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
 
 std::unique_ptr<MappedFile> MappedFile::open(const std::string& path, std::string* error) {
-  auto fail = [&](int errnum) -> std::unique_ptr<MappedFile> {
+  OpenFile file(path);
+  int errnum = file.errnum() ? file.errnum() : S_ISDIR(file.stat().st_mode) ? EISDIR : 0;
+  if (errnum) {
     if (error) *error = std::strerror(errnum);
     errno = errnum;
     return nullptr;
-  };
-  // O_NONBLOCK: a FIFO put where a file belongs must not hang the tool (regular files ignore it).
-  Fd fd{::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK)};
-  if (fd.fd < 0) return fail(errno);
-  struct stat st;
-  if (::fstat(fd.fd, &st) != 0) return fail(errno);
-  if (S_ISDIR(st.st_mode)) return fail(EISDIR);
-  return map(fd.fd, st, path, error);
+  }
+  return map(file, path, error);
 }
 
-std::unique_ptr<MappedFile> MappedFile::map(int fd, const struct stat& st, std::string path, std::string* error) {
-  std::unique_ptr<MappedFile> file(new MappedFile());
-  file->path_ = std::move(path);
-  if (!S_ISREG(st.st_mode) || st.st_size == 0) return file;  // empty: the caller says "file too short"
-  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+std::unique_ptr<MappedFile> MappedFile::map(const OpenFile& file, std::string path, std::string* error) {
+  const struct stat& st = file.stat();
+  std::unique_ptr<MappedFile> mapped(new MappedFile());
+  mapped->path_ = std::move(path);
+  if (!S_ISREG(st.st_mode) || st.st_size == 0) return mapped;  // empty: the caller says "file too short"
+  void* p = ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_PRIVATE, file.fd(), 0);
   if (p == MAP_FAILED) {
     int errnum = errno;
     if (error) *error = std::strerror(errnum);
     errno = errnum;
     return nullptr;
   }
-  file->data_ = static_cast<const u8*>(p);
-  file->size_ = static_cast<u64>(st.st_size);
-  file->mapped_ = true;
-  return file;
+  mapped->data_ = static_cast<const u8*>(p);
+  mapped->size_ = static_cast<u64>(st.st_size);
+  mapped->mapped_ = true;
+  return mapped;
 }
 
 std::unique_ptr<MappedFile> MappedFile::from_buffer(std::string name, std::vector<u8> data) {

@@ -71,14 +71,33 @@ class Bytes {
   u64 size_ = 0;
 };
 
+// A file opened read-only to be mapped: the descriptor (closed with this object) and what fstat
+// said of it. O_NONBLOCK, so that a FIFO put where a file belongs cannot hang the tool (regular
+// files ignore it).
+class OpenFile {
+ public:
+  explicit OpenFile(const std::string& path);
+  ~OpenFile();
+  OpenFile(const OpenFile&) = delete;
+  OpenFile& operator=(const OpenFile&) = delete;
+
+  int errnum() const { return errnum_; }  // 0 when open and fstat succeeded
+  int fd() const { return fd_; }
+  const struct stat& stat() const { return st_; }
+
+ private:
+  int fd_ = -1;
+  int errnum_ = 0;
+  struct stat st_ {};
+};
+
 class MappedFile {
  public:
   // Maps `path` read-only. On failure returns nullptr and sets `error` to strerror's text
   // (the words the loader would print after "cannot open shared object file: ").
   static std::unique_ptr<MappedFile> open(const std::string& path, std::string* error);
-  // Maps the open descriptor `fd`, whose fstat gave `st`, under the name `path`. A file that is
-  // not regular, or empty, gives an empty span.
-  static std::unique_ptr<MappedFile> map(int fd, const struct stat& st, std::string path, std::string* error);
+  // Maps `file` under the name `path`. A file that is not regular, or empty, gives an empty span.
+  static std::unique_ptr<MappedFile> map(const OpenFile& file, std::string path, std::string* error);
 
   // Takes ownership of bytes already in memory (a wheel member).
   static std::unique_ptr<MappedFile> from_buffer(std::string name, std::vector<u8> data);

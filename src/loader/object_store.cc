@@ -1,6 +1,5 @@
 #include "loader/object_store.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -209,15 +208,9 @@ std::shared_ptr<const OpenResult> ObjectStore::read_disk(const std::string& host
     result->error = std::strerror(errnum);
     return result;
   };
-  // O_NONBLOCK: a FIFO put where a library belongs must not hang the tool.
-  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) return fail(errno);
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  struct stat st;
-  if (::fstat(fd, &st) != 0) return fail(errno);
+  OpenFile file(host);
+  if (file.errnum()) return fail(file.errnum());
+  const struct stat& st = file.stat();
   result->id = FileId{st.st_dev, st.st_ino};
   if (S_ISDIR(st.st_mode)) {
     // open_verify reads a directory: "cannot read file data: Is a directory".
@@ -233,7 +226,7 @@ std::shared_ptr<const OpenResult> ObjectStore::read_disk(const std::string& host
     if (it != by_id_.end()) return it->second;
   }
   std::string err;
-  auto mapped = MappedFile::map(fd, st, host, &err);
+  auto mapped = MappedFile::map(file, host, &err);
   if (!mapped) return fail(errno ? errno : EACCES);
   parse(*result, std::move(mapped));
   std::lock_guard lock(mu_);
