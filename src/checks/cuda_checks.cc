@@ -1,5 +1,7 @@
 #include "checks/cuda_checks.h"
 
+#include "python/metadata_file.h"
+
 #include <algorithm>
 #include <cctype>
 #include <bit>
@@ -9,7 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "checks/parallel.h"
+#include "support/parallel.h"
 #include "cuda/arch.h"
 #include "loader/search_paths.h"
 
@@ -96,16 +98,6 @@ std::string join_some(const std::vector<std::string>& items, size_t limit = 3) {
   return out;
 }
 
-// PEP 503's normalization, for comparing a Distribution with a pip name from the table.
-std::string normalize_name(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    if (c == '_' || c == '.') c = '-';
-    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  }
-  return out;
-}
-
 std::optional<int> leading_int(std::string_view s) {
   int v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -161,7 +153,7 @@ std::optional<int> folder_major(const std::string& path) {
 bool is_cuda_library(const Knowledge& knowledge, std::string_view soname) {
   if (cudart_major(soname)) return true;
   for (const KnownLibrary* l : knowledge.providers(without_repair_hash(soname)))
-    if (!l->cuda.empty()) return true;
+    if (l->cuda != 0) return true;
   return false;
 }
 
@@ -173,20 +165,20 @@ int library_major(const Knowledge& knowledge, std::string_view soname, const pyt
     return *m;
   }
   if (owner) {
-    std::string key = normalize_name(owner->name);
+    std::string key = python::normalize_name(owner->name);
     for (const KnownLibrary* l : knowledge.providers(soname))
-      if (normalize_name(l->package) == key && !l->cuda.empty()) {
+      if (python::normalize_name(l->package) == key && l->cuda != 0) {
         *source = owner->name;
-        return std::stoi(l->cuda);
+        return l->cuda;
       }
     if (std::optional<int> m = cu_suffix_major(key)) {
       *source = owner->name;
       return *m;
     }
   }
-  if (std::string m = knowledge.cuda_major(soname); !m.empty()) {
+  if (int m = knowledge.cuda_major(soname); m != 0) {
     *source = "data/sonames.json";
-    return std::stoi(m);
+    return m;
   }
   if (std::optional<int> m = folder_major(path)) {
     *source = "its folder";
@@ -196,7 +188,7 @@ int library_major(const Knowledge& knowledge, std::string_view soname, const pyt
 }
 
 // A path with its links resolved, inside the root under --root (never on this machine's tree).
-std::string canonical_in(const python::FileRoot& root, const std::string& path) {
+std::string canonical_in(const support::FileRoot& root, const std::string& path) {
   if (!root.empty()) return root.canonical(path);
   std::error_code ec;
   fs::path p = fs::weakly_canonical(path, ec);
@@ -265,7 +257,7 @@ CudaRuntime runtime_of(const Environment& env, const CudaLibrary& lib) {
   std::string real = without_repair_hash(fs::path(canonical_in(env.root, lib.path)).filename().string());
   if ((rt.version = runtime_version_from_name(real, rt.major))) {
     rt.version_source = "file " + real;
-  } else if (lib.owner && normalize_name(lib.owner->name).rfind("nvidia-cuda-runtime", 0) == 0) {
+  } else if (lib.owner && python::normalize_name(lib.owner->name).rfind("nvidia-cuda-runtime", 0) == 0) {
     std::string_view v = lib.owner->version;
     std::optional<int> mj = leading_int(v);
     size_t dot = v.find('.');
@@ -318,7 +310,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
 
   // GPU code: every file's fatbinary headers, on every core.
   std::vector<std::optional<GpuCode>> code(env.elf_files.size());
-  parallel_for(env.elf_files.size(), [&](size_t i) {
+  support::parallel_for(env.elf_files.size(), [&](size_t i) {
     const ElfRecord& r = env.elf_files[i];
     if (r.opened->status != loader::OpenResult::Status::kOk) return;
     GpuCode g = gpu_code_of(env, r);
@@ -437,14 +429,14 @@ Finding arch_finding(const GpuCode& g, const cuda::Gpu& gpu, const cuda::Coverag
   std::string who = owner ? owner->name + " " + owner->version : r.path;
   std::string build = owner ? "install a build of " + owner->name : "rebuild it";
   if (c.kind == cuda::Coverage::Kind::kPtxJit) {
-    f.code = "ptx-jit-only";
+    f.code = Code::kPtxJitOnly;
     f.severity = Severity::kWarning;
     f.message = "no SASS for " + sm + " in " + r.path + ": " + code_text(g) + "; the driver JIT-compiles the PTX on first use";
     f.hint = who + " has no SASS for " + sm + ": the first launch of each kernel compiles it (slow start; cached in ~/.nv/ComputeCache); " +
              build + " with SASS for " + sm + " (from source: TORCH_CUDA_ARCH_LIST=\"" + cc + "\")";
     return f;
   }
-  f.code = "gpu-arch-unsupported";
+  f.code = Code::kGpuArchUnsupported;
   f.severity = Severity::kError;
   f.message = "no kernel image for " + sm + " in " + r.path + ": " + code_text(g) + arch_specific_note(g, gpu.sm);
   f.hint = who + " carries no code that runs on " + sm + " (compute capability " + cc + "): " + build + " for " + sm +
@@ -526,7 +518,7 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
       continue;
     }
     Finding f;
-    f.code = "cuda-driver-too-old";
+    f.code = Code::kCudaDriverTooOld;
     f.severity = Severity::kError;
     f.file = rt.path;
     f.library = rt.soname;
@@ -639,7 +631,7 @@ void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, Majo
     std::string file = rec ? rec->path : node;
     const python::Distribution* owner = env.owner(file);
     Finding f;
-    f.code = "cuda-major-mix";
+    f.code = Code::kCudaMajorMix;
     f.severity = Severity::kError;
     f.file = file;
     if (owner) f.package = owner->name;
@@ -679,7 +671,7 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
       MajorMask all = r.mask | context;
       if (!r.mask || all == r.mask || all == context) continue;
       Finding f;
-      f.code = "cuda-major-mix";
+      f.code = Code::kCudaMajorMix;
       f.severity = Severity::kError;
       f.file = file->path;
       f.package = dist->name;
@@ -738,7 +730,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, std::v
   }
   const CudaLibrary& first = *by_major.begin()->second.front();
   Finding f;
-  f.code = "cuda-major-mix";
+  f.code = Code::kCudaMajorMix;
   f.severity = Severity::kWarning;
   f.file = first.path;
   if (first.owner) f.package = first.owner->name;

@@ -10,7 +10,7 @@
 #include <functional>
 #include <set>
 
-#include "checks/parallel.h"
+#include "support/parallel.h"
 #include "elf/elf_types.h"
 #include "python/record.h"
 
@@ -38,9 +38,9 @@ std::string normalize_path(const std::string& path) {
   return python::lexically_resolve(fs::current_path(), path).string();
 }
 
-bool is_extension_module(const ElfRecord& r);
-
 namespace {
+
+bool is_extension_module(const ElfRecord& r);
 
 bool has_elf_magic(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -72,7 +72,7 @@ bool may_be_loaded(const fs::directory_entry& e) {
 
 }  // namespace
 
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const python::FileRoot& root) {
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root) {
   std::set<std::string> roots(dirs.begin(), dirs.end());
   struct Candidate {
     std::string path;  // as the environment spells it (in-root under --root)
@@ -111,7 +111,7 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<char> is_elf(candidates.size(), 0);
-  parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
+  support::parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
   std::vector<std::string> out;
   for (size_t i = 0; i < candidates.size(); ++i)
     if (is_elf[i] || looks_like_extension_module(candidates[i].path)) out.push_back(std::move(candidates[i].path));
@@ -195,6 +195,10 @@ std::vector<const python::Distribution*> Environment::requirement_closure(const 
   return order;
 }
 
+namespace {
+
+// Python imports a file as an extension module by name: "<module>.<any suffix>.so" defining
+// PyInit_<module>.
 bool is_extension_module(const ElfRecord& r) {
   const elf::ElfFile& e = *r.opened->elf;
   std::string name = fs::path(r.path).filename().string();
@@ -202,8 +206,6 @@ bool is_extension_module(const ElfRecord& r) {
   std::string module = name.substr(0, name.find('.'));
   return !e.find_symbols("PyInit_" + module).empty();
 }
-
-namespace {
 
 // "2.36" from "GLIBC_2.36" or "2.36" text; nullopt unless it is digits and dots.
 std::optional<std::vector<int>> version_numbers(std::string_view text) {
@@ -277,13 +279,13 @@ namespace {
 // Under --root the inventory is read from this machine's paths below the root; its paths are
 // turned back into the container's own here, in one place. A path outside the root (an
 // absolute RECORD row) already is the container's.
-void paths_into_root(python::Inventory& inv, const python::FileRoot& root) {
+void paths_into_root(python::Inventory& inv, const support::FileRoot& root) {
   auto inside = [&](const fs::path& p) {
     std::string s = root.strip(p.string());
     return s.empty() ? p : fs::path(s);
   };
   auto text = [&](std::string& s) {
-    for (size_t pos; (pos = s.find(root.root + "/")) != std::string::npos;) s.erase(pos, root.root.size());
+    for (size_t pos; (pos = s.find(root.dir() + "/")) != std::string::npos;) s.erase(pos, root.dir().size());
   };
   for (std::string& dir : inv.site_dirs) dir = inside(dir).string();
   for (std::string& p : inv.problems) text(p);
@@ -297,7 +299,7 @@ void paths_into_root(python::Inventory& inv, const python::FileRoot& root) {
 
 // sys.path's directories inside the root, each with its links resolved there (so the ELF walk,
 // the records and the loader spell every file alike), in order, without duplicates.
-std::vector<std::string> site_dirs_in_root(const python::PythonEnvironment& py, const python::FileRoot& root) {
+std::vector<std::string> site_dirs_in_root(const python::PythonEnvironment& py, const support::FileRoot& root) {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& entry : py.sys_path) {
@@ -312,10 +314,10 @@ std::vector<std::string> site_dirs_in_root(const python::PythonEnvironment& py, 
 }
 
 python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, const std::vector<std::string>& dirs,
-                                         const python::FileRoot& root) {
+                                         const support::FileRoot& root) {
   python::PythonEnvironment on_host = py;
   on_host.sys_path.clear();
-  for (const std::string& d : dirs) on_host.sys_path.push_back(root.root + d);
+  for (const std::string& d : dirs) on_host.sys_path.push_back(root.dir() + d);
   on_host.prefix = root.host(py.prefix);
   python::Inventory inv = python::read_inventory(on_host);
   paths_into_root(inv, root);
@@ -334,9 +336,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
                "cannot be run here";
       return nullptr;
     }
-    const loader::ObjectStore* store = env->store.get();
-    env->root.root = options.root;
-    env->root.resolve = [store](const std::string& path) { return store->host_path(path); };
+    env->root = env->store->file_root();
     env->files.set_root(env->root);
   }
   // discover
@@ -372,7 +372,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   // elf index
   std::vector<std::string> paths = find_elf_files(dirs, env->root);
   std::vector<std::shared_ptr<const loader::OpenResult>> opened(paths.size());
-  parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
+  support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
 
   // The interpreter decides which objects are this machine's: others are never loaded.
   auto interp = env->store->open(env->python.real_executable.empty() ? env->python.executable

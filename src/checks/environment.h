@@ -52,7 +52,7 @@ class Environment {
   FileView files;  // the disk, as a simulation changes it
   // The container's root file system (--root), empty for this machine's. Every path above is
   // the container's own; host() says where this machine reads it.
-  python::FileRoot root;
+  support::FileRoot root;
   std::string host(const std::string& path) const { return root.host(path); }
 
   // The distributions whose records list `path` (lexically normalized first).
@@ -94,7 +94,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
 // Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
 // or executable), not descending into __pycache__ or into another site directory. Under a
 // root, `dirs` and the result are in-root paths and the walk reads below the root.
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const python::FileRoot& root = {});
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root = {});
 
 // The glibc release of a root file system ("2.36"), from its libc.so.6: the file name of old
 // releases (libc-2.31.so), else the version banner gnu_get_libc_version's string sits in, else

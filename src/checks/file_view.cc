@@ -6,13 +6,13 @@
 #include <fstream>
 #include <memory>
 
-#include "python/lazy_library.h"
+#include "support/lazy_library.h"
 
 namespace envdoctor::checks {
 
 namespace {
 
-// The part of libcrypto SHA-256 needs, opened on the first hash (see python::LazyLibrary).
+// The part of libcrypto SHA-256 needs, opened on the first hash (see support::LazyLibrary).
 struct Libcrypto {
   decltype(::EVP_MD_CTX_new)* ctx_new;
   decltype(::EVP_MD_CTX_free)* ctx_free;
@@ -24,7 +24,7 @@ struct Libcrypto {
 
 // libcrypto's functions, or nullptr with `error` saying why it could not be loaded.
 const Libcrypto* libcrypto(std::string* error = nullptr) {
-  static python::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
+  static support::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
   static Libcrypto api;
   static std::string why;
   static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) && lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) &&

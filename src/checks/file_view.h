@@ -38,7 +38,7 @@ class FileView {
   std::vector<std::string> changed_paths() const;
 
   // Paths are a container's own, read below its root (--root).
-  void set_root(python::FileRoot root) { root_ = std::move(root); }
+  void set_root(support::FileRoot root) { root_ = std::move(root); }
 
  private:
   struct Added {
@@ -46,7 +46,7 @@ class FileView {
     std::optional<std::vector<u8>> sha256;
     std::optional<std::string> text;  // kept for the few files read as text
   };
-  python::FileRoot root_;
+  support::FileRoot root_;
   std::set<std::string> removed_;
   std::map<std::string, Added> added_;
 };

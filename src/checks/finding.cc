@@ -8,8 +8,36 @@ namespace envdoctor::checks {
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
+const char* code_name(Code c) {
+  switch (c) {
+    case Code::kMissingLibrary: return "missing-library";
+    case Code::kMissingVersion: return "missing-version";
+    case Code::kUndefinedSymbol: return "undefined-symbol";
+    case Code::kWrongElfClass: return "wrong-elf-class";
+    case Code::kInvalidElf: return "invalid-elf";
+    case Code::kRecordMissingFile: return "record-missing-file";
+    case Code::kRecordSizeMismatch: return "record-size-mismatch";
+    case Code::kRecordHashMismatch: return "record-hash-mismatch";
+    case Code::kFileOwnedTwice: return "file-owned-twice";
+    case Code::kMetadataOnlyPackage: return "metadata-only-package";
+    case Code::kDuplicateLibrary: return "duplicate-library";
+    case Code::kCudaMajorMix: return "cuda-major-mix";
+    case Code::kCudaDriverTooOld: return "cuda-driver-too-old";
+    case Code::kGpuArchUnsupported: return "gpu-arch-unsupported";
+    case Code::kPtxJitOnly: return "ptx-jit-only";
+    case Code::kWheelTagUnsupported: return "wheel-tag-unsupported";
+  }
+  return "?";
+}
+
+std::optional<Code> code_from_name(std::string_view name) {
+  for (Code c : kAllCodes)
+    if (name == code_name(c)) return c;
+  return std::nullopt;
+}
+
 std::string Finding::key() const {
-  return code + '\0' + file + '\0' + library.value_or("") + '\0' + symbol.value_or("") + '\0' +
+  return std::string(code_name(code)) + '\0' + file + '\0' + library.value_or("") + '\0' + symbol.value_or("") + '\0' +
          version.value_or("") + '\0' + arch.value_or("") + '\0' + (file.empty() ? package.value_or("") : "");
 }
 
@@ -20,8 +48,10 @@ void sort_and_dedupe(std::vector<Finding>& findings) {
   for (Finding& f : findings)
     if (seen.insert(f.key()).second) unique.push_back(std::move(f));
   std::stable_sort(unique.begin(), unique.end(), [](const Finding& a, const Finding& b) {
-    return std::make_tuple(!a.is_new, a.severity != Severity::kError, a.package.value_or("\x7f"), a.file, a.code) <
-           std::make_tuple(!b.is_new, b.severity != Severity::kError, b.package.value_or("\x7f"), b.file, b.code);
+    return std::make_tuple(!a.is_new, a.severity != Severity::kError, a.package.value_or("\x7f"), a.file,
+                           std::string_view(code_name(a.code))) <
+           std::make_tuple(!b.is_new, b.severity != Severity::kError, b.package.value_or("\x7f"), b.file,
+                           std::string_view(code_name(b.code)));
   });
   findings = std::move(unique);
 }

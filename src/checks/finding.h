@@ -5,6 +5,7 @@
 
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace envdoctor::checks {
@@ -12,8 +13,37 @@ namespace envdoctor::checks {
 enum class Severity { kWarning, kError };
 const char* severity_name(Severity s);
 
+// The finding codes, in the order of DESIGN.md's table; code_name() spells each as the JSON and
+// the text report do, and that spelling is the contract.
+enum class Code {
+  kMissingLibrary,
+  kMissingVersion,
+  kUndefinedSymbol,
+  kWrongElfClass,
+  kInvalidElf,
+  kRecordMissingFile,
+  kRecordSizeMismatch,
+  kRecordHashMismatch,
+  kFileOwnedTwice,
+  kMetadataOnlyPackage,
+  kDuplicateLibrary,
+  kCudaMajorMix,
+  kCudaDriverTooOld,
+  kGpuArchUnsupported,
+  kPtxJitOnly,
+  kWheelTagUnsupported,
+};
+inline constexpr Code kAllCodes[] = {
+    Code::kMissingLibrary,     Code::kMissingVersion,      Code::kUndefinedSymbol,   Code::kWrongElfClass,
+    Code::kInvalidElf,         Code::kRecordMissingFile,   Code::kRecordSizeMismatch, Code::kRecordHashMismatch,
+    Code::kFileOwnedTwice,     Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,  Code::kCudaMajorMix,
+    Code::kCudaDriverTooOld,   Code::kGpuArchUnsupported,  Code::kPtxJitOnly,        Code::kWheelTagUnsupported,
+};
+const char* code_name(Code c);
+std::optional<Code> code_from_name(std::string_view name);
+
 struct Finding {
-  std::string code;  // "missing-library", ...
+  Code code = Code::kMissingLibrary;
   Severity severity = Severity::kError;
   std::string file;                    // absolute path ("" when the finding is about a package)
   std::optional<std::string> package;  // owner as METADATA spells it

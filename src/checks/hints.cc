@@ -50,7 +50,6 @@ std::string hint_elsewhere(const Environment& env, const std::string& name, cons
     bool match = fs::path(r.path).filename() == name ||
                  (r.opened->elf && r.opened->elf->soname && *r.opened->elf->soname == name);
     if (!match) continue;
-    const python::Distribution* d = r.owners.empty() ? nullptr : r.owners.front();
     std::string paths;
     if (consumer.elf && consumer.elf->runpath) paths = "its RUNPATH is " + std::string(*consumer.elf->runpath);
     else if (consumer.elf && consumer.elf->rpath) paths = "its RPATH is " + std::string(*consumer.elf->rpath);
@@ -67,7 +66,7 @@ std::string hint_known_providers(const Environment& env, const Knowledge& knowle
   std::string names;
   for (const KnownLibrary* k : providers) {
     if (!names.empty()) names += " or ";
-    names += k->package + (k->cuda.empty() ? "" : " (CUDA " + k->cuda + ")");
+    names += k->package + (k->cuda == 0 ? "" : " (CUDA " + std::to_string(k->cuda) + ")");
   }
   const KnownLibrary* pick = providers.front();
   for (const KnownLibrary* k : providers)
@@ -144,13 +143,28 @@ std::string hint_for_invalid_file(const Environment& env, const std::string& pat
   return path + " is not a loadable ELF file (truncated or damaged): replace it";
 }
 
+namespace {
+
+Code code_for(LoadError::Kind kind) {
+  switch (kind) {
+    case LoadError::Kind::kMissingLibrary: return Code::kMissingLibrary;
+    case LoadError::Kind::kMissingVersion: return Code::kMissingVersion;
+    case LoadError::Kind::kUndefinedSymbol: return Code::kUndefinedSymbol;
+    case LoadError::Kind::kWrongElfClass: return Code::kWrongElfClass;
+    case LoadError::Kind::kInvalidElf: return Code::kInvalidElf;
+  }
+  return Code::kInvalidElf;
+}
+
+}  // namespace
+
 Finding finding_for_load_error(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
                                const LoadError& e) {
   Finding f;
-  f.code = loader::error_code(e.kind);
+  f.code = code_for(e.kind);
   f.severity = Severity::kError;
   f.message = e.message;
-  std::string consumer = e.object >= 0 ? p.objects()[e.object].path : e.library;
+  std::string consumer = e.path;
   switch (e.kind) {
     case LoadError::Kind::kMissingLibrary:
       f.library = e.library;
@@ -161,13 +175,11 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
       f.hint = "only a copy of " + e.library + " for the other ELF class was found: install the " +
                (p.objects().empty() || !p.objects()[0].elf || p.objects()[0].elf->is_64() ? "64" : "32") + "-bit one";
       break;
-    case LoadError::Kind::kInvalidElf: {
-      std::string bad = e.message.substr(0, e.message.find(": "));
+    case LoadError::Kind::kInvalidElf:
       f.library = e.library;
-      consumer = bad;
-      f.hint = hint_for_invalid_file(env, normalize_path(bad));
+      consumer = e.path;
+      f.hint = hint_for_invalid_file(env, normalize_path(e.path));
       break;
-    }
     case LoadError::Kind::kMissingVersion:
       f.library = fs::path(e.library).filename().string();
       f.version = e.version;

@@ -53,7 +53,7 @@ std::vector<Finding> check_duplicate_libraries(const Environment& env, const Res
     if (paths.size() < 2) continue;
 
     Finding f;
-    f.code = "duplicate-library";
+    f.code = Code::kDuplicateLibrary;
     f.severity = Severity::kWarning;
     f.library = soname;
     f.file = *paths.begin();

@@ -1,6 +1,6 @@
 #include "checks/load_checks.h"
 
-#include "checks/parallel.h"
+#include "support/parallel.h"
 
 #include <algorithm>
 #include <atomic>
@@ -9,7 +9,6 @@
 #include <set>
 #include <sstream>
 #include <mutex>
-#include <thread>
 
 #include "checks/hints.h"
 #include "loader/process.h"
@@ -92,7 +91,19 @@ class LoadChecker {
                   LoadMemo::Context& out);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
   void note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out = nullptr);
-  void reuse(const LoadMemo::Context& c);
+
+  // One import context: a package and its ELF files, with what checking it found and learnt.
+  struct Context {
+    const python::Distribution* dist;  // nullptr: files no package owns
+    std::vector<const ElfRecord*> files;
+    std::string key;                   // the memo's key: the distribution's metadata directory
+    std::vector<Finding> findings;
+    LoadMemo::Context learnt;
+  };
+  std::vector<Context> plan() const;
+  bool reuse(Context& c);
+  void load(const Process& base, int caller, Context& c);
+  void remember(std::vector<Context>& contexts, std::set<std::string> base_dirs, size_t reused);
 
   const Environment& env_;
   const Knowledge& knowledge_;
@@ -232,22 +243,14 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
   }
 }
 
-void LoadChecker::reuse(const LoadMemo::Context& c) {
-  std::lock_guard lock(mu_);
-  for (const Edge& e : c.edges) edges_.emplace(std::make_pair(e.consumer, e.needed), e);
-  for (const auto& [soname, by_path] : c.resolutions)
-    for (const auto& [path, consumers] : by_path) resolutions_[soname][path].insert(consumers.begin(), consumers.end());
-  loads_ += c.loads;
-}
-
 void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings) {
   for (const LoadError& e : errors) {
-    // A real load stops at the missing library; the symbols it would have provided are not a
-    // second problem of the object that needed it.
     // Without an interpreter to load them into, the C API's symbols are not a module's problem.
     if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter_ &&
         (e.symbol.rfind("Py", 0) == 0 || e.symbol.rfind("_Py", 0) == 0))
       continue;
+    // A real load stops at the missing library; the symbols it would have provided are not a
+    // second problem of the object that needed it.
     if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
       const auto& deps = p.objects()[e.object].deps;
       if (std::any_of(deps.begin(), deps.end(), [](const loader::Resolution& r) { return r.object < 0; })) continue;
@@ -262,7 +265,7 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
   ++loads_;
   if (file.opened->status != loader::OpenResult::Status::kOk) {
     Finding f;
-    f.code = "invalid-elf";
+    f.code = Code::kInvalidElf;
     f.severity = Severity::kError;
     f.file = file.path;
     if (const python::Distribution* d = env_.owner(file.path)) f.package = d->name;
@@ -297,6 +300,106 @@ std::set<std::string> context_dists(const Environment& env, const python::Distri
   return out;
 }
 
+// The import contexts: one per owning package, its files checked together; files nobody owns get
+// the bare interpreter.
+std::vector<LoadChecker::Context> LoadChecker::plan() const {
+  std::map<const python::Distribution*, std::vector<const ElfRecord*>> groups;
+  for (const ElfRecord& r : env_.elf_files) groups[r.owners.empty() ? nullptr : r.owners.front()].push_back(&r);
+  std::vector<Context> out;
+  for (auto& [dist, files] : groups) {
+    Context c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}};
+    for (const ElfRecord* f : c.files) c.learnt.files.push_back(f->path);
+    c.learnt.dists = context_dists(env_, dist);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+// A context the memo saw clean, with the same files and distributions, in directories that the
+// change does not reach, gives the same findings (none) and resolutions: take them as they were.
+bool LoadChecker::reuse(Context& c) {
+  auto it = memo_->contexts.find(c.key);
+  if (it == memo_->contexts.end()) return false;
+  const LoadMemo::Context& before = it->second;
+  auto changed = [&](const std::string& id) { return memo_->changed_dists.count(id.substr(0, id.find("=="))) != 0; };
+  if (!before.clean || before.files != c.learnt.files || before.dists != c.learnt.dists ||
+      std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(), changed) || memo_->reaches(before.dirs))
+    return false;
+  {
+    std::lock_guard lock(mu_);
+    for (const Edge& e : before.edges) edges_.emplace(std::make_pair(e.consumer, e.needed), e);
+    for (const auto& [soname, by_path] : before.resolutions)
+      for (const auto& [path, consumers] : by_path) resolutions_[soname][path].insert(consumers.begin(), consumers.end());
+  }
+  loads_ += before.loads;
+  c.learnt = before;
+  size_t done = (files_done_ += c.learnt.files.size());
+  if (on_file_) on_file_(done, env_.elf_files.size());
+  return true;
+}
+
+// The package imported for real: what it requires first, torch's preload, the modules its
+// __init__.py imports in order (each checked in the context of those before it, then joining it),
+// then every other file of the package in that context.
+void LoadChecker::load(const Process& base, int caller, Context& c) {
+  Process context = base;
+  std::vector<const ElfRecord*> first;
+  if (c.dist) {
+    for (const python::Distribution* dep : env_.requirement_closure(*c.dist)) import_package(context, *dep, caller);
+    if (c.dist->key() == "torch") preload_torch(context, *c.dist, caller);
+    first = init_modules(*c.dist);
+  }
+  auto check = [&](const ElfRecord& file) {
+    check_file(context, caller, file, c.findings, c.learnt);
+    size_t done = ++files_done_;
+    if (on_file_) on_file_(done, env_.elf_files.size());
+  };
+  std::set<const ElfRecord*> checked;
+  for (const ElfRecord* m : first) {
+    if (checked.insert(m).second) check(*m);
+    ++loads_;
+    context.dlopen(m->path, false, caller);
+  }
+  for (const ElfRecord* file : c.files)
+    if (!checked.count(file)) check(*file);
+  if (memo_) {
+    footprint(context, c.learnt.dirs);
+    // torch's preload globs nvidia/*/lib on sys.path: a library added there changes the context.
+    bool torch = std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(),
+                             [](const std::string& id) { return id.rfind("torch==", 0) == 0; });
+    if (torch)
+      for (const std::string& site : env_.inventory.site_dirs) c.learnt.dirs.insert(site + "/nvidia");
+  }
+  c.learnt.clean = c.findings.empty();
+}
+
+// What this run learnt, for the run after a simulated change: each context's directories, also
+// under their resolved names, because a change may be spelled either way.
+void LoadChecker::remember(std::vector<Context>& contexts, std::set<std::string> base_dirs, size_t reused) {
+  std::map<std::string, std::string> canonical;
+  auto both = [&](std::set<std::string>& dirs) {
+    std::set<std::string> extra;
+    for (const std::string& d : dirs) {
+      auto [it, fresh] = canonical.try_emplace(d);
+      if (fresh) {
+        std::error_code ec;
+        it->second = fs::weakly_canonical(env_.host(d), ec).string();
+      }
+      extra.insert(it->second);
+    }
+    dirs.insert(extra.begin(), extra.end());
+  };
+  memo_->contexts.clear();
+  for (Context& c : contexts) {
+    both(c.learnt.dirs);
+    memo_->contexts[c.key] = std::move(c.learnt);
+  }
+  both(base_dirs);
+  memo_->base_dirs = std::move(base_dirs);
+  memo_->reused = reused;
+  memo_->filled = true;
+}
+
 LoadCheckResult LoadChecker::run() {
   LoadCheckResult result;
   Process base = base_process(result.findings);
@@ -307,104 +410,18 @@ LoadCheckResult LoadChecker::run() {
   footprint(base, base_dirs);
   bool may_reuse = memo_ && memo_->filled && !memo_->reaches(base_dirs);
 
-  // One import context per owning package; files nobody owns get the bare interpreter.
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> groups;
-  for (const ElfRecord& r : env_.elf_files) groups[r.owners.empty() ? nullptr : r.owners.front()].push_back(&r);
-  std::vector<std::pair<const python::Distribution*, std::vector<const ElfRecord*>>> work(groups.begin(), groups.end());
+  std::vector<Context> contexts = plan();
+  std::atomic<size_t> reused{0};
+  support::parallel_for(contexts.size(), [&](size_t i) {
+    if (may_reuse && reuse(contexts[i])) ++reused;
+    else load(base, caller, contexts[i]);
+  });
 
-  std::vector<std::vector<Finding>> found(work.size());
-  std::vector<LoadMemo::Context> learnt(work.size());
-  std::vector<std::string> keys(work.size());
-  std::atomic<size_t> next{0}, reused{0};
-  auto worker = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < work.size();) {
-      const python::Distribution* dist = work[i].first;
-      LoadMemo::Context& out = learnt[i];
-      keys[i] = dist ? dist->metadata_dir.string() : "";
-      for (const ElfRecord* f : work[i].second) out.files.push_back(f->path);
-      out.dists = context_dists(env_, dist);
-      if (may_reuse) {
-        auto it = memo_->contexts.find(keys[i]);
-        auto changed = [&](const std::string& id) { return memo_->changed_dists.count(id.substr(0, id.find("=="))) != 0; };
-        if (it != memo_->contexts.end() && it->second.clean && it->second.files == out.files &&
-            it->second.dists == out.dists && std::none_of(out.dists.begin(), out.dists.end(), changed) &&
-            !memo_->reaches(it->second.dirs)) {
-          reuse(it->second);
-          out = it->second;
-          ++reused;
-          size_t done = (files_done_ += out.files.size());
-          if (on_file_) on_file_(done, env_.elf_files.size());
-          continue;
-        }
-      }
-      Process context = base;
-      std::vector<const ElfRecord*> first;  // what the package's __init__.py loads, in order
-      if (dist) {
-        for (const python::Distribution* dep : env_.requirement_closure(*dist)) import_package(context, *dep, caller);
-        if (dist->key() == "torch") preload_torch(context, *dist, caller);
-        first = init_modules(*dist);
-      }
-      auto check = [&](const ElfRecord& file) {
-        check_file(context, caller, file, found[i], out);
-        size_t done = ++files_done_;
-        if (on_file_) on_file_(done, env_.elf_files.size());
-      };
-      // Each module __init__.py imports is checked in the context of those imported before it,
-      // then joins the context; every other file of the package sees them all.
-      std::set<const ElfRecord*> checked;
-      for (const ElfRecord* m : first) {
-        if (checked.insert(m).second) check(*m);
-        ++loads_;
-        context.dlopen(m->path, false, caller);
-      }
-      for (const ElfRecord* file : work[i].second)
-        if (!checked.count(file)) check(*file);
-      if (memo_) {
-        footprint(context, out.dirs);
-        // torch's preload globs nvidia/*/lib on sys.path: a library added there changes the context.
-        bool torch = std::any_of(out.dists.begin(), out.dists.end(),
-                                 [](const std::string& id) { return id.rfind("torch==", 0) == 0; });
-        if (torch)
-          for (const std::string& site : env_.inventory.site_dirs) out.dirs.insert(site + "/nvidia");
-      }
-      out.clean = found[i].empty();
-    }
-  };
-  size_t n = core_threads(work.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
-
-  for (auto& f : found) result.findings.insert(result.findings.end(), f.begin(), f.end());
+  for (Context& c : contexts) result.findings.insert(result.findings.end(), c.findings.begin(), c.findings.end());
   result.resolutions = std::move(resolutions_);
   for (auto& [key, edge] : edges_) result.edges.push_back(std::move(edge));
   result.loads = loads_;
-  if (memo_) {
-    // Each directory also under its resolved name: a change may be spelled either way.
-    std::map<std::string, std::string> canonical;
-    auto both = [&](std::set<std::string>& dirs) {
-      std::set<std::string> extra;
-      for (const std::string& d : dirs) {
-        auto [it, fresh] = canonical.try_emplace(d);
-        if (fresh) {
-          std::error_code ec;
-          it->second = fs::weakly_canonical(env_.host(d), ec).string();
-        }
-        extra.insert(it->second);
-      }
-      dirs.insert(extra.begin(), extra.end());
-    };
-    memo_->contexts.clear();
-    for (size_t i = 0; i < work.size(); ++i) {
-      both(learnt[i].dirs);
-      memo_->contexts[keys[i]] = std::move(learnt[i]);
-    }
-    both(base_dirs);
-    memo_->base_dirs = std::move(base_dirs);
-    memo_->reused = reused;
-    memo_->filled = true;
-  }
+  if (memo_) remember(contexts, std::move(base_dirs), reused);
   return result;
 }
 

@@ -1,10 +1,11 @@
 #include "checks/record_checks.h"
 
+#include "support/parallel.h"
+
 #include <sys/stat.h>
 
 #include <atomic>
 #include <filesystem>
-#include <thread>
 
 #include "checks/hints.h"
 
@@ -27,7 +28,7 @@ struct HashJob {
   bool mismatch = false;
 };
 
-Finding package_finding(const python::Distribution& d, const char* code, Severity s) {
+Finding package_finding(const python::Distribution& d, Code code, Severity s) {
   Finding f;
   f.code = code;
   f.severity = s;
@@ -43,7 +44,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
       if (is_bytecode_cache(e)) continue;
       auto st = env.files.stat(e.resolved.string());
       if (!st) {
-        Finding f = package_finding(d, "record-missing-file", Severity::kError);
+        Finding f = package_finding(d, Code::kRecordMissingFile, Severity::kError);
         f.file = e.resolved.string();
         f.message = d.name + "'s RECORD lists " + e.path + " but the file is missing";
         const auto& owners = env.owners(f.file);
@@ -57,7 +58,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
       }
       if (st->is_link) continue;  // pip records a link's own size and hash rarely; skip
       if (e.size && st->size != *e.size) {
-        Finding f = package_finding(d, "record-size-mismatch", Severity::kWarning);
+        Finding f = package_finding(d, Code::kRecordSizeMismatch, Severity::kWarning);
         f.file = e.resolved.string();
  f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
@@ -69,23 +70,16 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
     }
   }
   if (jobs.empty()) return;
-  std::atomic<size_t> next{0}, hashed{0};
-  auto worker = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < jobs.size();) {
-      auto digest = env.files.sha256(jobs[i].entry->resolved.string());
-      jobs[i].mismatch = digest && *digest != jobs[i].entry->digest;
-      size_t done = ++hashed;
-      if (on_hash) on_hash(done, jobs.size());
-    }
-  };
-  size_t n = std::min<size_t>(std::max(1u, std::thread::hardware_concurrency()), jobs.size());
-  std::vector<std::thread> threads;
-  for (size_t t = 1; t < n; ++t) threads.emplace_back(worker);
-  worker();
-  for (auto& t : threads) t.join();
+  std::atomic<size_t> hashed{0};
+  support::parallel_for(jobs.size(), [&](size_t i) {
+    auto digest = env.files.sha256(jobs[i].entry->resolved.string());
+    jobs[i].mismatch = digest && *digest != jobs[i].entry->digest;
+    size_t done = ++hashed;
+    if (on_hash) on_hash(done, jobs.size());
+  });
   for (const HashJob& j : jobs) {
     if (!j.mismatch) continue;
-    Finding f = package_finding(*j.dist, "record-hash-mismatch", Severity::kWarning);
+    Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
     f.hint = "the file is not the one " + j.dist->name + " installed: " + reinstall_command(*j.dist);
@@ -99,7 +93,7 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
   for (const fs::path& path : env.ownership->shared_paths()) {
     const auto& owners = env.ownership->owners(path);
     Finding f;
-    f.code = "file-owned-twice";
+    f.code = Code::kFileOwnedTwice;
     f.severity = Severity::kWarning;
     f.file = path.string();
     f.package = owners.front()->name;
@@ -125,7 +119,7 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
 void check_metadata_only(const Environment& env, const Knowledge& knowledge, std::vector<Finding>& out) {
   for (const python::Distribution& d : env.inventory.distributions) {
     if (d.kind == python::Distribution::kConda || d.record.empty() || !d.metadata_only()) continue;
-    Finding f = package_finding(d, "metadata-only-package", Severity::kWarning);
+    Finding f = package_finding(d, Code::kMetadataOnlyPackage, Severity::kWarning);
     f.file = d.metadata_dir.string();
     f.message = d.name + " " + d.version + " installs nothing but its own metadata";
     if (const KnownPlaceholder* p = knowledge.placeholder(d.key()))

@@ -33,7 +33,7 @@ bool looks_loadable(const std::string& member) { return member.find(".so") != st
 
 Finding unsupported_wheel(const Environment& env, const python::Wheel& wheel) {
   Finding f;
-  f.code = "wheel-tag-unsupported";
+  f.code = Code::kWheelTagUnsupported;
   f.severity = Severity::kError;
   f.file = fs::absolute(wheel.path()).lexically_normal().string();
   f.package = wheel.metadata().name;

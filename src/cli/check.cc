@@ -21,8 +21,10 @@ namespace envdoctor::cli {
 
 namespace {
 
-bool use_color(bool json) {
-  if (json || !::isatty(STDOUT_FILENO) || std::getenv("NO_COLOR")) return false;
+// Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
+bool use_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (!::isatty(STDOUT_FILENO) || (no_color && *no_color)) return false;
   const char* term = std::getenv("TERM");
   return !(term && std::strcmp(term, "dumb") == 0);
 }
@@ -87,7 +89,7 @@ int run_check(const CheckOptions& options) {
     std::cout << report::render_json(r);
   } else {
     report::TextOptions text;
-    text.color = use_color(false);
+    text.color = use_color();
     std::cout << report::render_text(r, text);
   }
   std::cout.flush();

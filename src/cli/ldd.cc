@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "checks/parallel.h"
+#include "support/parallel.h"
 #include "cli/commands.h"
 #include "loader/process.h"
 
@@ -35,16 +35,6 @@ loader::LoaderConfig make_config(const LoaderOptions& options) {
   return config;
 }
 
-// A FILE given as a path on this machine below --root is taken as the path inside the root.
-std::string in_root(const LoaderOptions& options, const std::string& file) {
-  if (options.root.empty()) return file;
-  std::string root = options.root;
-  while (root.size() > 1 && root.back() == '/') root.pop_back();
-  if (file.size() > root.size() && file.compare(0, root.size(), root) == 0 && file[root.size()] == '/')
-    return file.substr(root.size());
-  return file;
-}
-
 // The loader's own words for an error, as ld.so prints them when it starts FILE (missing and
 // unloadable libraries), as ldd prints version errors, and as `ldd -r` prints unbound symbols.
 std::string loader_words(const std::string& file, const LoadError& e) {
@@ -57,7 +47,7 @@ std::string loader_words(const std::string& file, const LoadError& e) {
       return file + ": " + e.message;
     case LoadError::Kind::kUndefinedSymbol: {
       std::string what = "undefined symbol: " + e.symbol + (e.version.empty() ? "" : ", version " + e.version);
-      return what + "\t(" + e.message.substr(0, e.message.rfind(": undefined symbol: ")) + ")";
+      return what + "\t(" + e.path + ")";
     }
   }
   return e.message;
@@ -66,8 +56,8 @@ std::string loader_words(const std::string& file, const LoadError& e) {
 template <typename Fn>
 std::vector<FileReport> for_each_file(const std::vector<std::string>& files, Fn fn) {
   std::vector<FileReport> reports(files.size());
-  checks::parallel_for(files.size(), [&](size_t i) { reports[i] = fn(files[i]); },
-                       checks::fault_bound_threads(files.size()));
+  support::parallel_for(files.size(), [&](size_t i) { reports[i] = fn(files[i]); },
+                       support::fault_bound_threads(files.size()));
   return reports;
 }
 
@@ -106,7 +96,7 @@ int print_reports(const std::vector<FileReport>& reports) {
 // (exit 2), one the loader would reject is a load failure (exit 1).
 void report_unloadable(const Process& p, const std::string& file, FileReport& r, std::ostream& err) {
   const LoadError& e = p.errors().front();
-  err << file << ": " << e.message.substr(e.message.find(": ") + 2) << "\n";
+  err << file << ": " << e.reason() << "\n";
   r.failed = true;
   r.unreadable = e.kind == LoadError::Kind::kMissingLibrary;
 }
@@ -125,7 +115,7 @@ FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& stor
   std::ostringstream out, err;
   if (header) out << file << ":\n";
   Process p(config, store);
-  bool loaded = p.load_main(in_root(options, file));
+  bool loaded = p.load_main(support::FileRoot(options.root).inside(file));
   if (!loaded) {
     report_unloadable(p, file, r, err);
   } else {
@@ -182,7 +172,7 @@ FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& sto
   FileReport r;
   std::ostringstream out, err;
   Process p(config, store);
-  if (!p.load_main(in_root(options, file))) {
+  if (!p.load_main(support::FileRoot(options.root).inside(file))) {
     report_unloadable(p, file, r, err);
   } else {
     out << file << "\n";

@@ -9,22 +9,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// --root DIR made absolute and normal, without a trailing slash ("" for "/": this machine's own).
-std::string normal_root(const std::string& root) {
-  std::error_code ec;
-  std::string out = fs::absolute(root, ec).lexically_normal().string();
-  while (!out.empty() && out.back() == '/') out.pop_back();
-  return out;
-}
-
-// --prefix under --root: the container's own path; a path on this machine below the root is
-// taken as the path inside it (as ldd --root takes its files).
-std::string prefix_in_root(const std::string& root, const std::string& prefix) {
-  if (prefix.size() > root.size() && prefix.compare(0, root.size(), root) == 0 && prefix[root.size()] == '/')
-    return prefix.substr(root.size());
-  return prefix;
-}
-
 bool fail(const std::string& why) {
   std::cerr << "envdoctor: " << why << "\n";
   return false;
@@ -49,10 +33,11 @@ bool validate(const EnvironmentRequest& r) {
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {
   if (!validate(request)) return std::nullopt;
-  std::string root = request.loader.root.empty() ? "" : normal_root(request.loader.root);
+  support::FileRoot file_root(request.loader.root);
+  std::string root = file_root.dir();
   checks::EnvironmentOptions options;
   options.python = request.python;
-  options.prefix = root.empty() ? request.prefix : prefix_in_root(root, request.prefix);
+  options.prefix = file_root.inside(request.prefix);
   options.root = root;
   // Under --root, main.cc does not fold this machine's $LD_LIBRARY_PATH in: only the flag counts.
   options.ld_library_path = request.loader.ld_library_path;

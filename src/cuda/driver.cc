@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "cuda/arch.h"
+#include "support/subprocess.h"
 
 namespace envdoctor::cuda {
 
@@ -51,26 +52,6 @@ std::optional<std::string> find_program(const std::string& name) {
     if (access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return std::nullopt;
-}
-
-std::string shell_quote(const std::string& s) {
-  std::string out = "'";
-  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return out + "'";
-}
-
-struct PipeCloser {
-  void operator()(FILE* f) const { pclose(f); }
-};
-
-std::optional<std::string> run_capture(const std::string& command) {
-  std::unique_ptr<FILE, PipeCloser> pipe(popen(command.c_str(), "r"));
-  if (!pipe) return std::nullopt;
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe.get())) > 0) out.append(buf.data(), n);
-  return out;
 }
 
 // NVML, loaded at run time so that envdoctor needs no NVIDIA package to build or run. Signatures
@@ -243,9 +224,19 @@ DriverInfo detect_driver(const DriverProbe& probe) {
 
   if (info.gpus_source.empty() && !probe.nvidia_smi.empty()) {
     if (std::optional<std::string> smi = find_program(probe.nvidia_smi)) {
-      std::string cmd = shell_quote(*smi) + " --query-gpu=name,compute_cap --format=csv,noheader 2>/dev/null";
-      if (std::optional<std::string> out = run_capture(cmd)) {
-        info.gpus = parse_nvidia_smi_gpus(*out, &info.problems);
+      // A wedged driver can hang nvidia-smi; it gets the time NHC gives a whole check.
+      std::string error;
+      auto run = support::run_process({*smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"},
+                                      std::chrono::seconds(5), 1 << 20, &error);
+      if (!run) {
+        info.problems.push_back("nvidia-smi: " + error);
+      } else if (run->status != 0) {
+        std::string_view said = trim(run->out.empty() ? run->err : run->out);
+        said = said.substr(0, said.find('\n'));
+        info.problems.push_back("nvidia-smi exited with status " + std::to_string(run->status) +
+                                (said.empty() ? "" : ": " + std::string(said)));
+      } else {
+        info.gpus = parse_nvidia_smi_gpus(run->out, &info.problems);
         info.gpus_source = "nvidia-smi";
       }
     }

@@ -112,7 +112,6 @@ class ElfFile {
   bool symbolic = false;                    // DT_SYMBOLIC or DF_SYMBOLIC
   std::vector<VersionNeed> verneed;
   std::vector<VersionDef> verdef;
-  bool has_versym() const { return versym_off_.has_value(); }
   bool has_verdef() const { return !verdef.empty(); }
 
   // What was malformed but not fatal, in the order found.

@@ -23,13 +23,9 @@
 #include <string_view>
 #include <vector>
 
-namespace envdoctor {
+#include "support/types.h"
 
-using i64 = int64_t;
-using u8 = uint8_t;
-using u16 = uint16_t;
-using u32 = uint32_t;
-using u64 = uint64_t;
+namespace envdoctor {
 
 class Bytes {
  public:

@@ -13,58 +13,7 @@ namespace envdoctor::loader {
 
 namespace fs = std::filesystem;
 
-namespace {
-
-// Resolves `path` inside `root` component by component, following symbolic links as a process
-// chrooted to `root` would (absolute targets restart at `root`). At most 40 links, like Linux.
-std::string resolve_in_root(const std::string& root, const std::string& path) {
-  std::vector<std::string> parts;
-  std::string pending = path;
-  int links = 0;
-  std::string resolved;  // inside root, always starting with '/'
-  while (true) {
-    size_t pos = 0;
-    bool restarted = false;
-    while (pos <= pending.size()) {
-      size_t next = pending.find('/', pos);
-      if (next == std::string::npos) next = pending.size();
-      std::string comp = pending.substr(pos, next - pos);
-      std::string rest = next < pending.size() ? pending.substr(next + 1) : "";
-      pos = next + 1;
-      if (comp.empty() || comp == ".") {
-        if (next == pending.size()) break;
-        continue;
-      }
-      if (comp == "..") {
-        size_t slash = resolved.rfind('/');
-        resolved.resize(slash == std::string::npos ? 0 : slash);
-        if (next == pending.size()) break;
-        continue;
-      }
-      std::string candidate = resolved + "/" + comp;
-      char buf[PATH_MAX];
-      ssize_t n = ::readlink((root + candidate).c_str(), buf, sizeof buf - 1);
-      if (n > 0 && ++links <= 40) {
-        std::string target(buf, static_cast<size_t>(n));
-        if (!target.empty() && target[0] == '/') resolved.clear();
-        pending = target + (rest.empty() ? "" : "/" + rest);
-        restarted = true;
-        break;
-      }
-      resolved = candidate;
-      if (next == pending.size()) break;
-    }
-    if (!restarted) break;
-  }
-  return root + (resolved.empty() ? "/" : resolved);
-}
-
-}  // namespace
-
-std::string ObjectStore::host_path(const std::string& path) const {
-  if (root_.empty() || path.empty() || path[0] != '/') return path;
-  return resolve_in_root(root_, path);
-}
+std::string ObjectStore::host_path(const std::string& path) const { return root_.host(path); }
 
 std::string ObjectStore::simulation_key(const std::string& path) {
   // Callers hold mu_. The loader spells one file many ways ("lib/../x/libfoo.so", a symlinked

@@ -17,6 +17,7 @@
 
 #include "elf/elf_file.h"
 #include "loader/symbols.h"
+#include "support/root.h"
 
 namespace envdoctor::loader {
 
@@ -50,7 +51,7 @@ struct OpenResult {
 
 class ObjectStore {
  public:
-  explicit ObjectStore(std::string root = "") : root_(std::move(root)) {}
+  explicit ObjectStore(const std::string& root = "") : root_(root) {}
 
   // Opens and parses `path` (the loader's view) once; later calls return the same result.
   std::shared_ptr<const OpenResult> open(const std::string& path);
@@ -63,7 +64,8 @@ class ObjectStore {
   // The path on this machine where the loader's `path` is read.
   std::string host_path(const std::string& path) const;
 
-  const std::string& root() const { return root_; }
+  const std::string& root() const { return root_.dir(); }
+  const support::FileRoot& file_root() const { return root_; }
 
   // What earlier loads learnt about symbol binding (see BindingCache).
   BindingCache& bindings() { return bindings_; }
@@ -89,7 +91,7 @@ class ObjectStore {
     bool operator==(const Entry&) const = default;
   };
 
-  std::string root_;
+  support::FileRoot root_;
   BindingCache bindings_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;  // by path as spelled

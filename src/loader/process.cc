@@ -27,15 +27,11 @@ const char* rule_name(Rule rule) {
   return "?";
 }
 
-const char* error_code(LoadError::Kind kind) {
-  switch (kind) {
-    case LoadError::Kind::kMissingLibrary: return "missing-library";
-    case LoadError::Kind::kMissingVersion: return "missing-version";
-    case LoadError::Kind::kUndefinedSymbol: return "undefined-symbol";
-    case LoadError::Kind::kWrongElfClass: return "wrong-elf-class";
-    case LoadError::Kind::kInvalidElf: return "invalid-elf";
-  }
-  return "?";
+std::string LoadError::reason() const {
+  if (message.size() > path.size() + 2 && message.compare(0, path.size(), path) == 0 &&
+      message.compare(path.size(), 2, ": ") == 0)
+    return message.substr(path.size() + 2);
+  return message;
 }
 
 // The state of one _dl_map_object search.
@@ -272,20 +268,25 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
     return r;
   }
   r.rule = Rule::kNotFound;
-  if (s.fatal) r.attempts.push_back({"", *s.fatal});
+  if (s.fatal) {
+    r.attempts.push_back({"", *s.fatal});
+    r.rejected = s.path;
+  }
   return r;
 }
 
 // The error a failed resolution gives, in the loader's words.
-static LoadError resolution_error(const Resolution& r, int obj, u8 host_class) {
+static LoadError resolution_error(const Resolution& r, int obj, const std::string& requester, u8 host_class) {
   LoadError err;
   err.object = obj;
+  err.path = requester;
   err.library = r.name;
   bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
     return a.outcome.rfind("wrong ELF class", 0) == 0;
   });
   if (!r.attempts.empty() && r.attempts.back().path.empty()) {
     err.kind = LoadError::Kind::kInvalidElf;
+    err.path = r.rejected;
     err.message = r.attempts.back().outcome;
   } else if (other_class) {
     err.kind = LoadError::Kind::kWrongElfClass;
@@ -352,7 +353,7 @@ std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, boo
             continue;
           }
           if (!auxiliary) {
-            errors.push_back(resolution_error(r, obj, host_class_));
+            errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
             if (fatal) return stop(obj, std::move(r));
           }
           move_before(chain_, ListEntry{-1, r.name}, obj);
@@ -385,7 +386,7 @@ std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, boo
           done.push_back(false);
         }
       } else {
-        errors.push_back(resolution_error(r, obj, host_class_));
+        errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
         if (errors.back().kind == LoadError::Kind::kInvalidElf) return stop(obj, std::move(r));
         chain_.push_back({-1, r.name});  // trace mode's fake entry, printed "=> not found"
       }
@@ -414,6 +415,7 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
       LoadError err;
       err.kind = LoadError::Kind::kMissingVersion;
       err.object = object;
+      err.path = o.path;
       err.library = objects_[provider].path;
       err.version = std::string(need.name);
       err.message = objects_[provider].path + ": version `" + err.version + "' not found (required by " +
@@ -524,6 +526,7 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
       LoadError err;
       err.kind = LoadError::Kind::kUndefinedSymbol;
       err.object = object;
+      err.path = o.path;
       err.symbol = std::string(sym->name);
       if (version) err.version = std::string(version->name);
       err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
@@ -547,12 +550,12 @@ bool Process::load_main(const std::string& path) {
     LoadError err;
     err.kind = op->status == OpenResult::Status::kInvalid ? LoadError::Kind::kInvalidElf
                                                           : LoadError::Kind::kMissingLibrary;
+    err.path = path;
     err.library = path;
     err.message = path + ": " + (op->status == OpenResult::Status::kInvalid
                                      ? op->error
                                      : "cannot open shared object file: " + op->error);
     errors_.push_back(err);
-    first_error_ = err;
     return false;
   }
   host_class_ = op->elf->elf_class;
@@ -591,7 +594,6 @@ bool Process::load_main(const std::string& path) {
   global_scope_ = searchlist;
   if (fatal_) {
     errors_ = missing;
-    first_error_ = errors_.front();
     return true;
   }
   for (const ListEntry& e : chain_)
@@ -603,7 +605,6 @@ bool Process::load_main(const std::string& path) {
 
   for (auto* list : {&missing, &versions, &symbols})
     errors_.insert(errors_.end(), list->begin(), list->end());
-  if (!errors_.empty()) first_error_ = errors_.front();
   return true;
 }
 
@@ -617,7 +618,7 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
   };
   if (r.object < 0) {
     // The name dlopen was given is the one its message names.
-    note(resolution_error(r, -1, host_class_));
+    note(resolution_error(r, -1, path, host_class_));
     return result;
   }
   result.object = r.object;

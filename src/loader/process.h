@@ -53,6 +53,7 @@ struct Resolution {
   int rpath_owner = -1;    // for kRpath: the object whose DT_RPATH it was
   int object = -1;         // index into Process::objects(); -1 when not found
   std::vector<Attempt> attempts;  // every path tried, in order
+  std::string rejected;    // a file open_verify rejected, which ended the search (kNotFound)
 };
 
 struct LoadedObject {
@@ -74,12 +75,17 @@ struct LoadError {
   enum class Kind { kMissingLibrary, kMissingVersion, kUndefinedSymbol, kWrongElfClass, kInvalidElf };
   Kind kind;
   int object = -1;        // the object whose need failed
+  // The file the error is in: the object whose need failed (the path it was opened by), the
+  // name given to dlopen when it failed itself, or, for kInvalidElf, the file the loader rejected.
+  std::string path;
   std::string library;    // the library name (missing, invalid) or the provider's path (version)
   std::string symbol;
   std::string version;
-  std::string message;    // the loader's words, as dlerror() would give them
+  std::string message;    // the loader's words, as dlerror() would give them: "PATH: reason"
+
+  // The message without its leading "PATH: ".
+  std::string reason() const;
 };
-const char* error_code(LoadError::Kind kind);
 
 class Process {
  public:
@@ -89,8 +95,7 @@ class Process {
   // (trace mode) would. Returns false when the main program itself cannot be loaded.
   bool load_main(const std::string& path);
 
-  // Starts a process around an interpreter (python) that is not loaded from `path`'s NEEDED
-  // alone: same as load_main, then more objects come through dlopen.
+  // What one dlopen call did.
   struct DlopenResult {
     int object = -1;                   // the loaded object, or -1
     std::vector<LoadError> errors;     // every error found (trace-mode style)
@@ -105,8 +110,6 @@ class Process {
   // Errors of load_main, in the order ld.so meets them: missing libraries in load order,
   // then version errors, then undefined symbols (relocation order).
   const std::vector<LoadError>& errors() const { return errors_; }
-  // The one error a real start of the program would stop at, if any.
-  const std::optional<LoadError>& first_error() const { return first_error_; }
 
   // One line of `ldd`: a loaded object, or a library that was not found (trace mode lists a
   // missing library each time it is needed).
@@ -156,7 +159,6 @@ class Process {
   std::vector<LoadedObject> objects_;
   std::vector<int> global_scope_;  // main's searchlist, then RTLD_GLOBAL objects
   std::vector<LoadError> errors_;
-  std::optional<LoadError> first_error_;
   int interpreter_ = -1;
   std::vector<bool> dead_;
   // Every name an object answers to (path, requested names, SONAME), by hash. A process holds a

@@ -1,12 +1,7 @@
 #include "python/interpreter.h"
 
-#include <fcntl.h>
 #include <gnu/libc-version.h>
-#include <poll.h>
-#include <signal.h>
-#include <spawn.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,8 +15,7 @@
 #include <sstream>
 
 #include "python/metadata_file.h"
-
-extern char** environ;
+#include "support/subprocess.h"
 
 namespace envdoctor::python {
 
@@ -30,66 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr u64 kMaxProbeOutput = 16 * 1024 * 1024;
-
-// RAII for the pipe ends and the child; a child still running when the scope ends is killed
-// and reaped, so no early return leaves a zombie or a stray interpreter behind.
-class Pipe {
- public:
-  Pipe() {
-    if (::pipe2(fds_, O_CLOEXEC) != 0) fds_[0] = fds_[1] = -1;
-  }
-  ~Pipe() {
-    close_read();
-    close_write();
-  }
-  bool ok() const { return fds_[0] >= 0; }
-  int read_end() const { return fds_[0]; }
-  int write_end() const { return fds_[1]; }
-  void close_read() {
-    if (fds_[0] >= 0) ::close(fds_[0]);
-    fds_[0] = -1;
-  }
-  void close_write() {
-    if (fds_[1] >= 0) ::close(fds_[1]);
-    fds_[1] = -1;
-  }
-
- private:
-  int fds_[2] = {-1, -1};
-};
-
-class Child {
- public:
-  explicit Child(pid_t pid) : pid_(pid) {}
-  ~Child() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGKILL);
-      wait();
-    }
-  }
-  int wait() {
-    int raw = 0;
-    while (::waitpid(pid_, &raw, 0) < 0 && errno == EINTR) {
-    }
-    pid_ = -1;
-    if (WIFEXITED(raw)) return WEXITSTATUS(raw);
-    if (WIFSIGNALED(raw)) return 128 + WTERMSIG(raw);
-    return -1;
-  }
-
- private:
-  pid_t pid_;
-};
-
-class SpawnActions {
- public:
-  SpawnActions() { posix_spawn_file_actions_init(&a_); }
-  ~SpawnActions() { posix_spawn_file_actions_destroy(&a_); }
-  posix_spawn_file_actions_t* get() { return &a_; }
-
- private:
-  posix_spawn_file_actions_t a_;
-};
 
 bool is_executable_file(const std::string& path) {
   std::error_code ec;
@@ -126,65 +60,6 @@ std::vector<std::string> PythonEnvironment::site_dirs() const {
   return out;
 }
 
-std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                         u64 max_output, std::string* error) {
-  auto fail = [&](const std::string& what) -> std::optional<ProcessResult> {
-    if (error) *error = what;
-    return std::nullopt;
-  };
-  if (argv.empty()) return fail("nothing to run");
-  Pipe out, err;
-  if (!out.ok() || !err.ok()) return fail(std::string("pipe: ") + std::strerror(errno));
-  SpawnActions actions;
-  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(actions.get(), out.write_end(), 1);
-  posix_spawn_file_actions_adddup2(actions.get(), err.write_end(), 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  // A bare name is looked up on PATH as execvp would; a path is run as it is.
-  bool bare = argv[0].find('/') == std::string::npos;
-  int rc = bare ? ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ)
-                : ::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ);
-  if (rc != 0) return fail("cannot run " + argv[0] + ": " + std::strerror(rc));
-  Child child(pid);
-  out.close_write();
-  err.close_write();
-
-  ProcessResult result;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  struct pollfd fds[2] = {{out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      i64 ms = timeout.count();
-      return fail(argv[0] + " did not finish within " +
-                  (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms"));
-    }
-    int n = ::poll(fds, 2, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) return fail(std::string("poll: ") + std::strerror(errno));
-    for (int i = 0; i < 2; i++) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      char buf[65536];
-      ssize_t got = ::read(fds[i].fd, buf, sizeof(buf));
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {
-        fds[i].fd = -1;
-        open_fds--;
-        continue;
-      }
-      if (sinks[i]->size() + static_cast<u64>(got) > max_output)
-        return fail(argv[0] + " wrote more than " + std::to_string(max_output) + " bytes");
-      sinks[i]->append(buf, static_cast<size_t>(got));
-    }
-  }
-  result.status = child.wait();
-  return result;
-}
 
 std::optional<std::string> default_python(std::string* error) {
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
@@ -353,7 +228,7 @@ std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& opt
     if (!found) return std::nullopt;
     python = *found;
   }
-  auto result = run_process({python, "-c", probe_script()}, options.timeout, kMaxProbeOutput, error);
+  auto result = support::run_process({python, "-c", probe_script()}, options.timeout, kMaxProbeOutput, error);
   if (!result) return std::nullopt;
   if (result->status != 0) {
     if (error) {
@@ -544,7 +419,7 @@ std::optional<PythonEnvironment> environment_from_prefix(const std::string& pref
   fs::path prefix = fs::absolute(prefix_arg, ec).lexically_normal();
   if (prefix.has_filename() == false && prefix.has_parent_path()) prefix = prefix.parent_path();
   if (!fs::is_directory(root.host(prefix.string()), ec))
-    return fail(prefix_arg + ": not a directory" + (root.empty() ? "" : " inside " + root.root));
+    return fail(prefix_arg + ": not a directory" + (root.empty() ? "" : " inside " + root.dir()));
   PythonEnvironment env;
   env.prefix = env.exec_prefix = env.base_prefix = prefix.string();
   std::optional<PythonVersionInfo> version;

@@ -19,6 +19,7 @@
 
 #include "elf/mapped_file.h"
 #include "python/markers.h"
+#include "support/root.h"
 
 namespace envdoctor::python {
 
@@ -87,49 +88,12 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& json, std
 // The probe script itself.
 const std::string& probe_script();
 
-// A container's root file system read from this machine (--root DIR): paths stay the
-// container's own ("/opt/venv/bin/python"), and every file access goes to `host(path)`. An
-// empty root is this machine's own file system, where host(path) is path.
-struct FileRoot {
-  std::string root;
-  // In-root path -> host path, symbolic links resolved inside the root as a chroot would
-  // (an absolute link target restarts at the root): loader::ObjectStore::host_path.
-  std::function<std::string(const std::string&)> resolve;
-
-  bool empty() const { return root.empty(); }
-  std::string host(const std::string& path) const { return empty() || !resolve ? path : resolve(path); }
-  // Like host() but the last component is not followed: what lstat(2) of `path` looks at.
-  std::string host_no_follow(const std::string& path) const {
-    size_t slash = path.rfind('/');
-    if (empty() || slash == std::string::npos || slash + 1 == path.size()) return host(path);
-    std::string dir = host(slash == 0 ? "/" : path.substr(0, slash));
-    return (dir.back() == '/' ? dir : dir + "/") + path.substr(slash + 1);
-  }
-  // The in-root path of a host path below the root ("" when it lies outside).
-  std::string strip(const std::string& host_path) const {
-    if (empty()) return host_path;
-    if (host_path == root) return "/";
-    if (host_path.size() > root.size() && host_path.compare(0, root.size(), root) == 0 && host_path[root.size()] == '/')
-      return host_path.substr(root.size());
-    return "";
-  }
-  // The path with every link resolved inside the root, still in-root.
-  std::string canonical(const std::string& path) const { return empty() ? path : strip(host(path)); }
-};
+using support::FileRoot;
 
 // The no-exec path for --prefix DIR. Under a root, `prefix` is the container's own absolute
 // path and so is every path of the result; the files are read below the root.
 std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix, std::string* error,
                                                          const FileRoot& root = {});
 
-// Runs `argv` without a shell, stdin from /dev/null, capturing stdout and stderr (each bounded
-// by `max_output` bytes), killing it after `timeout`. Returns the exit status (128+signal for a
-// signal); nullopt with `error` set when it could not be started or timed out.
-struct ProcessResult {
-  int status = -1;
-  std::string out, err;
-};
-std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                         u64 max_output, std::string* error);
 
 }  // namespace envdoctor::python

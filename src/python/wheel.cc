@@ -3,7 +3,7 @@
 #include <map>
 #include <set>
 
-#include "python/lazy_library.h"
+#include "support/lazy_library.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::python {
@@ -28,7 +28,7 @@ struct Libzip {
 
 // libzip's functions, or nullptr with `error` saying why it could not be loaded.
 const Libzip* libzip(std::string* error) {
-  static LazyLibrary lib(ENVDOCTOR_LIBZIP_SONAME);
+  static support::LazyLibrary lib(ENVDOCTOR_LIBZIP_SONAME);
   static Libzip api;
   static std::string why;
   static const bool ok = lib.get(api.open, "zip_open", &why) && lib.get(api.discard, "zip_discard", &why) &&

@@ -25,7 +25,7 @@ std::string render_json(const Report& report) {
   ordered_json findings = ordered_json::array();
   for (const checks::Finding& f : report.findings) {
     ordered_json j;
-    j["code"] = f.code;
+    j["code"] = checks::code_name(f.code);
     j["severity"] = checks::severity_name(f.severity);
     j["file"] = f.file;
     j["package"] = f.package ? ordered_json(*f.package) : ordered_json(nullptr);

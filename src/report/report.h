@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checks/finding.h"
+#include "checks/why.h"
 
 namespace envdoctor::report {
 
@@ -29,5 +30,8 @@ struct TextOptions {
   size_t max_per_code = 5;  // a package with 500 missing files shows 5 and a count
 };
 std::string render_text(const Report& report, const TextOptions& options);
+
+// `envdoctor why`.
+std::string render_why_text(const checks::WhyAnswer& answer);
 
 }  // namespace envdoctor::report

@@ -61,12 +61,12 @@ std::string render_text(const Report& report, const TextOptions& options) {
     std::map<std::string, size_t> shown;
     std::map<std::string, size_t> hidden;
     for (const checks::Finding* f : groups[pkg]) {
-      if (shown[f->code]++ >= options.max_per_code) {
-        ++hidden[f->code];
+      if (shown[checks::code_name(f->code)]++ >= options.max_per_code) {
+        ++hidden[checks::code_name(f->code)];
         continue;
       }
       bool error = f->severity == checks::Severity::kError;
-      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << f->code
+      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f->code)
           << (f->is_new ? " [new]" : "") << "\n";
       if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
       out << "    " << printable(f->message) << "\n";

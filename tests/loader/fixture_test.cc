@@ -279,6 +279,8 @@ TEST_F(LoaderFixture, ThirtyTwoBitProgramUsesTheI386Loader) {
   CommandResult built = run("echo 'int main(){return 0;}' | gcc -m32 -x c - -o " + quote(prog));
   if (built.status != 0 || access(ld32, X_OK) != 0) GTEST_SKIP() << "needs gcc -m32 and " << ld32;
   CommandResult want = run(std::string("env -u LD_LIBRARY_PATH ") + ld32 + " --list " + quote(prog));
+  // A kernel without IA-32 emulation cannot run the referee (exec format error, status 126).
+  if (want.status != 0) GTEST_SKIP() << ld32 << " --list cannot run here (status " << want.status << "): " << want.err;
   std::string expected;
   std::istringstream in(strip_addresses(want.out));
   for (std::string line; std::getline(in, line);)

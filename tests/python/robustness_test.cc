@@ -80,13 +80,38 @@ TEST(Robustness, ProbeOutputAndWheelNames) {
   const std::string probe =
       R"({"version_info": [3, 11, 7, "final", 0], "path": ["", "/x"], "config": {"Py_DEBUG": 0},)"
       R"( "markers": {"python_version": "3.11"}, "libc": "glibc 2.36", "paths": {"purelib": "/p"}})";
+  const std::string wheel = "flash_attn-2.5.0-1-cp310.cp311-cp311-manylinux_2_28_x86_64.whl";
+  std::string error;
+  // The inputs themselves parse, so the rounds below mutate something that is read.
+  ASSERT_TRUE(parse_probe_output(probe, &error)) << error;
+  auto original = WheelName::parse(wheel, &error);
+  ASSERT_TRUE(original) << error;
+  ASSERT_EQ(original->tags().size(), 2u);
+
   Mutator m(3);
+  int probes_refused = 0, names_refused = 0;
   for (int i = 0; i < kRounds; i++) {
-    std::string error;
-    parse_probe_output(m.mutate(probe), &error);
-    if (auto w = WheelName::parse(m.mutate("flash_attn-2.5.0-1-cp310.cp311-cp311-manylinux_2_28_x86_64.whl"), &error))
-      w->tags();
+    // Either a result or a reason, never both and never neither.
+    error.clear();
+    std::optional<PythonEnvironment> env = parse_probe_output(m.mutate(probe), &error);
+    if (!env) {
+      EXPECT_FALSE(error.empty());
+      ++probes_refused;
+    }
+    error.clear();
+    std::string name = m.mutate(wheel);
+    if (auto w = WheelName::parse(name, &error)) {
+      // Every tag combination pip would accept the file under: the product of the tag sets.
+      EXPECT_EQ(w->tags().size(), w->python_tags.size() * w->abi_tags.size() * w->platform_tags.size()) << name;
+      EXPECT_FALSE(w->name.empty()) << name;
+    } else {
+      EXPECT_FALSE(error.empty()) << name;
+      ++names_refused;
+    }
   }
+  // The mutations do reach the parsers' refusals.
+  EXPECT_GT(probes_refused, 0);
+  EXPECT_GT(names_refused, 0);
 }
 
 // Mutated bytes of a real wheel: libzip and the checks on top of it must refuse or read, never

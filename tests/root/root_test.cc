@@ -322,9 +322,26 @@ TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
   EXPECT_EQ(checks::root_glibc_version(empty_store, loader::LoaderConfig::for_host(other / "empty")), "");
 }
 
+// Regression (issue 13): `why` looked for copies on this machine, where zlib is installed, instead
+// of inside the root, where it is not.
+TEST_F(RootTest, WhyLooksForCopiesInsideTheRoot) {
+  CommandResult r = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " why --root " + quote(root_) +
+                        " --prefix /opt/venv libz.so.1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("libz.so.1\n  copies the environment can reach:\n    none\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(kSite + "/zpkg/_z" + ext_suffix()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      => not found\n"), std::string::npos) << r.out;
+
+  // The root's own library, found through the root's own cache.
+  r = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " why --root " + quote(root_) + " --prefix /opt/venv libopt.so.1");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("    /opt/lib/libopt.so.1  (no package)\n"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("      => /opt/lib/libopt.so.1  [ld.so.cache"), std::string::npos) << r.out;
+}
+
 TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
   loader::ObjectStore store(root_);
-  python::FileRoot root{root_, [&](const std::string& p) { return store.host_path(p); }};
+  const support::FileRoot& root = store.file_root();
   std::vector<std::string> files = checks::find_elf_files({kSite}, root);
   std::string s = ext_suffix();
   EXPECT_EQ(files, (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",

@@ -1,8 +1,8 @@
-#include "python/lazy_library.h"
+#include "support/lazy_library.h"
 
 #include <dlfcn.h>
 
-namespace envdoctor::python {
+namespace envdoctor::support {
 
 void* LazyLibrary::symbol(const char* name, std::string* error) {
   std::call_once(once_, [&] {
@@ -24,4 +24,4 @@ void* LazyLibrary::symbol(const char* name, std::string* error) {
   return p;
 }
 
-}  // namespace envdoctor::python
+}  // namespace envdoctor::support

@@ -8,7 +8,7 @@
 #include <mutex>
 #include <string>
 
-namespace envdoctor::python {
+namespace envdoctor::support {
 
 class LazyLibrary {
  public:
@@ -34,4 +34,4 @@ class LazyLibrary {
   std::string open_error_;
 };
 
-}  // namespace envdoctor::python
+}  // namespace envdoctor::support

@@ -1,11 +1,11 @@
-// python::LazyLibrary: the optional dependencies are opened on first use, and a missing one
+// support::LazyLibrary: the optional dependencies are opened on first use, and a missing one
 // becomes dlerror()'s words, not a crash.
-#include "python/lazy_library.h"
+#include "support/lazy_library.h"
 
 #include <gtest/gtest.h>
 #include <zip.h>
 
-namespace envdoctor::python {
+namespace envdoctor::support {
 namespace {
 
 TEST(LazyLibrary, FindsTheFunctionsOfTheLibraryTheHeadersDescribe) {
@@ -31,4 +31,4 @@ TEST(LazyLibrary, AMissingLibraryIsAnErrorOnEveryCall) {
 }
 
 }  // namespace
-}  // namespace envdoctor::python
+}  // namespace envdoctor::support

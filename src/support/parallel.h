@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-namespace envdoctor::checks {
+namespace envdoctor::support {
 
 // Workers for n items: one per core.
 inline size_t core_threads(size_t n) {
@@ -38,4 +38,4 @@ inline void parallel_for(size_t n, const std::function<void(size_t)>& fn, size_t
   for (std::thread& t : pool) t.join();
 }
 
-}  // namespace envdoctor::checks
+}  // namespace envdoctor::support

@@ -1,0 +1,64 @@
+// `why NAME`: the load model's reasons about one library, file or package, gathered once.
+//
+// A SONAME (or file name): every copy the environment could reach and who owns it, every ELF
+// file that needs it, where each one's need resolves, by which rule, and which copies that
+// shadows. A path: the same for the library at that path. A package: what its ELF files need
+// and where that resolves, and in reverse which files of other packages need its files.
+// src/report/why.cc renders the answer.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checks/environment.h"
+#include "checks/load_checks.h"
+
+namespace envdoctor::checks {
+
+struct OwnedPath {
+  std::string path;
+  std::string owner;  // Environment::owner_label: "numpy 1.26.4", "Debian package libc6 2.36", ...
+};
+
+struct WhyLibrary {
+  std::string name;                    // the SONAME (or file name) asked about
+  std::optional<OwnedPath> asked_path;  // when the question was a path: that file
+  std::vector<OwnedPath> copies;       // every copy the environment can reach
+  struct Need {
+    OwnedPath consumer;
+    Edge edge;
+    std::vector<OwnedPath> shadowed;   // the other copies, when the need resolved
+  };
+  std::vector<Need> needed_by;
+};
+
+struct WhyPackage {
+  std::string name, version, metadata_dir;
+  struct File {
+    std::string path;
+    std::vector<Edge> needs;
+  };
+  std::vector<File> files;                               // its ELF files, by path
+  std::map<std::string, std::vector<Edge>> used_by;      // another package's label -> its edges into these files
+};
+
+struct WhyAnswer {
+  std::optional<WhyPackage> package;
+  std::optional<WhyLibrary> library;
+};
+
+// nullopt with `error` set when NAME is no package, library or file of the environment, or a
+// path that cannot be opened.
+std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads, const std::string& name,
+                                     std::string* error);
+
+// Every file the environment could load under `name`: its own ELF files with that SONAME or file
+// name, and what the system's search would find (ld.so.cache, LD_LIBRARY_PATH, the default
+// directories), read through the environment (its root, its simulated changes). One file under
+// several names (/lib is /usr/lib on a merged system) is one copy.
+std::set<std::string> reachable_copies(const Environment& env, const std::string& name);
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,66 @@
+// `envdoctor why`: the answer of checks::explain_why, as text.
+#include <sstream>
+
+#include "report/report.h"
+
+namespace envdoctor::report {
+
+namespace {
+
+using checks::Edge;
+
+std::string rule_label(const Edge& e) {
+  std::string out = loader::rule_name(e.rule);
+  if (!e.source.empty()) out += " " + e.source;
+  return out;
+}
+
+void render_library(std::ostream& out, const checks::WhyLibrary& lib) {
+  if (lib.asked_path)
+    out << lib.asked_path->path << " is " << lib.name << ", owned by " << lib.asked_path->owner << "\n";
+  out << lib.name << "\n  copies the environment can reach:\n";
+  if (lib.copies.empty()) out << "    none\n";
+  for (const checks::OwnedPath& c : lib.copies) out << "    " << c.path << "  (" << c.owner << ")\n";
+  out << "  needed by:\n";
+  if (lib.needed_by.empty()) out << "    nothing in this environment\n";
+  for (const checks::WhyLibrary::Need& n : lib.needed_by) {
+    out << "    " << n.consumer.path << "  (" << n.consumer.owner << ")\n";
+    if (n.edge.resolved.empty()) {
+      out << "      => not found\n";
+      for (const loader::Attempt& a : n.edge.attempts)
+        out << "         tried " << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+      continue;
+    }
+    out << "      => " << n.edge.resolved << "  [" << rule_label(n.edge) << "]\n";
+    for (const checks::OwnedPath& c : n.shadowed) out << "         shadows " << c.path << "  (" << c.owner << ")\n";
+  }
+}
+
+void render_package(std::ostream& out, const checks::WhyPackage& pkg) {
+  out << pkg.name << " " << pkg.version << "  (" << pkg.metadata_dir << ")\n";
+  out << "  its ELF files and what they need:\n";
+  if (pkg.files.empty()) out << "    none\n";
+  for (const checks::WhyPackage::File& f : pkg.files) {
+    out << "    " << f.path << "\n";
+    for (const Edge& e : f.needs)
+      out << "      " << e.needed << " => " << (e.resolved.empty() ? "not found" : e.resolved)
+          << (e.resolved.empty() ? "" : "  [" + rule_label(e) + "]") << "\n";
+  }
+  out << "  used by:\n";
+  if (pkg.used_by.empty()) out << "    nothing else in this environment\n";
+  for (const auto& [label, edges] : pkg.used_by) {
+    out << "    " << label << "\n";
+    for (const Edge& e : edges) out << "      " << e.consumer << " needs " << e.needed << " => " << e.resolved << "\n";
+  }
+}
+
+}  // namespace
+
+std::string render_why_text(const checks::WhyAnswer& answer) {
+  std::ostringstream out;
+  if (answer.package) render_package(out, *answer.package);
+  if (answer.library) render_library(out, *answer.library);
+  return out.str();
+}
+
+}  // namespace envdoctor::report

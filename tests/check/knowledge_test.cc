@@ -1,0 +1,41 @@
+// data/sonames.json is read as untrusted input: a malformed field is the tool's error (exit 2)
+// naming the file, the entry and the field, never an exception that ends the process.
+#include "checks/knowledge.h"
+
+#include <gtest/gtest.h>
+
+#include "support/fixture.h"
+
+namespace envdoctor::checks {
+namespace {
+
+std::string load_error(const std::string& libraries) {
+  test::TempDir tmp;
+  tmp.write("sonames.json", R"({"schema": 1, "libraries": )" + libraries + "}");
+  std::string error;
+  EXPECT_FALSE(Knowledge::load(tmp.path().string(), &error));
+  return error.substr(tmp.path().string().size() + 1);
+}
+
+TEST(Knowledge, ACudaMajorThatIsNotANumberNamesItsEntryAndField) {
+  EXPECT_EQ(load_error(R"([{"soname": "a.so.1", "package": "a", "cuda": "12"},
+                          {"soname": "b.so.1", "package": "b", "cuda": "1x"}])"),
+            "sonames.json: libraries[1].cuda: \"1x\" is not a CUDA major");
+  EXPECT_EQ(load_error(R"([{"soname": "b.so.1", "package": "b", "cuda": "99999999999"}])"),
+            "sonames.json: libraries[0].cuda: \"99999999999\" is not a CUDA major");
+}
+
+TEST(Knowledge, AFieldOfTheWrongTypeIsAnError) {
+  std::string error = load_error(R"([{"soname": 7, "package": "b"}])");
+  EXPECT_EQ(error.rfind("sonames.json: ", 0), 0u) << error;
+}
+
+TEST(Knowledge, TheShippedTableLoads) {
+  std::string error;
+  auto k = Knowledge::load(std::string(ENVDOCTOR_SOURCE_DIR) + "/data", &error);
+  ASSERT_TRUE(k) << error;
+  EXPECT_EQ(k->cuda_major("libcudart.so.12"), 12);
+}
+
+}  // namespace
+}  // namespace envdoctor::checks
