@@ -150,6 +150,16 @@ print(w)
   CommandResult r = run("python3 -c " + quote(verify) + " " + quote(wheel));
   EXPECT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("Tag: py3-none-" + tag + "\n"), std::string::npos) << r.out;
+
+  // The wheel passes its own check: `check --with` lays it into a fresh venv in memory.
+  TempDir tmp;
+  ASSERT_EQ(run("python3 -m venv --without-pip " + quote(tmp / "venv")).status, 0);
+  CommandResult with = run(quote(envdoctor()) + " check --json --verify-hashes --python " + quote(tmp / "venv/bin/python") +
+                           " --with " + quote(wheel));
+  EXPECT_EQ(with.status, 0) << with.err;
+  json checked = json::parse(with.out.empty() ? "{}" : with.out);
+  EXPECT_EQ(checked["environment"]["packages"], 1);
+  EXPECT_TRUE(checked["findings"].empty()) << checked.dump(2);
 }
 
 // A wheel that claims an older glibc than its binary needs is caught, by wheel-tag and by the
