@@ -1,11 +1,15 @@
 # The two set-up commands of the README. Each installs what is missing, builds in Release, then:
 #   make run   checks the current Python environment
 #   make test  runs a bounded fuzz run of the parsers, then the whole test suite (ctest)
+# and, to carry the tool elsewhere:
+#   make wheel                  dist/envdoctor-<version>-py3-none-manylinux_2_<N>_x86_64.whl
+#   make install PREFIX=DIR     DIR/bin/envdoctor, DIR/share/envdoctor, the man page, completions
 JOBS ?= $(shell nproc)
 BUILD := build
 ENVDOCTOR := $(BUILD)/envdoctor
+PREFIX ?= /usr/local
 
-.PHONY: all deps build run test fuzz bench clean
+.PHONY: all deps build run test fuzz bench wheel install clean
 
 all: build
 
@@ -22,6 +26,14 @@ run: build
 test: build fuzz
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
+# The tag is the one the binary earns (envdoctor wheel-tag); the build refuses a wheel whose tag
+# claims an older glibc than its files need.
+wheel: build
+	@python3 packaging/build_wheel.py --binary $(ENVDOCTOR) --out dist
+
+install: build
+	@cmake --install $(BUILD) --prefix $(PREFIX)
+
 fuzz: deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
@@ -33,4 +45,4 @@ bench: build
 	@$(BUILD)/bench/envdoctor_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
 clean:
-	rm -rf build build-debug build-fuzz
+	rm -rf build build-debug build-fuzz dist

@@ -41,5 +41,7 @@ int run_why(const CheckOptions& options, const std::string& name);
 int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);
+// The manylinux tag of ELF files, and whether wheels' platform tags claim too old a glibc.
+int run_wheel_tag(const std::vector<std::string>& paths, bool json);
 
 }  // namespace envdoctor::cli

@@ -11,6 +11,8 @@ int main(int argc, char** argv) {
   CLI::App app{"envdoctor: will every native library in this Python environment load?"};
   app.set_version_flag("--version", std::string("envdoctor ") + ENVDOCTOR_VERSION);
   app.require_subcommand(1);
+  const char* kPythonHelp =
+      "the interpreter (default: the environment envdoctor is installed in, $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)";
 
   LoaderOptions loader;
   std::string ld_library_path;
@@ -22,7 +24,7 @@ int main(int argc, char** argv) {
 
   CheckOptions check_options;
   CLI::App* check = app.add_subcommand("check", "will every native library of this Python environment load?");
-  check->add_option("--python", check_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  check->add_option("--python", check_options.python, kPythonHelp);
   check->add_option("--prefix", check_options.prefix, "an environment's prefix, read without running anything");
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
@@ -37,7 +39,7 @@ int main(int argc, char** argv) {
   CheckOptions why_options;
   CLI::App* why = app.add_subcommand("why", "a SONAME, path or package: who needs it, where it resolves and why, who owns it");
   why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required();
-  why->add_option("--python", why_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  why->add_option("--python", why_options.python, kPythonHelp);
   why->add_option("--prefix", why_options.prefix, "an environment's prefix, read without running anything");
   add_loader_options(why);
 
@@ -52,12 +54,17 @@ int main(int argc, char** argv) {
 
   CudaCommandOptions cuda_options;
   CLI::App* cuda = app.add_subcommand("cuda", "driver, GPUs, CUDA runtimes, and which packages use which");
-  cuda->add_option("--python", cuda_options.python, "the interpreter (default: $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)");
+  cuda->add_option("--python", cuda_options.python, kPythonHelp);
   cuda->add_option("--prefix", cuda_options.prefix, "an environment's prefix, read without running anything");
   cuda->add_option("--gpu", cuda_options.gpus, "show coverage for this GPU instead of this machine's (repeatable)");
   cuda->add_option("--driver", cuda_options.driver, "take this driver version instead of this machine's");
   cuda->add_flag("--json", cuda_options.json, "JSON on stdout");
   add_loader_options(cuda);
+
+  bool wheel_tag_json = false;
+  CLI::App* wheel_tag = app.add_subcommand("wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
+  wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required();
+  wheel_tag->add_flag("--json", wheel_tag_json, "JSON on stdout");
 
   try {
     app.parse(argc, argv);
@@ -87,5 +94,6 @@ int main(int argc, char** argv) {
   }
   if (ldd->parsed()) return run_ldd(loader, files);
   if (tree->parsed()) return run_tree(loader, files);
+  if (wheel_tag->parsed()) return run_wheel_tag(files, wheel_tag_json);
   return 2;
 }

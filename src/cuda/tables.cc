@@ -49,11 +49,14 @@ std::optional<DriverVersion> CudaTables::newest_driver() const {
 
 std::string default_data_dir() {
   if (const char* env = std::getenv("ENVDOCTOR_DATA_DIR"); env && *env) return env;
+  // An installed binary (make install, or a wheel's script): PREFIX/bin/envdoctor reads
+  // PREFIX/share/envdoctor, its own copy, before the source tree it was built from.
   std::error_code ec;
-  if (std::filesystem::is_directory(ENVDOCTOR_DATA_DIR, ec)) return ENVDOCTOR_DATA_DIR;
-  // An installed binary: PREFIX/bin/envdoctor reads PREFIX/share/envdoctor.
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (!ec) return (exe.parent_path().parent_path() / "share" / "envdoctor").string();
+  if (!ec) {
+    std::filesystem::path installed = exe.parent_path().parent_path() / "share" / "envdoctor";
+    if (std::filesystem::is_directory(installed, ec)) return installed.string();
+  }
   return ENVDOCTOR_DATA_DIR;
 }
 

@@ -40,8 +40,9 @@ struct CudaTables {
   std::optional<DriverVersion> newest_driver() const;
 };
 
-// The directory the tables are read from: $ENVDOCTOR_DATA_DIR when set, else the source tree's
-// data/ (the ENVDOCTOR_DATA_DIR macro).
+// The directory the tables are read from: $ENVDOCTOR_DATA_DIR when set; PREFIX/share/envdoctor
+// for a binary installed as PREFIX/bin/envdoctor (make install, the wheel) when it exists; else
+// the source tree's data/ (the ENVDOCTOR_DATA_DIR macro).
 std::string default_data_dir();
 
 // Reads `<data_dir>/cuda.json`. On a missing or malformed file returns nullopt with `error` set

@@ -61,7 +61,26 @@ std::vector<std::string> PythonEnvironment::site_dirs() const {
 }
 
 
+std::optional<std::string> installed_environment_python(const std::string& executable) {
+  fs::path bin = fs::path(executable).parent_path();
+  std::error_code ec;
+  // PEP 405: a virtual environment is marked by pyvenv.cfg one level above its bin/; conda
+  // marks its environments with conda-meta/.
+  bool environment = fs::is_regular_file(bin.parent_path() / "pyvenv.cfg", ec) ||
+                     fs::is_directory(bin.parent_path() / "conda-meta", ec);
+  std::string python = (bin / "python").string();
+  if (environment && is_executable_file(python)) return python;
+  return std::nullopt;
+}
+
 std::optional<std::string> default_python(std::string* error) {
+  // `python -m envdoctor` names its interpreter; a binary installed into an environment (a
+  // wheel's script, or make install PREFIX=venv) examines that environment.
+  if (const char* named = std::getenv("ENVDOCTOR_PYTHON"); named && *named) return std::string(named);
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec)
+    if (std::optional<std::string> python = installed_environment_python(self.string())) return python;
   for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
     const char* dir = std::getenv(var);
     if (dir && *dir && is_executable_file(std::string(dir) + "/bin/python")) return std::string(dir) + "/bin/python";

@@ -75,9 +75,15 @@ struct DiscoverOptions {
   std::chrono::milliseconds timeout{20000};
 };
 
-// The interpreter a user would run: $VIRTUAL_ENV/bin/python, $CONDA_PREFIX/bin/python, then
-// `python3` on PATH. nullopt with `error` set when none exists.
+// The interpreter to examine when none is named: $ENVDOCTOR_PYTHON (which `python -m envdoctor`
+// sets to sys.executable); the environment this binary is installed in (installed_environment_python
+// of /proc/self/exe); then the one a user would run: $VIRTUAL_ENV/bin/python,
+// $CONDA_PREFIX/bin/python, `python3` on PATH. nullopt with `error` set when none exists.
 std::optional<std::string> default_python(std::string* error);
+
+// ENV/bin/python when `executable` lies in ENV/bin of a virtual environment (ENV/pyvenv.cfg) or
+// a conda environment (ENV/conda-meta/); nullopt otherwise.
+std::optional<std::string> installed_environment_python(const std::string& executable);
 
 // Runs the interpreter once and parses what it prints.
 std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& options, std::string* error);

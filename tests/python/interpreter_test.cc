@@ -96,6 +96,30 @@ TEST(Interpreter, DefaultOrderPrefersVirtualEnvThenConda) {
   if (conda) ::setenv("CONDA_PREFIX", conda->c_str(), 1);
 }
 
+// A binary in ENV/bin of a venv or conda environment examines ENV; anywhere else (make install
+// PREFIX=/usr/local, the build folder) the usual order holds. ENVDOCTOR_PYTHON, which
+// `python -m envdoctor` sets, comes first.
+TEST(Interpreter, TheEnvironmentABinaryIsInstalledInComesFirst) {
+  TempDir tmp;
+  std::string venv_python = script(tmp, "venv/bin/python", "");
+  tmp.write("venv/pyvenv.cfg", "home = /usr/bin\n");
+  std::string conda_python = script(tmp, "conda/bin/python", "");
+  fs::create_directories(tmp / "conda/conda-meta");
+  script(tmp, "plain/bin/python", "");
+  EXPECT_EQ(installed_environment_python(tmp / "venv/bin/envdoctor"), venv_python);
+  EXPECT_EQ(installed_environment_python(tmp / "conda/bin/envdoctor"), conda_python);
+  EXPECT_EQ(installed_environment_python(tmp / "plain/bin/envdoctor"), std::nullopt);
+  EXPECT_EQ(installed_environment_python(tmp / "nopython/bin/envdoctor"), std::nullopt);
+
+  const char* saved = std::getenv("ENVDOCTOR_PYTHON");
+  std::optional<std::string> restore = saved ? std::optional<std::string>(saved) : std::nullopt;
+  ::setenv("ENVDOCTOR_PYTHON", conda_python.c_str(), 1);
+  std::string error;
+  EXPECT_EQ(default_python(&error), conda_python);
+  if (restore) ::setenv("ENVDOCTOR_PYTHON", restore->c_str(), 1);
+  else ::unsetenv("ENVDOCTOR_PYTHON");
+}
+
 // --prefix reads pyvenv.cfg and the layout; what it finds must agree with what the venv's own
 // interpreter says.
 TEST(Interpreter, PrefixWithoutExecAgreesWithTheInterpreter) {
