@@ -11,6 +11,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "checks/cuda_beyond_table.h"
 #include "support/parallel.h"
 #include "cuda/arch.h"
 #include "loader/search_paths.h"
@@ -374,6 +375,8 @@ std::optional<DriverVersion> effective_driver(const CudaInventory& inventory, co
 
 DriverRequirement driver_requirement(const CudaRuntime& runtime, const cuda::CudaTables& tables) {
   DriverRequirement r;
+  r.unknown = runtime_beyond_table(runtime, tables);
+  if (r.unknown) return r;
   if (runtime.version) {
     r.full = tables.full_compat_driver(*runtime.version);
     if (!r.full) {
@@ -389,10 +392,7 @@ DriverRequirement driver_requirement(const CudaRuntime& runtime, const cuda::Cud
 }
 
 std::optional<MajorMinor> newest_cuda_for_driver(const DriverVersion& driver, const cuda::CudaTables& tables) {
-  std::optional<MajorMinor> best;
-  for (const cuda::ToolkitDriverMinimum& t : tables.toolkit_driver_minimum)
-    if (t.linux_driver <= driver && (!best || *best < t.cuda)) best = t.cuda;
-  return best;
+  return tables.newest_cuda_for_driver(driver);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -498,6 +498,7 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
   if (!driver) return out;
   for (const CudaRuntime& rt : inv.runtimes) {
     DriverRequirement need = driver_requirement(rt, tables);
+    if (need.unknown) continue;  // a note from cuda_beyond_table_notes, not a verdict
     if (need.full && *driver >= *need.full) continue;
     if (need.minor_floor && *driver >= *need.minor_floor) {
       // CUDA's minor-version compatibility (CUDA Compatibility guide, "Minor Version
@@ -514,7 +515,7 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
     }
     std::optional<DriverVersion> required = need.full ? need.full : need.minor_floor;
     if (!required) {
-      notes.push_back(runtime_text(rt) + " is newer than data/cuda.json knows; its driver requirement was not checked");
+      notes.push_back(runtime_text(rt) + " is not in data/cuda.json; its driver requirement was not checked");
       continue;
     }
     Finding f;
@@ -768,6 +769,12 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
     std::vector<Finding> f = check_driver(env, inv, tables, target, result.notes);
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   }
+
+  // What the tables cannot judge, and CUDA majors on GPUs they no longer support.
+  std::vector<std::string> beyond = cuda_beyond_table_notes(inv, tables, target, driver);
+  result.notes.insert(result.notes.end(), beyond.begin(), beyond.end());
+  std::vector<Finding> old_gpus = check_cuda_minimum_gpu(env, inv, tables, target);
+  result.findings.insert(result.findings.end(), old_gpus.begin(), old_gpus.end());
 
   MajorGraph graph(env, inv);
   mix_in_environment(env, inv, result.findings);

@@ -128,14 +128,17 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inventor
 std::optional<cuda::DriverVersion> effective_driver(const CudaInventory& inventory, const CudaTarget& target);
 
 // The driver a runtime needs: for its release (full compatibility) when known, and the floor of
-// minor-version compatibility of its major.
+// minor-version compatibility of its major. `unknown`: the release (or major) is newer than
+// data/cuda.json, so neither is known and nothing is judged (checks/cuda_beyond_table.h says so).
 struct DriverRequirement {
   std::optional<cuda::DriverVersion> full;
   std::optional<cuda::DriverVersion> minor_floor;
+  bool unknown = false;
 };
 DriverRequirement driver_requirement(const CudaRuntime& runtime, const cuda::CudaTables& tables);
 
-// The newest CUDA release whose GA driver is at most `driver` ("12.4" for 550.54.14).
+// The newest CUDA release whose GA driver is at most `driver` ("12.4" for 550.54.14); nullopt for
+// a driver newer than the tables (CudaTables::newest_cuda_for_driver).
 std::optional<cuda::MajorMinor> newest_cuda_for_driver(const cuda::DriverVersion& driver, const cuda::CudaTables& tables);
 
 }  // namespace envdoctor::checks

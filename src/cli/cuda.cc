@@ -48,6 +48,7 @@ struct Summary {
   checks::CudaTarget target;
   std::optional<cuda::DriverVersion> effective_driver;
   std::optional<cuda::MajorMinor> driver_cuda;
+  bool driver_beyond_table = false;
   std::optional<checks::ForwardCompat> forward_compat;
   std::vector<RuntimeRow> runtimes;
   std::vector<PackageRow> packages;
@@ -71,6 +72,7 @@ int severity_rank(cuda::Coverage::Kind k) {
     case cuda::Coverage::Kind::kSass: return 1;
     case cuda::Coverage::Kind::kPtxJit: return 2;
     case cuda::Coverage::Kind::kUnsupported: return 3;
+    case cuda::Coverage::Kind::kUnknown: return 0;
   }
   return 0;
 }
@@ -79,7 +81,7 @@ RuntimeRow runtime_row(const checks::Environment& env, const checks::CudaInvento
                        const checks::CudaRuntime& rt, const cuda::CudaTables& tables,
                        const std::optional<cuda::DriverVersion>& driver) {
   RuntimeRow row{&rt, checks::driver_requirement(rt, tables), std::nullopt, false, inv.user_names(env, rt.path)};
-  if (driver) {
+  if (driver && !row.need.unknown) {
     bool full = row.need.full && *driver >= *row.need.full;
     bool minor = row.need.minor_floor && *driver >= *row.need.minor_floor;
     row.driver_ok = full || minor;
@@ -247,6 +249,7 @@ std::string render_text(const Summary& s) {
   if (s.target.driver) {
     out << s.target.driver->text << " (" << s.target.driver_source << ")";
     if (s.driver_cuda) out << ", runs CUDA " << s.driver_cuda->str() << " and older";
+    else if (s.driver_beyond_table) out << ", newer than this envdoctor's CUDA table: which CUDA it runs is unknown (update envdoctor)";
     out << "\n";
   } else {
     out << "none found (pass --driver VERSION)\n";
@@ -268,7 +271,8 @@ std::string render_text(const Summary& s) {
   for (const RuntimeRow& r : s.runtimes) {
     const checks::CudaRuntime& rt = *r.runtime;
     std::optional<cuda::DriverVersion> need = r.need.full ? r.need.full : r.need.minor_floor;
-    std::string verdict = !r.driver_ok ? "" : !*r.driver_ok ? "  TOO NEW for this driver"
+    std::string verdict = r.need.unknown ? "  newer than this envdoctor's CUDA table: update envdoctor"
+                          : !r.driver_ok ? "" : !*r.driver_ok ? "  TOO NEW for this driver"
                                           : r.minor_compat  ? "  runs through minor-version compatibility"
                                                             : "  ok";
     out << "  " << rt.soname << "  " << (rt.version ? rt.version->str() : std::to_string(rt.major) + ".x") << "  "
@@ -326,6 +330,7 @@ int run_cuda(const CudaCommandOptions& options) {
   s.effective_driver = checks::effective_driver(inv, s.target);
   s.driver_cuda = s.target.driver_cuda;
   if (!s.driver_cuda && s.target.driver) s.driver_cuda = checks::newest_cuda_for_driver(*s.target.driver, *tables);
+  s.driver_beyond_table = !s.driver_cuda && s.target.driver && tables->driver_beyond_table(*s.target.driver);
   for (const checks::CudaRuntime& rt : inv.runtimes)
     s.runtimes.push_back(runtime_row(*env, inv, rt, *tables, s.effective_driver));
   s.packages = package_rows(*env, inv, *tables, s);

@@ -10,10 +10,19 @@ namespace {
 int major_of(int sm) { return sm / 10; }
 int minor_of(int sm) { return sm % 10; }
 
-// Same major, equal or higher minor: the binary-compatibility rule, which is also the extent of
-// an `f` family (CUDA 12.9 "family-specific features": compute_100f covers 10.0 and 10.3).
+// Same major, equal or higher minor: the binary-compatibility rule.
 bool same_major_not_older(int sm, int gpu_sm) {
   return major_of(sm) == major_of(gpu_sm) && minor_of(gpu_sm) >= minor_of(sm);
+}
+
+// The GPUs an `f` build runs on, from NVIDIA's family table (Programming Guide table 28; the
+// CUDA 12.9 blog: "runs on same major CC with equal or higher minor CC, within the family").
+// sm and gpu_sm are already in the current numbering. A family the table lacks is trusted on its
+// own GPU alone.
+bool in_family(const CudaTables& tables, int sm, int gpu_sm) {
+  if (const std::vector<int>* runs_on = tables.family(sm))
+    return std::find(runs_on->begin(), runs_on->end(), gpu_sm) != runs_on->end();
+  return sm == gpu_sm;
 }
 
 bool loadable(const FatbinEntry& e) {
@@ -57,8 +66,8 @@ void count_modules(const FatbinInfo& info, int gpu_sm, const std::optional<Drive
     if (!loadable(e)) continue;
     modules.insert(e.container);
     bool runs = e.kind == FatbinEntry::Kind::kSass
-                    ? sass_runs_on(e.sm, e.variant, gpu_sm)
-                    : ptx_compiles_for(e.sm, e.variant, gpu_sm) && driver_can_jit(e, driver, tables).value_or(true);
+                    ? sass_runs_on(tables, e.sm, e.variant, gpu_sm)
+                    : ptx_compiles_for(tables, e.sm, e.variant, gpu_sm) && driver_can_jit(e, driver, tables).value_or(true);
     if (runs) covered.insert(e.container);
   }
   c.modules = static_cast<u32>(modules.size());
@@ -71,17 +80,22 @@ void count_modules(const FatbinInfo& info, int gpu_sm, const std::optional<Drive
 // (10.1 before CUDA 13, 11.0 since).
 bool is_tegra(int sm) { return sm == 53 || sm == 62 || sm == 72 || sm == 87 || sm == 101 || sm == 110; }
 
-bool sass_runs_on(int sm, char variant, int gpu_sm) {
+bool sass_runs_on(const CudaTables& tables, int sm, char variant, int gpu_sm) {
+  sm = tables.current_sm(sm);
+  gpu_sm = tables.current_sm(gpu_sm);
   if (variant == 'a') return sm == gpu_sm;
+  if (variant == 'f') return in_family(tables, sm, gpu_sm);
   // The programming guide's binary compatibility (X.y runs on X.z, z >= y) holds for desktop GPUs
   // only: not on Tegra, and not between desktop and Tegra.
   if (is_tegra(sm) || is_tegra(gpu_sm)) return sm == gpu_sm;
   return same_major_not_older(sm, gpu_sm);
 }
 
-bool ptx_compiles_for(int sm, char variant, int gpu_sm) {
+bool ptx_compiles_for(const CudaTables& tables, int sm, char variant, int gpu_sm) {
+  sm = tables.current_sm(sm);
+  gpu_sm = tables.current_sm(gpu_sm);
   if (variant == 'a') return sm == gpu_sm;
-  if (variant == 'f') return same_major_not_older(sm, gpu_sm);
+  if (variant == 'f') return in_family(tables, sm, gpu_sm);
   return gpu_sm >= sm;
 }
 
@@ -102,28 +116,35 @@ const char* coverage_kind_name(Coverage::Kind kind) {
     case Coverage::Kind::kPtxJit: return "ptx-jit";
     case Coverage::Kind::kUnsupported: return "unsupported";
     case Coverage::Kind::kNoDeviceCode: return "none";
+    case Coverage::Kind::kUnknown: return "unknown";
   }
   return "none";
 }
 
 Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersion> driver, const CudaTables& tables) {
   Coverage c;
-  count_modules(info, gpu_sm, driver, tables, c);
   std::string gpu = compute_capability_name(gpu_sm);
+  if (tables.gpu_beyond_table(gpu_sm)) {
+    c.kind = Coverage::Kind::kUnknown;
+    c.reason = gpu + " is newer than the architectures this envdoctor knows (up to " +
+               compute_capability_name(tables.newest_sm()) + ")";
+    return c;
+  }
+  count_modules(info, gpu_sm, driver, tables, c);
 
   std::vector<FatbinEntry> sass_sure, sass_maybe, sass_all, ptx_all, ptx_fit_arch, ptx_ok, ptx_unknown;
   for (const FatbinEntry& e : info.entries) {
     if (!loadable(e)) continue;
     if (e.kind == FatbinEntry::Kind::kSass) {
       sass_all.push_back(e);
-      if (!sass_runs_on(e.sm, e.variant, gpu_sm)) continue;
+      if (!sass_runs_on(tables, e.sm, e.variant, gpu_sm)) continue;
       // An unflagged compressed cubin might be an `a` build, which runs only on its own GPU.
       bool sure = e.variant_known || e.sm == gpu_sm;
       (sure ? sass_sure : sass_maybe).push_back(e);
       continue;
     }
     ptx_all.push_back(e);
-    if (!ptx_compiles_for(e.sm, e.variant, gpu_sm)) continue;
+    if (!ptx_compiles_for(tables, e.sm, e.variant, gpu_sm)) continue;
     ptx_fit_arch.push_back(e);
     std::optional<bool> jit = driver_can_jit(e, driver, tables);
     if (!jit) ptx_unknown.push_back(e);
@@ -160,8 +181,11 @@ Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersio
     c.deciding = ptx_fit_arch;
     const FatbinEntry& e = ptx_fit_arch.front();
     std::optional<DriverVersion> need = tables.driver_for_ptx_isa({e.ptx_isa_major, e.ptx_isa_minor});
-    c.reason += "; PTX " + names(ptx_fit_arch) + " is ISA " + ptx_isa_name(e) + ", which needs driver " +
-                (need ? need->text : std::string("?")) + " or newer, and the driver is " + driver->text;
+    // Past the table only a lower bound is known: newer than every driver the table names.
+    std::string needs = need ? "needs driver " + need->text + " or newer"
+                             : "needs a driver newer than " + tables.newest_driver().value_or(DriverVersion{}).text;
+    c.reason += "; PTX " + names(ptx_fit_arch) + " is ISA " + ptx_isa_name(e) + ", which " + needs +
+                ", and the driver is " + driver->text;
   } else if (!ptx_all.empty()) {
     c.reason += " and no PTX it can JIT (has " + names(ptx_all) + ")";
   } else {

@@ -4,15 +4,17 @@
 //
 // SASS (a cubin) for compute capability X.y runs on X.z for every z >= y, never across majors.
 // An arch-specific `a` cubin (sm_90a) runs on exactly X.y. A family-specific `f` cubin (sm_100f,
-// CUDA 12.9+) runs on the devices of its family, the same major with minor >= y: sm_100f on
-// 10.0 and 10.3, sm_120f on 12.0 and 12.1.
+// CUDA 12.9+) runs on the compute capabilities NVIDIA's family table lists for it (data/cuda.json
+// "families": compute_100f on 10.0, 10.3 and 10.7; compute_120f on 12.0 and 12.1); a family the
+// table lacks runs on its own GPU only, as far as anything here can tell.
 // PTX for compute_XY is JIT-compiled by the driver for any GPU of capability >= X.Y, provided the
-// driver understands the PTX ISA version (a driver JITs the ISA of its own CUDA release and
-// older; minor-version compatibility does not extend to PTX). `a` PTX compiles only for that exact
+// driver understands the PTX ISA version (the driver branch of each ISA is in the PTX table;
+// minor-version compatibility does not extend to PTX). `a` PTX compiles only for that exact
 // GPU, `f` PTX only within the family.
 //
 // A CUDA sm number is 10 * major + minor (sm_121 is 12.1), as nvcc and the fatbin headers write
-// it.
+// it. Numbers are compared under the current numbering: Thor's sm_101 of CUDA <= 12.9 is sm_110
+// (data/cuda.json "renamed"), so an sm_101 cubin is code for an sm_110 GPU.
 #pragma once
 
 #include <optional>
@@ -27,10 +29,10 @@ namespace envdoctor::cuda {
 
 // Whether a cubin built for `sm` (with `variant` 0, 'a' or 'f') runs on a GPU of `gpu_sm`. On the
 // Tegra GPUs (is_tegra) a cubin runs only on exactly its own architecture.
-bool sass_runs_on(int sm, char variant, int gpu_sm);
+bool sass_runs_on(const CudaTables& tables, int sm, char variant, int gpu_sm);
 bool is_tegra(int sm);
 // Whether PTX for `sm`/`variant` can be JIT-compiled for a GPU of `gpu_sm` (the driver aside).
-bool ptx_compiles_for(int sm, char variant, int gpu_sm);
+bool ptx_compiles_for(const CudaTables& tables, int sm, char variant, int gpu_sm);
 
 // "9.0" or "12.1" (nvidia-smi's compute_cap) -> 90 / 121; nullopt on anything else.
 std::optional<int> parse_compute_capability(std::string_view cc);
@@ -42,7 +44,8 @@ struct Coverage {
     kSass,         // a cubin runs on the GPU as it is
     kPtxJit,       // only PTX fits: the driver JIT-compiles it on first use
     kUnsupported,  // nothing runs: "no kernel image is available for execution on the device"
-    kNoDeviceCode  // the file carries no loadable GPU code at all
+    kNoDeviceCode,  // the file carries no loadable GPU code at all
+    kUnknown        // the GPU is newer than data/cuda.json's architectures: not judged
   };
   Kind kind = Kind::kNoDeviceCode;
   // The entries that decided: the cubins that run (kSass), the PTX that JITs (kPtxJit), or for
@@ -63,9 +66,11 @@ struct Coverage {
 
 // The verdict for a library's fatbinaries on a GPU of capability `gpu_sm`, with the driver when
 // known (unknown: PTX is assumed to JIT). Relocatable entries (__nv_relfatbin) are inputs to a
-// device link and never loaded, so they do not count.
+// device link and never loaded, so they do not count. A GPU beyond the architecture table is
+// kUnknown: the rules are not stretched over an architecture NVIDIA has not described.
 Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersion> driver, const CudaTables& tables);
 
-const char* coverage_kind_name(Coverage::Kind kind);  // "sass", "ptx-jit", "unsupported", "none"
+// "sass", "ptx-jit", "unsupported", "none", "unknown"
+const char* coverage_kind_name(Coverage::Kind kind);
 
 }  // namespace envdoctor::cuda

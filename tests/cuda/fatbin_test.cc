@@ -9,6 +9,7 @@
 #include <set>
 
 #include "cuda/fatbin.h"
+#include "support/cuda_fixtures.h"
 #include "support/fixture.h"
 
 namespace envdoctor::cuda {
@@ -148,33 +149,10 @@ TEST(FatbinFixtures, PlainLibraryHasNoFatbin) {
 // --- the variant read from the payload when the header has no flag (older toolkits) ---
 
 // The bytes of a fixture with every entry's variant flags cleared, as a pre-12.9 toolkit might
-// have written them.
+// have written them: flags at +40, 0x100000 and 0x200000 are byte 2, bits 4-5.
 std::vector<u8> without_variant_flags(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::vector<u8> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Read r = read_file(path);
-  for (const elf::Section& s : r.elf->sections()) {
-    if (s.name != ".nv_fatbin") continue;
-    // Walk the containers and entries the way the reader does, clearing bits 20-21 of flags.
-    u64 at = s.offset, end = s.offset + s.size;
-    while (at + 16 <= end) {
-      u64 fat_size, entry_at;
-      u16 header_size;
-      std::memcpy(&header_size, &bytes[at + 6], 2);
-      std::memcpy(&fat_size, &bytes[at + 8], 8);
-      entry_at = at + header_size;
-      u64 container_end = entry_at + fat_size;
-      while (entry_at < container_end) {
-        u32 ehs;
-        u64 payload;
-        std::memcpy(&ehs, &bytes[entry_at + 4], 4);
-        std::memcpy(&payload, &bytes[entry_at + 8], 8);
-        bytes[entry_at + 42] &= ~0x30;  // flags at +40: 0x100000 and 0x200000 are byte 2, bits 4-5
-        entry_at += ehs + payload;
-      }
-      at = container_end;
-    }
-  }
+  std::vector<u8> bytes = test::read_bytes(path);
+  test::for_each_fatbin_entry(bytes, [](u8* header) { header[42] &= ~0x30; });
   return bytes;
 }
 

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "cuda/driver.h"
+#include "support/cuda_fixtures.h"
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -22,16 +23,8 @@ const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
 const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
 const std::string kTag = "py3-none-linux_x86_64";
 
-std::string fixture(const std::string& name) { return std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/cuda/" + name; }
 
 
-
-std::vector<json> findings(const json& report, const std::string& code) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["code"] == code) out.push_back(f);
-  return out;
-}
 
 // The CUDA findings as (code, package, arch) for comparing whole sets at once.
 using Key = std::tuple<std::string, std::string, std::string>;
@@ -79,9 +72,9 @@ class CudaCheckTest : public ::testing::Test {
 // compute_80, and arch-specific sm_90a + compute_90a, each in its own wheel, checked for three
 // GPUs at once (and the three spellings of --gpu).
 TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
-  std::string sm80 = wheel("kern-sm80", "1.0", {{"kern_sm80/libk.so", fixture("sm80.so")}});
-  std::string ptx = wheel("kern-ptx", "1.0", {{"kern_ptx/libk.so", fixture("sm80_ptx.so")}});
-  std::string sm90a = wheel("kern-sm90a", "1.0", {{"kern_sm90a/libk.so", fixture("sm90a.so")}});
+  std::string sm80 = wheel("kern-sm80", "1.0", {{"kern_sm80/libk.so", cuda_fixture("sm80.so")}});
+  std::string ptx = wheel("kern-ptx", "1.0", {{"kern_ptx/libk.so", cuda_fixture("sm80_ptx.so")}});
+  std::string sm90a = wheel("kern-sm90a", "1.0", {{"kern_sm90a/libk.so", cuda_fixture("sm90a.so")}});
   Venv venv(tmp_, "archs");
   venv.install({sm80, ptx, sm90a});
 
@@ -99,7 +92,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
 
   report = venv.check(&status, "--gpu sm_90 --driver 580.65.06");
   EXPECT_EQ(status, 1);
-  auto unsupported = findings(report, "gpu-arch-unsupported");
+  auto unsupported = findings_with_code(report, "gpu-arch-unsupported");
   ASSERT_EQ(unsupported.size(), 1u) << report.dump(1);
   EXPECT_EQ(unsupported[0]["severity"], "error");
   EXPECT_EQ(unsupported[0]["file"], venv.site() + "/kern_sm80/libk.so");
@@ -108,7 +101,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
             "kern-sm80 1.0 carries no code that runs on sm_90 (compute capability 9.0): install a build of kern-sm80 "
             "for sm_90, or a wheel built with PTX (compute_90 or lower) for the driver to JIT; from source: "
             "TORCH_CUDA_ARCH_LIST=\"9.0+PTX\"");
-  auto jit = findings(report, "ptx-jit-only");
+  auto jit = findings_with_code(report, "ptx-jit-only");
   ASSERT_EQ(jit.size(), 1u);
   EXPECT_EQ(jit[0]["severity"], "warning");
   EXPECT_EQ(jit[0]["message"], "no SASS for sm_90 in " + venv.site() +
@@ -116,7 +109,7 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
 
   report = venv.check(&status, "--gpu sm_100 --driver 580.65.06");
   bool found = false;
-  for (const json& f : findings(report, "gpu-arch-unsupported"))
+  for (const json& f : findings_with_code(report, "gpu-arch-unsupported"))
     if (f["package"] == "kern-sm90a") {
       found = true;
       EXPECT_EQ(f["message"], "no kernel image for sm_100 in " + venv.site() +
@@ -153,7 +146,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   int status = -1;
   json old_driver = venv.check(&status, "--gpu sm_89 --driver 550.54.14");
   EXPECT_EQ(status, 1);
-  auto too_old = findings(old_driver, "cuda-driver-too-old");
+  auto too_old = findings_with_code(old_driver, "cuda-driver-too-old");
   ASSERT_EQ(too_old.size(), 1u) << old_driver.dump(1);
   EXPECT_EQ(too_old[0]["file"], venv.site() + "/nvidia/cu13/lib/libcudart.so.13");
   EXPECT_EQ(too_old[0]["package"], "nvidia-cuda-runtime");
@@ -168,14 +161,14 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
 
   // nvcc 13 writes PTX ISA 9.0, which a CUDA 12.4 driver cannot JIT for a 9.0 GPU.
   json hopper = venv.check(&status, "--gpu sm_90 --driver 550.54.14");
-  auto no_jit = findings(hopper, "gpu-arch-unsupported");
+  auto no_jit = findings_with_code(hopper, "gpu-arch-unsupported");
   ASSERT_EQ(no_jit.size(), 1u) << hopper.dump(1);
   EXPECT_EQ(no_jit[0]["message"], "no kernel image for sm_90 in " + venv.site() +
                                       "/kernpkg/libkern.so: SASS for sm_86; PTX compute_86; the driver 550.54.14 cannot "
-                                      "JIT compute_86 (PTX ISA 9.0, needs 580.65.06 or newer)");
+                                      "JIT compute_86 (PTX ISA 9.0, needs 580 or newer)");
   EXPECT_EQ(no_jit[0]["hint"],
             "kernpkg 0.3 has PTX for sm_90 that this driver is too old to compile: upgrade the NVIDIA driver to "
-            "580.65.06 or newer, or install a build of kernpkg with SASS for sm_90 (from source: "
+            "580 or newer, or install a build of kernpkg with SASS for sm_90 (from source: "
             "TORCH_CUDA_ARCH_LIST=\"9.0\")");
 
   json new_driver = venv.check(&status, "--gpu sm_80 --driver 580.65.06");
@@ -244,7 +237,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
   int status = -1;
   json report = venv.check(&status, "--driver 580.65.06");
   EXPECT_EQ(status, 0) << report.dump(1);
-  auto mix = findings(report, "cuda-major-mix");
+  auto mix = findings_with_code(report, "cuda-major-mix");
   ASSERT_EQ(mix.size(), 1u) << report.dump(1);
   EXPECT_EQ(mix[0]["severity"], "warning");
   EXPECT_EQ(mix[0]["file"], rt12);
@@ -286,7 +279,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
                                                {"cuda-major-mix", "mixext", ""},
                                                {"cuda-major-mix", "extlike", ""}}))
       << report.dump(1);
-  for (const json& f : findings(report, "cuda-major-mix")) {
+  for (const json& f : findings_with_code(report, "cuda-major-mix")) {
     if (f["package"] == "mixext") {
       EXPECT_EQ(f["severity"], "error");
       EXPECT_EQ(f["file"], venv.site() + "/mixext/_mix.so");
@@ -309,7 +302,7 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
                 "majors gets two CUDA runtimes, so keep one");
     }
   }
-  EXPECT_TRUE(findings(report, "missing-library").empty()) << report.dump(1);
+  EXPECT_TRUE(findings_with_code(report, "missing-library").empty()) << report.dump(1);
 }
 
 }  // namespace
