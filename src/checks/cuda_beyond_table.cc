@@ -100,7 +100,7 @@ std::vector<Finding> check_cuda_minimum_gpu(const Environment& env, const CudaIn
       std::string path = rt ? rt->path : lib->path;
       std::string soname = rt ? rt->soname : lib->soname;
       Finding f;
-      f.code = "gpu-arch-unsupported";
+      f.code = Code::kGpuArchUnsupported;
       f.severity = Severity::kError;
       f.file = path;
       f.library = soname;

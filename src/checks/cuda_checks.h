@@ -9,8 +9,8 @@
 // driver come from the command line or from this machine (cuda/driver.h); without them the
 // checks that need them are skipped, with a note saying so.
 //
-// index_cuda gathers the facts once; check_cuda turns them into findings; `envdoctor cuda`
-// prints the same facts as a table.
+// checks/cuda_inventory.h gathers the facts once (index_cuda) and holds the verdicts that `check`
+// and `envdoctor cuda` share; check_cuda turns them into findings.
 #pragma once
 
 #include <map>
@@ -20,6 +20,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks/cuda_inventory.h"
 #include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/knowledge.h"
@@ -31,89 +32,6 @@
 
 namespace envdoctor::checks {
 
-// The GPUs and driver the checks are for.
-struct CudaTarget {
-  std::vector<cuda::Gpu> gpus;  // empty: the arch checks are skipped
-  std::string gpus_source;      // "--gpu", "NVML", "nvidia-smi"
-  std::optional<cuda::DriverVersion> driver;  // the kernel module's; nullopt: driver checks skipped
-  std::string driver_source;                  // "--driver", "/proc/driver/nvidia/version", ...
-  std::optional<cuda::MajorMinor> driver_cuda;  // the newest CUDA the driver reports (NVML)
-  std::vector<std::string> problems;            // from detection
-};
-
-// "sm_86", "sm_90a", "compute_90", "8.6", "86", "100" -> the GPU's sm number (86, 90, 90, 86, 86,
-// 100). An `a`/`f` suffix names code, not a GPU, and is dropped. nullopt on anything else.
-std::optional<int> parse_gpu_arch(std::string_view text);
-
-// The target from `--gpu` and `--driver` arguments, filling what is missing from this machine
-// (cuda::detect_driver, run only when something is missing). nullopt with `error` set on an
-// argument that does not parse.
-std::optional<CudaTarget> resolve_cuda_target(const std::vector<std::string>& gpu_args, const std::string& driver_arg,
-                                              std::string* error);
-
-// One file's GPU code.
-struct GpuCode {
-  const ElfRecord* file = nullptr;
-  cuda::FatbinInfo fatbins;
-  std::vector<std::string> sass;  // "sm_80", "sm_90a": loadable cubins, by sm then variant
-  std::vector<std::string> ptx;   // "compute_80"
-  // One of NVIDIA's own libraries (its SONAME is in data/sonames.json): some keep kernels where
-  // the fatbinary headers do not show them (cuFFT's .ldata, docs/cuda.md), so only a GPU older
-  // than all of its code is reported.
-  bool toolkit_library = false;
-  int lowest_sm = 0;  // of its loadable SASS and PTX
-};
-
-// A library of a CUDA release, in the environment or reached from it (a system toolkit on
-// LD_LIBRARY_PATH), and the CUDA major it belongs to.
-struct CudaLibrary {
-  std::string path;  // as the environment or the loader names it
-  std::string soname;
-  int major = 0;
-  std::string major_source;  // "its SONAME", "nvidia-cudnn-cu12", "data/sonames.json", "its folder"
-  const python::Distribution* owner = nullptr;
-  std::string origin;  // the owner's name, "LD_LIBRARY_PATH" or "system"
-};
-
-// A CUDA runtime (libcudart) and its release.
-struct CudaRuntime {
-  std::string path;
-  std::string soname;  // "libcudart.so.13"
-  int major = 0;
-  std::optional<cuda::MajorMinor> version;  // 13.0; nullopt when only the major is known
-  std::string version_source;               // "nvidia-cuda-runtime 13.0.96", "file libcudart.so.12.4.127", ""
-  const python::Distribution* owner = nullptr;
-  std::string origin;
-};
-
-// A libcuda.so.1 from NVIDIA's forward-compatibility package (cuda-compat), found where the
-// runtime's dlopen("libcuda.so.1") would find it before the system's: on LD_LIBRARY_PATH, or
-// shipped inside the environment. Its file name carries the driver release it implements.
-struct ForwardCompat {
-  std::string path;     // the real file, libcuda.so.580.65.06
-  cuda::DriverVersion version;
-  std::string where;    // "LD_LIBRARY_PATH" or "the environment (PKG)"
-};
-
-struct CudaInventory {
-  std::vector<GpuCode> gpu_code;       // files with loadable GPU code, in path order
-  std::vector<CudaLibrary> libraries;  // by path
-  std::vector<CudaRuntime> runtimes;   // by path
-  std::optional<ForwardCompat> forward_compat;
-  // Canonical path -> canonical paths of the libraries its NEEDED entries resolved to, and the
-  // reverse, from the load model's resolutions.
-  std::map<std::string, std::set<std::string>> needs;
-  std::map<std::string, std::set<std::string>> users;
-
-  const CudaLibrary* library(const std::string& path) const;
-  // The packages (or "FILE (no package)") whose files load `path` directly.
-  std::vector<std::string> user_names(const Environment& env, const std::string& path) const;
-};
-
-// Reads every ELF file's fatbinaries (headers only, in parallel) and sorts the CUDA libraries
-// of the environment and of the resolutions by major.
-CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions);
-
 struct CudaCheckResult {
   std::vector<Finding> findings;
   std::vector<std::string> notes;  // what was not checked and why; what works only by a rule
@@ -122,23 +40,5 @@ struct CudaCheckResult {
 // gpu-arch-unsupported, ptx-jit-only, cuda-driver-too-old and cuda-major-mix.
 CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
                            const CudaTarget& target);
-
-// The driver the runtimes talk to: the kernel module's, raised by a newer forward-compatibility
-// libcuda. nullopt when no driver is known.
-std::optional<cuda::DriverVersion> effective_driver(const CudaInventory& inventory, const CudaTarget& target);
-
-// The driver a runtime needs: for its release (full compatibility) when known, and the floor of
-// minor-version compatibility of its major. `unknown`: the release (or major) is newer than
-// data/cuda.json, so neither is known and nothing is judged (checks/cuda_beyond_table.h says so).
-struct DriverRequirement {
-  std::optional<cuda::DriverVersion> full;
-  std::optional<cuda::DriverVersion> minor_floor;
-  bool unknown = false;
-};
-DriverRequirement driver_requirement(const CudaRuntime& runtime, const cuda::CudaTables& tables);
-
-// The newest CUDA release whose GA driver is at most `driver` ("12.4" for 550.54.14); nullopt for
-// a driver newer than the tables (CudaTables::newest_cuda_for_driver).
-std::optional<cuda::MajorMinor> newest_cuda_for_driver(const cuda::DriverVersion& driver, const cuda::CudaTables& tables);
 
 }  // namespace envdoctor::checks

@@ -34,14 +34,8 @@ bool use_color() {
 int run_check(const CheckOptions& options) {
   std::string error;
   std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
-  if (!gpu_target) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
-  if (options.verify_hashes && !checks::sha256_available(&error)) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
+  if (!gpu_target) return tool_failure(error);
+  if (options.verify_hashes && !checks::sha256_available(&error)) return tool_failure(error);
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
   if (!session) return 2;
   checks::Environment* env = session->env.get();
@@ -64,10 +58,7 @@ int run_check(const CheckOptions& options) {
     checks::Changes changes{options.without, options.with, options.verify_hashes};
     std::vector<checks::Finding> change_findings;
     std::set<std::string> before = checks::distribution_identities(*env);
-    if (!checks::apply_changes(*env, changes, &change_findings, &error)) {
-      std::cerr << "envdoctor: " << error << "\n";
-      return 2;
-    }
+    if (!checks::apply_changes(*env, changes, &change_findings, &error)) return tool_failure(error);
     checks::note_changes(*env, before, memo);
     checks::CheckRun after = checks::run_checks(*env, *knowledge, *tables, settings);
     after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());

@@ -31,6 +31,11 @@ bool validate(const EnvironmentRequest& r) {
 
 }  // namespace
 
+int tool_failure(const std::string& why) {
+  fail(why);
+  return 2;
+}
+
 std::optional<Session> open_session(const EnvironmentRequest& request) {
   if (!validate(request)) return std::nullopt;
   support::FileRoot file_root(request.loader.root);

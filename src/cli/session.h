@@ -27,6 +27,11 @@ struct Session {
   cuda::CudaTables tables;
 };
 
+// The one shape of "the tool could not do its job" (DESIGN.md: exit status 2): a function that
+// can fail returns nullopt (or false) and fills a `std::string* error` with a sentence that names
+// the file or argument; the command prints it here, once, and exits 2.
+int tool_failure(const std::string& why);
+
 // nullopt after printing "envdoctor: <why>" on stderr.
 std::optional<Session> open_session(const EnvironmentRequest& request);
 

@@ -5,6 +5,7 @@
 
 #include "checks/manylinux.h"
 #include "cli/commands.h"
+#include "cli/session.h"
 #include "elf/elf_file.h"
 #include "python/wheel.h"
 #include "report/wheel_tag.h"
@@ -20,20 +21,14 @@ int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".whl") == 0) {
       std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, &error);
       std::optional<checks::WheelTagAudit> audit = wheel ? checks::audit_wheel_tags(*wheel, &error) : std::nullopt;
-      if (!audit) {
-        std::cerr << "envdoctor: " << error << "\n";
-        return 2;
-      }
+      if (!audit) return tool_failure(error);
       wrong |= !audit->problems.empty();
       r.wheels.push_back(std::move(*audit));
       continue;
     }
     std::shared_ptr<const MappedFile> file = MappedFile::open(path, &error);
     std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
-    if (!elf) {
-      std::cerr << "envdoctor: " << path << ": " << error << "\n";
-      return 2;
-    }
+    if (!elf) return tool_failure(path + ": " + error);
     machine = elf->machine;
     r.files.push_back(checks::manylinux_needs(*elf, path));
     wrong |= !r.files.back().taggable();

@@ -15,10 +15,7 @@ int run_why(const CheckOptions& options, const std::string& name) {
   checks::LoadCheckResult loads = checks::check_loads(*session->env, session->knowledge);
   std::string error;
   std::optional<checks::WhyAnswer> answer = checks::explain_why(*session->env, loads, name, &error);
-  if (!answer) {
-    std::cerr << "envdoctor: " << error << "\n";
-    return 2;
-  }
+  if (!answer) return tool_failure(error);
   std::cout << report::render_why_text(*answer);
   return 0;
 }

@@ -1,5 +1,7 @@
 #include "cuda/arch.h"
 
+#include <charconv>
+
 #include <algorithm>
 #include <set>
 
@@ -192,6 +194,21 @@ Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersio
     c.reason += " and no PTX";
   }
   return c;
+}
+
+std::optional<int> parse_gpu_arch(std::string_view text) {
+  for (std::string_view prefix : {"sm_", "compute_"})
+    if (text.substr(0, prefix.size()) == prefix) {
+      text.remove_prefix(prefix.size());
+      break;
+    }
+  if (!text.empty() && (text.back() == 'a' || text.back() == 'f')) text.remove_suffix(1);
+  if (text.find('.') != std::string_view::npos) return parse_compute_capability(text);
+  int sm = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), sm);
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || sm < 10 || sm > 999)
+    return std::nullopt;
+  return sm;
 }
 
 }  // namespace envdoctor::cuda

@@ -73,4 +73,8 @@ Coverage classify(const FatbinInfo& info, int gpu_sm, std::optional<DriverVersio
 // "sass", "ptx-jit", "unsupported", "none", "unknown"
 const char* coverage_kind_name(Coverage::Kind kind);
 
+// "sm_86", "sm_90a", "compute_90", "8.6", "86", "100" -> the GPU's sm number (86, 90, 90, 86, 86,
+// 100). An `a`/`f` suffix names code, not a GPU, and is dropped. nullopt on anything else.
+std::optional<int> parse_gpu_arch(std::string_view text);
+
 }  // namespace envdoctor::cuda

@@ -42,6 +42,22 @@ static std::optional<std::string> verify_ident(Bytes b) {
   return std::nullopt;
 }
 
+// The dynamic section's entries that the reader uses, as addresses and counts; nothing read yet.
+struct DynamicTags {
+  std::optional<u64> strtab, strsz, symtab, syment, versym, verneed, verneednum, verdef, verdefnum;
+  std::optional<u64> gnu_hash, sysv_hash;
+  std::optional<u64> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
+  u64 relacount = 0, relcount = 0;
+  std::vector<u64> needed_offsets;
+  struct FilteeOffset {
+    u64 off;
+    bool auxiliary;
+    size_t needed_before;
+  };
+  std::vector<FilteeOffset> filtee_offsets;
+  std::optional<u64> soname_off, rpath_off, runpath_off;
+};
+
 // The class- and endian-specific half of the reader. One instantiation per (class, byte order);
 // ElfFile keeps function pointers into the one that matches the file.
 struct Parser {
@@ -53,6 +69,7 @@ struct Parser {
 
   template <typename E>
   static void read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads);
+  static void read_strings(ElfFile& f, const DynamicTags& t, std::optional<u64> strtab_off, bool has_strtab);
 
   template <typename E>
   static void read_verneed(ElfFile& f, u64 off, u64 count);
@@ -153,22 +170,10 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   return f;
 }
 
+// The entries up to DT_NULL (elf/get-dynamic-info.h); the flags go straight into `f`.
 template <typename E>
-void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads) {
-  Bytes b = f.bytes();
-  std::optional<u64> strtab, strsz, symtab, syment, versym, verneed, verneednum, verdef, verdefnum;
-  std::optional<u64> gnu_hash, sysv_hash;
-  std::optional<u64> rela, relasz, relaent, rel, relsz, relent, jmprel, pltrelsz, pltrel;
-  u64 relacount = 0, relcount = 0;
-  std::vector<u64> needed_offsets;
-  struct FilteeOffset {
-    u64 off;
-    bool auxiliary;
-    size_t needed_before;
-  };
-  std::vector<FilteeOffset> filtee_offsets;
-  std::optional<u64> soname_off, rpath_off, runpath_off;
-
+static DynamicTags scan_dynamic(ElfFile& f, Bytes dyn) {
+  DynamicTags t;
   u64 n = dyn.size() / sizeof(Dyn<E>);
   const auto* d = reinterpret_cast<const Dyn<E>*>(dyn.data());
   for (u64 i = 0; i < n; ++i) {
@@ -176,83 +181,64 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
     u64 val = d[i].d_val;
     if (tag == DT_NULL) break;
     switch (tag) {
-      case DT_NEEDED: needed_offsets.push_back(val); break;
+      case DT_NEEDED: t.needed_offsets.push_back(val); break;
       case DT_AUXILIARY:
-      case DT_FILTER: filtee_offsets.push_back({val, tag == DT_AUXILIARY, needed_offsets.size()}); break;
-      case DT_SONAME: soname_off = val; break;
-      case DT_RPATH: rpath_off = val; break;
-      case DT_RUNPATH: runpath_off = val; break;
-      case DT_STRTAB: strtab = val; break;
-      case DT_STRSZ: strsz = val; break;
-      case DT_SYMTAB: symtab = val; break;
-      case DT_SYMENT: syment = val; break;
-      case DT_VERSYM: versym = val; break;
-      case DT_VERNEED: verneed = val; break;
-      case DT_VERNEEDNUM: verneednum = val; break;
-      case DT_VERDEF: verdef = val; break;
-      case DT_VERDEFNUM: verdefnum = val; break;
-      case DT_GNU_HASH: gnu_hash = val; break;
-      case DT_HASH: sysv_hash = val; break;
-      case DT_RELA: rela = val; break;
-      case DT_RELASZ: relasz = val; break;
-      case DT_RELAENT: relaent = val; break;
-      case DT_REL: rel = val; break;
-      case DT_RELSZ: relsz = val; break;
-      case DT_RELENT: relent = val; break;
-      case DT_JMPREL: jmprel = val; break;
-      case DT_PLTRELSZ: pltrelsz = val; break;
-      case DT_PLTREL: pltrel = val; break;
-      case DT_RELACOUNT: relacount = val; break;
-      case DT_RELCOUNT: relcount = val; break;
+      case DT_FILTER: t.filtee_offsets.push_back({val, tag == DT_AUXILIARY, t.needed_offsets.size()}); break;
+      case DT_SONAME: t.soname_off = val; break;
+      case DT_RPATH: t.rpath_off = val; break;
+      case DT_RUNPATH: t.runpath_off = val; break;
+      case DT_STRTAB: t.strtab = val; break;
+      case DT_STRSZ: t.strsz = val; break;
+      case DT_SYMTAB: t.symtab = val; break;
+      case DT_SYMENT: t.syment = val; break;
+      case DT_VERSYM: t.versym = val; break;
+      case DT_VERNEED: t.verneed = val; break;
+      case DT_VERNEEDNUM: t.verneednum = val; break;
+      case DT_VERDEF: t.verdef = val; break;
+      case DT_VERDEFNUM: t.verdefnum = val; break;
+      case DT_GNU_HASH: t.gnu_hash = val; break;
+      case DT_HASH: t.sysv_hash = val; break;
+      case DT_RELA: t.rela = val; break;
+      case DT_RELASZ: t.relasz = val; break;
+      case DT_RELAENT: t.relaent = val; break;
+      case DT_REL: t.rel = val; break;
+      case DT_RELSZ: t.relsz = val; break;
+      case DT_RELENT: t.relent = val; break;
+      case DT_JMPREL: t.jmprel = val; break;
+      case DT_PLTRELSZ: t.pltrelsz = val; break;
+      case DT_PLTREL: t.pltrel = val; break;
+      case DT_RELACOUNT: t.relacount = val; break;
+      case DT_RELCOUNT: t.relcount = val; break;
       case DT_FLAGS: f.flags = val; if (val & DF_SYMBOLIC) f.symbolic = true; break;
       case DT_FLAGS_1: f.flags_1 = val; break;
       case DT_SYMBOLIC: f.symbolic = true; break;
     }
   }
+  return t;
+}
 
+template <typename E>
+void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads) {
+  Bytes b = f.bytes();
+  DynamicTags t = scan_dynamic<E>(f, dyn);
   auto to_off = [&](std::optional<u64> addr) -> std::optional<u64> {
     if (!addr) return std::nullopt;
     return vaddr_to_offset<E>(b, loads, *addr);
   };
+  read_strings(f, t, to_off(t.strtab), t.strtab.has_value());
 
-  if (auto off = to_off(strtab)) {
-    u64 size = strsz.value_or(0);
-    if (auto s = b.slice(*off, std::min<u64>(size, b.size() - *off))) f.dynstr_ = *s;
-  } else if (strtab) {
-    f.problems.push_back("DT_STRTAB points outside the file");
-  }
-
-  auto str = [&](u64 off, const char* what) -> std::optional<std::string_view> {
-    auto s = f.dynstr_.cstr(off);
-    if (!s) f.problems.push_back(std::string(what) + " string lies outside DT_STRTAB");
-    return s;
-  };
-  // read[k]: how many of the first k NEEDED strings were readable, so that a filtee's position
-  // counts the entries actually kept.
-  std::vector<size_t> read(needed_offsets.size() + 1, 0);
-  for (size_t k = 0; k < needed_offsets.size(); ++k) {
-    if (auto s = str(needed_offsets[k], "DT_NEEDED")) f.needed.push_back(*s);
-    read[k + 1] = f.needed.size();
-  }
-  for (const FilteeOffset& fo : filtee_offsets)
-    if (auto s = str(fo.off, fo.auxiliary ? "DT_AUXILIARY" : "DT_FILTER"))
-      f.filtees.push_back({*s, fo.auxiliary, read[fo.needed_before]});
-  if (soname_off) f.soname = str(*soname_off, "DT_SONAME");
-  if (rpath_off) f.rpath = str(*rpath_off, "DT_RPATH");
-  if (runpath_off) f.runpath = str(*runpath_off, "DT_RUNPATH");
-
-  f.symtab_off_ = to_off(symtab);
-  f.syment_ = syment.value_or(sizeof(Sym<E>));
+  f.symtab_off_ = to_off(t.symtab);
+  f.syment_ = t.syment.value_or(sizeof(Sym<E>));
   if (f.syment_ != sizeof(Sym<E>)) {
     f.problems.push_back("DT_SYMENT is not the size of a symbol");
     f.syment_ = sizeof(Sym<E>);
   }
-  f.versym_off_ = to_off(versym);
-  f.gnu_hash_off_ = to_off(gnu_hash);
-  f.sysv_hash_off_ = to_off(sysv_hash);
+  f.versym_off_ = to_off(t.versym);
+  f.gnu_hash_off_ = to_off(t.gnu_hash);
+  f.sysv_hash_off_ = to_off(t.sysv_hash);
 
-  if (auto off = to_off(verneed)) read_verneed<E>(f, *off, verneednum.value_or(0));
-  if (auto off = to_off(verdef)) read_verdef<E>(f, *off, verdefnum.value_or(0));
+  if (auto off = to_off(t.verneed)) read_verneed<E>(f, *off, t.verneednum.value_or(0));
+  if (auto off = to_off(t.verdef)) read_verdef<E>(f, *off, t.verdefnum.value_or(0));
 
   // `relative` leading entries are R_*_RELATIVE, which bind no symbol: glibc's elf/do-rel.h
   // applies them without a lookup, and we skip them without reading them (libcublasLt has
@@ -268,10 +254,39 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
     f.rel_tables_.push_back({*off + skip, *size - skip, entsize, is_rela});
   };
   // glibc processes DT_REL/DT_RELA before DT_JMPREL (elf/do-rel.h).
-  add_rel(rela, relasz, relaent.value_or(sizeof(Rela<E>)), true, relacount);
-  add_rel(rel, relsz, relent.value_or(sizeof(Rel<E>)), false, relcount);
-  bool plt_is_rela = pltrel ? *pltrel == DT_RELA : (rela.has_value() || !rel.has_value());
-  add_rel(jmprel, pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela, 0);
+  add_rel(t.rela, t.relasz, t.relaent.value_or(sizeof(Rela<E>)), true, t.relacount);
+  add_rel(t.rel, t.relsz, t.relent.value_or(sizeof(Rel<E>)), false, t.relcount);
+  bool plt_is_rela = t.pltrel ? *t.pltrel == DT_RELA : (t.rela.has_value() || !t.rel.has_value());
+  add_rel(t.jmprel, t.pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela, 0);
+}
+
+// DT_STRTAB and the names in it: NEEDED, the filtees, SONAME, RPATH and RUNPATH.
+void Parser::read_strings(ElfFile& f, const DynamicTags& t, std::optional<u64> strtab_off, bool has_strtab) {
+  Bytes b = f.bytes();
+  if (strtab_off) {
+    u64 size = t.strsz.value_or(0);
+    if (auto s = b.slice(*strtab_off, std::min<u64>(size, b.size() - *strtab_off))) f.dynstr_ = *s;
+  } else if (has_strtab) {
+    f.problems.push_back("DT_STRTAB points outside the file");
+  }
+  auto str = [&](u64 off, const char* what) -> std::optional<std::string_view> {
+    auto s = f.dynstr_.cstr(off);
+    if (!s) f.problems.push_back(std::string(what) + " string lies outside DT_STRTAB");
+    return s;
+  };
+  // read[k]: how many of the first k NEEDED strings were readable, so that a filtee's position
+  // counts the entries actually kept.
+  std::vector<size_t> read(t.needed_offsets.size() + 1, 0);
+  for (size_t k = 0; k < t.needed_offsets.size(); ++k) {
+    if (auto s = str(t.needed_offsets[k], "DT_NEEDED")) f.needed.push_back(*s);
+    read[k + 1] = f.needed.size();
+  }
+  for (const DynamicTags::FilteeOffset& fo : t.filtee_offsets)
+    if (auto s = str(fo.off, fo.auxiliary ? "DT_AUXILIARY" : "DT_FILTER"))
+      f.filtees.push_back({*s, fo.auxiliary, read[fo.needed_before]});
+  if (t.soname_off) f.soname = str(*t.soname_off, "DT_SONAME");
+  if (t.rpath_off) f.rpath = str(*t.rpath_off, "DT_RPATH");
+  if (t.runpath_off) f.runpath = str(*t.runpath_off, "DT_RUNPATH");
 }
 
 template <typename E>

@@ -60,6 +60,82 @@ std::unique_ptr<LdCache> LdCache::load(const std::string& path, std::string* err
   return parse(std::shared_ptr<const MappedFile>(std::move(file)), error);
 }
 
+namespace {
+
+// The old format (glibc's CACHEMAGIC "ld.so-1.7.0"): 12-byte entries; string offsets count from
+// the end of the entries.
+void read_old_entries(Bytes b, u64 nlibs, std::vector<LdCacheEntry>& out) {
+  u64 entries_end = kOldHeader + nlibs * kOldEntry;
+  Bytes strings(b.data() + entries_end, b.size() - entries_end);
+  for (u64 i = 0; i < nlibs; ++i) {
+    const u8* e = b.data() + kOldHeader + i * kOldEntry;
+    auto key = strings.cstr(read_u32(e + 4));
+    auto value = strings.cstr(read_u32(e + 8));
+    if (!key || !value) continue;  // glibc's _dl_cache_verify_ptr rejects the entry
+    LdCacheEntry entry;
+    entry.flags = static_cast<int32_t>(read_u32(e));
+    entry.key = *key;
+    entry.value = *value;
+    out.push_back(entry);
+  }
+}
+
+// The glibc-hwcaps subdirectory names of the new format's extension section (glibc 2.33,
+// cache_extension_tag_glibc_hwcaps), by index.
+std::vector<std::string_view> read_hwcaps_names(Bytes file, Bytes area) {
+  std::vector<std::string_view> names;
+  u64 ext_off = read_u32(area.data() + 32);
+  if (ext_off == 0) return names;
+  const u8* ext = area.at(ext_off, 8);
+  if (!ext || read_u32(ext) != kExtensionMagic) return names;
+  u64 count = read_u32(ext + 4);
+  for (u64 i = 0; i < count && i < area.size() / 16; ++i) {
+    const u8* sec = area.at(ext_off + 8 + i * 16, 16);
+    if (!sec) break;
+    if (read_u32(sec) != kTagGlibcHwcaps) continue;
+    u64 off = read_u32(sec + 8), size = read_u32(sec + 12);
+    if (!area.contains(off, size)) break;
+    for (u64 j = 0; j + 4 <= size; j += 4) {
+      // ld.so reads these name offsets from the start of the file, not of the new header.
+      auto name = file.cstr(read_u32(area.data() + off + j));
+      names.push_back(name.value_or(std::string_view()));
+    }
+  }
+  return names;
+}
+
+// The new format (CACHEMAGIC_NEW "glibc-ld.so.cache1.1") at `new_off`: 24-byte entries with their
+// hwcap word; string offsets count from the new header. nullptr, or why the file is refused.
+const char* read_new_entries(Bytes file, u64 new_off, std::vector<LdCacheEntry>& out) {
+  Bytes area(file.data() + new_off, file.size() - new_off);
+  const u8* h = area.data();
+  u64 nlibs = read_u32(h + 20);
+  u8 endian = h[28];
+  if (endian == 3 || endian == 1) return "cache written for another byte order";
+  if (nlibs > (area.size() - kNewHeader) / kNewEntry) return "entry count exceeds the file";
+  std::vector<std::string_view> hwcaps_names = read_hwcaps_names(file, area);
+  for (u64 i = 0; i < nlibs; ++i) {
+    const u8* e = h + kNewHeader + i * kNewEntry;
+    auto key = area.cstr(read_u32(e + 4));
+    auto value = area.cstr(read_u32(e + 8));
+    if (!key || !value) continue;
+    LdCacheEntry entry;
+    entry.flags = static_cast<int32_t>(read_u32(e));
+    entry.key = *key;
+    entry.value = *value;
+    entry.hwcap = read_u64(e + 16);
+    if (is_named_hwcap(entry.hwcap)) {
+      u32 idx = static_cast<u32>(entry.hwcap);
+      // An index past the table names nothing usable; glibc skips such an entry.
+      entry.hwcaps_subdir = idx < hwcaps_names.size() ? hwcaps_names[idx] : std::string_view();
+    }
+    out.push_back(entry);
+  }
+  return nullptr;
+}
+
+}  // namespace
+
 std::unique_ptr<LdCache> LdCache::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
   Bytes b = file->bytes();
   std::unique_ptr<LdCache> cache(new LdCache());
@@ -68,89 +144,27 @@ std::unique_ptr<LdCache> LdCache::parse(std::shared_ptr<const MappedFile> file, 
     if (error) *error = std::string("ld.so.cache: ") + why;
     return nullptr;
   };
-
+  // Three layouts (elf/dl-cache.c): old, new, and old followed by new aligned to 8 (combined),
+  // where ld.so reads the new part.
   u64 new_off = 0;
-  bool have_old = false;
   if (b.size() >= kOldHeader && std::memcmp(b.data(), kOldMagic, sizeof kOldMagic - 1) == 0) {
-    have_old = true;
     u64 nlibs = read_u32(b.data() + 12);
     if (nlibs > (b.size() - kOldHeader) / kOldEntry) return fail("old-format entry count exceeds the file");
-    u64 entries_end = kOldHeader + nlibs * kOldEntry;
-    // A new-format header may follow, aligned to 8 (the combined format).
-    u64 aligned = (entries_end + 7) & ~u64{7};
-    if (aligned + kNewHeader <= b.size() &&
-        std::memcmp(b.data() + aligned, kNewMagic, sizeof kNewMagic - 1) == 0) {
+    u64 aligned = (kOldHeader + nlibs * kOldEntry + 7) & ~u64{7};
+    if (aligned + kNewHeader <= b.size() && std::memcmp(b.data() + aligned, kNewMagic, sizeof kNewMagic - 1) == 0) {
+      cache->format_ = Format::kCombined;
       new_off = aligned;
     } else {
       cache->format_ = Format::kOld;
-      Bytes strings(b.data() + entries_end, b.size() - entries_end);
-      for (u64 i = 0; i < nlibs; ++i) {
-        const u8* e = b.data() + kOldHeader + i * kOldEntry;
-        auto key = strings.cstr(read_u32(e + 4));
-        auto value = strings.cstr(read_u32(e + 8));
-        if (!key || !value) continue;  // glibc's _dl_cache_verify_ptr rejects the entry
-        LdCacheEntry entry;
-        entry.flags = static_cast<int32_t>(read_u32(e));
-        entry.key = *key;
-        entry.value = *value;
-        cache->entries_.push_back(entry);
-      }
+      read_old_entries(b, nlibs, cache->entries_);
     }
+  } else if (b.size() >= kNewHeader && std::memcmp(b.data(), kNewMagic, sizeof kNewMagic - 1) == 0) {
+    cache->format_ = Format::kNew;
+  } else {
+    return fail("not a cache file (bad magic)");
   }
-  if (cache->format_ != Format::kOld || !have_old) {
-    if (!have_old) {
-      if (b.size() < kNewHeader || std::memcmp(b.data(), kNewMagic, sizeof kNewMagic - 1) != 0)
-        return fail("not a cache file (bad magic)");
-      cache->format_ = Format::kNew;
-    } else {
-      cache->format_ = Format::kCombined;
-    }
-    // String offsets in the new format are relative to the new header.
-    Bytes area(b.data() + new_off, b.size() - new_off);
-    const u8* h = area.data();
-    u64 nlibs = read_u32(h + 20);
-    u8 endian = h[28];
-    if (endian == 3 || endian == 1) return fail("cache written for another byte order");
-    if (nlibs > (area.size() - kNewHeader) / kNewEntry) return fail("entry count exceeds the file");
-
-    std::vector<std::string_view> hwcaps_names;
-    u64 ext_off = read_u32(h + 32);
-    if (ext_off != 0) {
-      if (const u8* ext = area.at(ext_off, 8); ext && read_u32(ext) == kExtensionMagic) {
-        u64 count = read_u32(ext + 4);
-        for (u64 i = 0; i < count && i < area.size() / 16; ++i) {
-          const u8* sec = area.at(ext_off + 8 + i * 16, 16);
-          if (!sec) break;
-          if (read_u32(sec) != kTagGlibcHwcaps) continue;
-          u64 off = read_u32(sec + 8), size = read_u32(sec + 12);
-          if (!area.contains(off, size)) break;
-          for (u64 j = 0; j + 4 <= size; j += 4) {
-            // ld.so reads these name offsets from the start of the file, not of the new header.
-            auto name = b.cstr(read_u32(area.data() + off + j));
-            hwcaps_names.push_back(name.value_or(std::string_view()));
-          }
-        }
-      }
-    }
-
-    for (u64 i = 0; i < nlibs; ++i) {
-      const u8* e = h + kNewHeader + i * kNewEntry;
-      auto key = area.cstr(read_u32(e + 4));
-      auto value = area.cstr(read_u32(e + 8));
-      if (!key || !value) continue;
-      LdCacheEntry entry;
-      entry.flags = static_cast<int32_t>(read_u32(e));
-      entry.key = *key;
-      entry.value = *value;
-      entry.hwcap = read_u64(e + 16);
-      if (is_named_hwcap(entry.hwcap)) {
-        u32 idx = static_cast<u32>(entry.hwcap);
-        // An index past the table names nothing usable; glibc skips such an entry.
-        entry.hwcaps_subdir = idx < hwcaps_names.size() ? hwcaps_names[idx] : std::string_view();
-      }
-      cache->entries_.push_back(entry);
-    }
-  }
+  if (cache->format_ != Format::kOld)
+    if (const char* why = read_new_entries(b, new_off, cache->entries_)) return fail(why);
   for (u32 i = 0; i < cache->entries_.size(); ++i) cache->by_key_[cache->entries_[i].key].push_back(i);
   return cache;
 }

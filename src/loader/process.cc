@@ -304,99 +304,121 @@ static void move_before(std::vector<Process::ListEntry>& chain, Process::ListEnt
   chain.insert(at, std::move(entry));
 }
 
+// One breadth-first walk of elf/dl-deps.c: the search list, which of its entries have had their
+// dependencies mapped, and which objects it holds.
+struct Process::DepsWalk {
+  std::vector<int> searchlist;
+  std::vector<bool> done;
+  std::vector<bool> in_list;
+
+  bool holds(int object, size_t objects) {
+    if (in_list.size() < objects) in_list.resize(objects, false);
+    return in_list[object];
+  }
+  void mark(int object, size_t objects) {
+    holds(object, objects);
+    in_list[object] = true;
+  }
+};
+
+// open_verify's errors end ld.so even in trace mode (_dl_signal_error, not a fake entry): nothing
+// more is mapped and no listing is printed.
+void Process::stop_walk(int obj, Resolution r) {
+  fatal_ = true;
+  objects_[obj].deps.push_back(std::move(r));
+}
+
+// A DT_AUXILIARY or DT_FILTER object of `obj`: inserted before it, in the search list and in the
+// l_next chain, so that it is walked before the walk moves past `obj`. False when its error ends
+// the load.
+bool Process::map_filtee(DepsWalk& w, int obj, const elf::ElfFile::Filtee& filtee, size_t& insert_at,
+                         std::vector<LoadError>& errors, bool trace) {
+  Resolution r = resolve(filtee.name, obj);
+  int f = r.object;
+  if (f < 0) {
+    bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+    // A missing auxiliary object is ignored; only trace mode lists it (as a fake entry).
+    if (filtee.auxiliary && (fatal || !trace)) {
+      objects_[obj].deps.push_back(std::move(r));
+      return true;
+    }
+    if (!filtee.auxiliary) {
+      errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
+      if (fatal) return stop_walk(obj, std::move(r)), false;
+    }
+    move_before(chain_, ListEntry{-1, r.name}, obj);
+  } else if (f != obj) {
+    auto pos = std::find(w.searchlist.begin(), w.searchlist.end(), f);
+    size_t p = static_cast<size_t>(pos - w.searchlist.begin());
+    if (pos == w.searchlist.end() || p > insert_at) {
+      if (pos != w.searchlist.end()) {
+        w.searchlist.erase(pos);
+        w.done.erase(w.done.begin() + static_cast<std::ptrdiff_t>(p));
+      }
+      w.searchlist.insert(w.searchlist.begin() + static_cast<std::ptrdiff_t>(insert_at), f);
+      w.done.insert(w.done.begin() + static_cast<std::ptrdiff_t>(insert_at), false);
+      ++insert_at;
+      w.mark(f, objects_.size());
+      auto c = std::find_if(chain_.begin(), chain_.end(), [&](const ListEntry& x) { return x.object == f; });
+      if (c != chain_.end()) chain_.erase(c);
+      move_before(chain_, ListEntry{f, {}}, obj);
+    }
+  }
+  objects_[obj].deps.push_back(std::move(r));
+  return true;
+}
+
+// One DT_NEEDED entry of `obj`: appended to the search list when it is new there. False when its
+// error ends the load.
+bool Process::map_needed(DepsWalk& w, int obj, std::string_view name, std::vector<LoadError>& errors) {
+  Resolution r = resolve(name, obj);
+  if (r.object >= 0) {
+    if (!w.holds(r.object, objects_.size())) {
+      w.mark(r.object, objects_.size());
+      w.searchlist.push_back(r.object);
+      w.done.push_back(false);
+    }
+  } else {
+    errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
+    if (errors.back().kind == LoadError::Kind::kInvalidElf) return stop_walk(obj, std::move(r)), false;
+    chain_.push_back({-1, r.name});  // trace mode's fake entry, printed "=> not found"
+  }
+  objects_[obj].deps.push_back(std::move(r));
+  return true;
+}
+
 std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, bool trace) {
   // elf/dl-deps.c: a breadth-first walk in which each object's DT_NEEDED entries are appended to
   // the list and its DT_AUXILIARY/DT_FILTER objects are inserted *before* it, in the list and in
   // the l_next chain, and are then walked themselves before the walk moves past the object.
-  std::vector<int> searchlist = {root};
-  std::vector<bool> done = {false};
-  std::vector<bool> in_list(objects_.size(), false);
-  in_list[root] = true;
-  auto mark = [&](int object) {
-    if (in_list.size() < objects_.size()) in_list.resize(objects_.size(), false);
-    in_list[object] = true;
-  };
-  auto stop = [&](int obj, Resolution r) {
-    // open_verify's errors end ld.so even in trace mode (_dl_signal_error, not a fake entry):
-    // nothing more is mapped and no listing is printed.
-    fatal_ = true;
-    objects_[obj].deps.push_back(std::move(r));
-    objects_[root].searchlist = searchlist;
-    return searchlist;
-  };
-  for (size_t i = 0; i < searchlist.size();) {
-    if (done[i]) {
+  DepsWalk w{{root}, {false}, {}};
+  w.mark(root, objects_.size());
+  for (size_t i = 0; i < w.searchlist.size();) {
+    if (w.done[i]) {
       ++i;
       continue;
     }
-    done[i] = true;
-    int obj = searchlist[i];
+    w.done[i] = true;
+    int obj = w.searchlist[i];
     size_t insert_at = i;  // where the object stands; its filtees go before it
-    const elf::ElfFile* e = objects_[obj].elf.get();
-    // The names point into the object's mapping, which outlives the walk.
-    std::vector<std::string_view> needed, filtee_names;
-    if (e) {
-      needed = e->needed;
-      for (const auto& f : e->filtees) filtee_names.push_back(f.name);
-    }
+    // Copies: resolving may add objects and so move objects_. The names point into the object's
+    // mapping, which outlives the walk.
+    std::shared_ptr<const elf::ElfFile> e = objects_[obj].elf;
+    std::vector<std::string_view> needed = e ? e->needed : std::vector<std::string_view>();
+    std::vector<elf::ElfFile::Filtee> filtees = e ? e->filtees : std::vector<elf::ElfFile::Filtee>();
     size_t next_filtee = 0;
-    for (size_t n = 0; n <= needed.size(); ++n) {
-      for (; next_filtee < filtee_names.size() && e->filtees[next_filtee].needed_before <= n; ++next_filtee) {
-        bool auxiliary = e->filtees[next_filtee].auxiliary;
-        Resolution r = resolve(filtee_names[next_filtee], obj);
-        int f = r.object;
-        if (f < 0) {
-          bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
-          // A missing auxiliary object is ignored; only trace mode lists it (as a fake entry).
-          if (auxiliary && (fatal || !trace)) {
-            objects_[obj].deps.push_back(std::move(r));
-            continue;
-          }
-          if (!auxiliary) {
-            errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
-            if (fatal) return stop(obj, std::move(r));
-          }
-          move_before(chain_, ListEntry{-1, r.name}, obj);
-        } else if (f != obj) {
-          auto pos = std::find(searchlist.begin(), searchlist.end(), f);
-          size_t p = static_cast<size_t>(pos - searchlist.begin());
-          if (pos == searchlist.end() || p > insert_at) {
-            if (pos != searchlist.end()) {
-              searchlist.erase(pos);
-              done.erase(done.begin() + static_cast<std::ptrdiff_t>(p));
-            }
-            searchlist.insert(searchlist.begin() + static_cast<std::ptrdiff_t>(insert_at), f);
-            done.insert(done.begin() + static_cast<std::ptrdiff_t>(insert_at), false);
-            ++insert_at;
-            mark(f);
-            auto c = std::find_if(chain_.begin(), chain_.end(), [&](const ListEntry& x) { return x.object == f; });
-            if (c != chain_.end()) chain_.erase(c);
-            move_before(chain_, ListEntry{f, {}}, obj);
-          }
-        }
-        objects_[obj].deps.push_back(std::move(r));
-      }
-      if (n == needed.size()) break;
-      Resolution r = resolve(needed[n], obj);
-      if (r.object >= 0) {
-        if (in_list.size() < objects_.size()) in_list.resize(objects_.size(), false);
-        if (!in_list[r.object]) {
-          mark(r.object);
-          searchlist.push_back(r.object);
-          done.push_back(false);
-        }
-      } else {
-        errors.push_back(resolution_error(r, obj, objects_[obj].path, host_class_));
-        if (errors.back().kind == LoadError::Kind::kInvalidElf) return stop(obj, std::move(r));
-        chain_.push_back({-1, r.name});  // trace mode's fake entry, printed "=> not found"
-      }
-      objects_[obj].deps.push_back(std::move(r));
+    bool go_on = true;
+    for (size_t n = 0; go_on && n <= needed.size(); ++n) {
+      for (; go_on && next_filtee < filtees.size() && filtees[next_filtee].needed_before <= n; ++next_filtee)
+        go_on = map_filtee(w, obj, filtees[next_filtee], insert_at, errors, trace);
+      if (go_on && n < needed.size()) go_on = map_needed(w, obj, needed[n], errors);
     }
+    if (!go_on) break;
     // Without filtees the walk moves on; with them it goes on at the first one.
     if (insert_at == i) ++i;
   }
-  objects_[root].searchlist = searchlist;
-  return searchlist;
+  objects_[root].searchlist = w.searchlist;
+  return w.searchlist;
 }
 
 void Process::check_versions(int object, std::vector<LoadError>& errors) {
@@ -436,14 +458,78 @@ Process::Scope Process::make_scope(std::vector<int> order) const {
   return scope;
 }
 
+// The providers an object's references are asked of, most likely first: the object itself when
+// DT_SYMBOLIC, its own dependencies, then the rest of the scope in load order (dl-lookup.c asks
+// in scope order; whether a reference binds does not depend on the order of asking).
+std::vector<const elf::ElfFile*> Process::providers_for(int object, const Scope& scope) const {
+  const LoadedObject& o = objects_[object];
+  const elf::ElfFile* self = o.elf.get();
+  std::vector<const elf::ElfFile*> providers;
+  providers.reserve(scope.order.size() + 1);
+  auto add = [&](int i) {
+    const elf::ElfFile* e = objects_[i].elf.get();
+    if (e && std::find(providers.begin(), providers.end(), e) == providers.end()) providers.push_back(e);
+  };
+  if (self->symbolic) add(object);
+  for (const Resolution& r : o.deps)
+    if (r.object >= 0 && (objects_[r.object].elf.get() == self || scope.contains(objects_[r.object].elf.get())))
+      add(r.object);
+  for (int i : scope.order) add(i);
+  return providers;
+}
+
+namespace {
+
+// The provider in `ask` that defines the reference, or nullptr. A versioned reference names the
+// library it expects (vn_file), which is asked first. The provider that answered goes to the
+// front: an unversioned library (GTK, say) with thirty dependencies takes most of its symbols
+// from a few of them, and asks those first from then on.
+const elf::ElfFile* find_provider(std::vector<const elf::ElfFile*>& ask, const elf::SymbolKey& key,
+                                  const std::optional<SymbolVersion>& version, std::vector<u32>& scratch) {
+  if (version) {
+    auto expected = std::find_if(ask.begin(), ask.end(), [&](const elf::ElfFile* e) {
+      return e->soname && *e->soname == version->file;
+    });
+    if (expected != ask.end() && defines(**expected, key, version, scratch)) return *expected;
+  }
+  for (auto it = ask.begin(); it != ask.end(); ++it) {
+    if (!defines(**it, key, version, scratch)) continue;
+    const elf::ElfFile* found = *it;
+    std::rotate(ask.begin(), it, it + 1);
+    return found;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+// ld.so looks up only what relocations use, and fails at the first it cannot bind: the relocation
+// tables say which unbound symbols matter, and in which order (DT_REL/DT_RELA, then DT_JMPREL).
+void Process::report_unbound(int object, std::vector<u32> unbound, std::vector<LoadError>& errors) const {
+  const LoadedObject& o = objects_[object];
+  std::sort(unbound.begin(), unbound.end());
+  for (u32 idx : o.elf->relocation_order()) {
+    if (!std::binary_search(unbound.begin(), unbound.end(), idx)) continue;
+    auto sym = o.elf->symbol(idx);
+    if (!sym) continue;
+    std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
+    LoadError err;
+    err.kind = LoadError::Kind::kUndefinedSymbol;
+    err.object = object;
+    err.path = o.path;
+    err.symbol = std::string(sym->name);
+    if (version) err.version = std::string(version->name);
+    err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
+    errors.push_back(err);
+  }
+}
+
 void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors) {
   const LoadedObject& o = objects_[object];
   if (!o.elf || o.elf->required_symbols().empty()) return;
   const elf::ElfFile* self = o.elf.get();
   // A DT_SYMBOLIC object looks in itself first; it is in its own scope anyway.
-  auto in_scope = [&](const elf::ElfFile* p) {
-    return p == self || std::binary_search(scope.set.begin(), scope.set.end(), p);
-  };
+  auto in_scope = [&](const elf::ElfFile* p) { return p == self || scope.contains(p); };
   // Whether a reference binds depends only on the set of providers in scope (BindingCache): when
   // every provider that satisfied this object's references before is in scope, there is nothing
   // to do, and that is the common case.
@@ -452,19 +538,9 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
   if (previous && previous->complete && std::all_of(previous->distinct.begin(), previous->distinct.end(), in_scope))
     return;
 
-  // Otherwise the providers are asked most-likely first: the object's own dependencies, then the
-  // rest of the scope. A reference no provider satisfied last time needs only the providers
-  // that were not asked then.
-  std::vector<const elf::ElfFile*> providers, unasked;
-  providers.reserve(scope.order.size() + 1);
-  auto add = [&](int i) {
-    const elf::ElfFile* e = objects_[i].elf.get();
-    if (e && std::find(providers.begin(), providers.end(), e) == providers.end()) providers.push_back(e);
-  };
-  if (self->symbolic) add(object);
-  for (const Resolution& r : o.deps)
-    if (r.object >= 0 && in_scope(objects_[r.object].elf.get())) add(r.object);
-  for (int i : scope.order) add(i);
+  // Otherwise the providers are asked. A reference no provider satisfied last time needs only the
+  // providers that were not asked then.
+  std::vector<const elf::ElfFile*> providers = providers_for(object, scope), unasked;
   std::vector<const elf::ElfFile*> searched;
   if (previous) {
     for (const elf::ElfFile* p : providers)
@@ -489,50 +565,12 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
     if (before && in_scope(before)) continue;
     auto sym = o.elf->symbol(refs[ref]);
     if (!sym) continue;
-    std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
-    elf::SymbolKey key(sym->name);
-    std::vector<const elf::ElfFile*>& ask = before ? providers : unasked;
-    const elf::ElfFile* found = nullptr;
-    // A versioned reference names the library it expects (vn_file): ask that one first.
-    if (version) {
-      auto expected = std::find_if(ask.begin(), ask.end(), [&](const elf::ElfFile* e) {
-        return e->soname && *e->soname == version->file;
-      });
-      if (expected != ask.end() && defines(**expected, key, version, scratch)) found = *expected;
-    }
-    for (auto it = ask.begin(); !found && it != ask.end(); ++it) {
-      if (!defines(**it, key, version, scratch)) continue;
-      found = *it;
-      // The provider that answered goes to the front: an unversioned library (GTK, say) with
-      // thirty dependencies takes most of its symbols from a few of them, and asks those first
-      // from then on. Whether a reference binds does not depend on the order of asking.
-      std::rotate(ask.begin(), it, it + 1);
-    }
-    if (found) {
-      if (!before) known[ref] = found;
-      continue;
-    }
-    unbound.push_back(refs[ref]);
+    const elf::ElfFile* found = find_provider(before ? providers : unasked, elf::SymbolKey(sym->name),
+                                              reference_version(*o.elf, *sym), scratch);
+    if (!found) unbound.push_back(refs[ref]);
+    else if (!before) known[ref] = found;
   }
-  // ld.so looks up only what relocations use, and fails at the first it cannot bind: the
-  // relocation tables say which unbound symbols matter, and in which order.
-  if (!unbound.empty()) {
-    std::sort(unbound.begin(), unbound.end());
-    for (u32 idx : o.elf->relocation_order()) {
-      if (!std::binary_search(unbound.begin(), unbound.end(), idx)) continue;
-      auto sym = o.elf->symbol(idx);
-      if (!sym) continue;
-      std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
-      LoadError err;
-      err.kind = LoadError::Kind::kUndefinedSymbol;
-      err.object = object;
-      err.path = o.path;
-      err.symbol = std::string(sym->name);
-      if (version) err.version = std::string(version->name);
-      err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
-      errors.push_back(err);
-    }
-  }
+  if (!unbound.empty()) report_unbound(object, std::move(unbound), errors);
   if (learnt) cache.remember(self, std::move(known), std::move(searched));
 }
 
@@ -563,14 +601,7 @@ bool Process::load_main(const std::string& path) {
   host_machine_ = op->elf->machine;
   if (host_machine_ == EM_386) {
     // A 32-bit program gets the i386 loader's directories: a configuration of its own.
-    auto i386 = std::make_unique<LoaderConfig>(*config_);
-    i386->default_dirs = {"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"};
-    i386->interpreter = "/lib/ld-linux.so.2";
-    i386->subdirs.clear();
-    i386->hwcaps.clear();
-    i386->dst_lib = "lib/i386-linux-gnu";
-    i386->dst_platform = "i686";
-    own_config_ = std::move(i386);
+    own_config_ = std::make_unique<LoaderConfig>(LoaderConfig::for_i386(*config_));
     config_ = own_config_.get();
   }
 

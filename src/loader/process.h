@@ -13,6 +13,7 @@
 // exec or dlopen would stop at.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 #include <string>
@@ -138,14 +139,22 @@ class Process {
 
   // `trace`: ldd's trace mode (load_main), in which a missing auxiliary object is listed.
   std::vector<int> map_deps(int root, std::vector<LoadError>& errors, bool trace);
+  struct DepsWalk;
+  bool map_filtee(DepsWalk& w, int obj, const elf::ElfFile::Filtee& filtee, size_t& insert_at,
+                  std::vector<LoadError>& errors, bool trace);
+  bool map_needed(DepsWalk& w, int obj, std::string_view name, std::vector<LoadError>& errors);
+  void stop_walk(int obj, Resolution r);
   void check_versions(int object, std::vector<LoadError>& errors);
   // A symbol lookup scope: the objects in lookup order, and the set of their files, sorted.
   struct Scope {
     std::vector<int> order;
-    std::vector<const elf::ElfFile*> set;
+    std::vector<const elf::ElfFile*> set;  // sorted
+    bool contains(const elf::ElfFile* e) const { return std::binary_search(set.begin(), set.end(), e); }
   };
   Scope make_scope(std::vector<int> order) const;
   void bind_symbols(int object, const Scope& scope, std::vector<LoadError>& errors);
+  std::vector<const elf::ElfFile*> providers_for(int object, const Scope& scope) const;
+  void report_unbound(int object, std::vector<u32> unbound, std::vector<LoadError>& errors) const;
   std::vector<int> scope_of(int object) const;
 
   const LoaderConfig* config_;                 // the caller's, which outlives the process

@@ -128,4 +128,15 @@ std::string join_path(const std::string& dir, std::string_view name) {
   return dir + "/" + std::string(name);
 }
 
+LoaderConfig LoaderConfig::for_i386(const LoaderConfig& host) {
+  LoaderConfig c = host;
+  c.default_dirs = {"/lib/i386-linux-gnu", "/usr/lib/i386-linux-gnu", "/lib", "/usr/lib"};
+  c.interpreter = "/lib/ld-linux.so.2";
+  c.subdirs.clear();
+  c.hwcaps.clear();
+  c.dst_lib = "lib/i386-linux-gnu";
+  c.dst_platform = "i686";
+  return c;
+}
+
 }  // namespace envdoctor::loader

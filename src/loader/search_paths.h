@@ -47,6 +47,10 @@ struct LoaderConfig {
 
   // The configuration of this machine (or of `root`): hwcaps levels from this CPU, the cache.
   static LoaderConfig for_host(const std::string& root = "");
+  // What Debian's i386 loader (/lib/ld-linux.so.2, multiarch) uses where `host` is the x86_64
+  // one's: its own default directories, $LIB and $PLATFORM, and no x86-64 hwcaps subdirectories;
+  // the cache, LD_LIBRARY_PATH and root stay.
+  static LoaderConfig for_i386(const LoaderConfig& host);
 };
 
 // The glibc-hwcaps levels this CPU supports, best first: {"x86-64-v4", "x86-64-v3", ...}.

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "checks/cuda_summary.h"
 #include "checks/finding.h"
 #include "checks/why.h"
 
@@ -30,6 +31,10 @@ struct TextOptions {
   size_t max_per_code = 5;  // a package with 500 missing files shows 5 and a count
 };
 std::string render_text(const Report& report, const TextOptions& options);
+
+// `envdoctor cuda`.
+std::string render_cuda_json(const checks::CudaSummary& summary);
+std::string render_cuda_text(const checks::CudaSummary& summary);
 
 // `envdoctor why`.
 std::string render_why_text(const checks::WhyAnswer& answer);

@@ -305,5 +305,40 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
   EXPECT_TRUE(findings_with_code(report, "missing-library").empty()) << report.dump(1);
 }
 
+// Regression (issue 13): `cuda` judged NVIDIA's own libraries by their fatbinary headers alone,
+// where `check` knows that some keep kernels the headers do not show (cuFFT's .ldata,
+// docs/cuda.md), so the two disagreed. The library here is the sm_80 fixture's .nv_fatbin linked
+// under a SONAME of data/sonames.json (libnpps.so.13): on sm_90 both say it runs; on sm_75, older
+// than all of its code, both say it does not.
+TEST_F(CudaCheckTest, CudaAndCheckJudgeNvidiasOwnLibrariesAlike) {
+  if (!have_tool("objcopy")) GTEST_SKIP() << "needs objcopy";
+  std::string fatbin = tmp_ / "build/npps/fatbin.bin";
+  std::string lib = tmp_ / "build/npps/libnpps.so.13";
+  fs::create_directories(tmp_ / "build/npps");
+  CommandResult r = run("objcopy -O binary --only-section=.nv_fatbin " + quote(cuda_fixture("sm80.so")) + " " + quote(fatbin) +
+                        " && cd " + quote(tmp_ / "build/npps") +
+                        " && objcopy -I binary -O elf64-x86-64 --rename-section .data=.nv_fatbin,alloc,load,readonly,data,contents"
+                        " fatbin.bin fatbin.o && gcc -shared -nostdlib -Wl,-soname,libnpps.so.13 fatbin.o -o " + quote(lib));
+  ASSERT_EQ(r.status, 0) << r.err;
+  Venv venv(tmp_, "toolkit");
+  venv.install({wheel("nvidia-npp", "13.0.0.50", {{"nvidia/cu13/lib/libnpps.so.13", lib}})});
+
+  auto coverage = [&](const std::string& gpu) {
+    CommandResult c = venv.envdoctor_run("cuda", "--json --driver 580.65.06 --gpu " + gpu);
+    EXPECT_EQ(c.status, 0) << c.err;
+    for (const json& p : json::parse(c.out)["packages"])
+      if (p["name"] == "nvidia-npp") return p["coverage"][gpu].get<std::string>();
+    return std::string("(no row)");
+  };
+  int status = -1;
+  json report = venv.check(&status, "--gpu sm_90 --driver 580.65.06");
+  EXPECT_TRUE(findings_with_code(report, "gpu-arch-unsupported").empty()) << report.dump(1);
+  EXPECT_EQ(coverage("sm_90"), "sass");
+
+  report = venv.check(&status, "--gpu sm_75 --driver 580.65.06");
+  EXPECT_EQ(findings_with_code(report, "gpu-arch-unsupported").size(), 1u) << report.dump(1);
+  EXPECT_EQ(coverage("sm_75"), "unsupported");
+}
+
 }  // namespace
 }  // namespace envdoctor::test

@@ -121,6 +121,13 @@ class RootTest : public ::testing::Test {
     build_shared(clean_lib, "int clean_fn(void) { return 7; }", "-Wl,-soname,libclean.so", tmp);
     std::string clean = ext("_clean", "int clean_fn(void);", "clean_fn()",
                             "-L" + quote(tmp / "build") + " -lclean -Wl,-rpath,'$ORIGIN/lib'");
+    // A system CUDA runtime (a gcc-built stand-in with its SONAME) reached through a link that
+    // only resolves inside the root: /opt/cuda/current -> /opt/cuda.
+    build_shared(root_ + "/opt/cuda/lib/libcudart.so.13", "int cudart_fn(void) { return 13; }",
+                 "-Wl,-soname,libcudart.so.13", tmp);
+    fs::create_symlink("/opt/cuda", root_ + "/opt/cuda/current");
+    std::string cu = ext("_cu", "int cudart_fn(void);", "cudart_fn()",
+                         "-L" + quote(root_ + "/opt/cuda/lib") + " -l:libcudart.so.13 -Wl,-rpath,/opt/cuda/current/lib");
     std::string wheels = tmp / "wheels";
     fs::create_directories(wheels);
     json base = {{"version", "1.0"}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false}};
@@ -135,6 +142,7 @@ class RootTest : public ::testing::Test {
         wheel("optpkg", {{"optpkg/_opt" + suffix, opt}}),
         wheel("zpkg", {{"zpkg/_z" + suffix, z}}),
         wheel("cleanpkg", {{"cleanpkg/_clean" + suffix, clean}, {"cleanpkg/lib/libclean.so", clean_lib}}),
+        wheel("cudapkg", {{"cudapkg/_cu" + suffix, cu}}),
     };
     std::string cmd = "python3 -m pip install --root " + quote(root_) +
                       " --prefix /opt/venv --no-index --no-deps --no-compile --disable-pip-version-check -q";
@@ -209,7 +217,7 @@ TEST_F(RootTest, AgreesWithTheLoaderInsideTheRoot) {
   std::set<std::string> failing;
   std::vector<std::string> files = {"/opt/venv/bin/python", kSite + "/optpkg/_opt" + ext_suffix(),
                                     kSite + "/zpkg/_z" + ext_suffix(), kSite + "/cleanpkg/_clean" + ext_suffix(),
-                                    kSite + "/cleanpkg/lib/libclean.so"};
+                                    kSite + "/cleanpkg/lib/libclean.so", kSite + "/cudapkg/_cu" + ext_suffix()};
   for (const std::string& file : files) {
     std::optional<CommandResult> r = referee(file);
     ASSERT_TRUE(r);
@@ -339,13 +347,35 @@ TEST_F(RootTest, WhyLooksForCopiesInsideTheRoot) {
   EXPECT_NE(r.out.find("      => /opt/lib/libopt.so.1  [ld.so.cache"), std::string::npos) << r.out;
 }
 
+// Regression (issue 13): `cuda` keyed the libraries a package loads by their canonical path on this
+// machine and the load model's resolutions by their canonical path inside the root, so a runtime
+// reached through a link inside the root dropped out of the package's LOADS.
+TEST_F(RootTest, CudaFollowsLinksInsideTheRootAsCheckDoes) {
+  CommandResult r = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " cuda --json --root " + quote(root_) +
+                        " --prefix /opt/venv --driver 580.65.06 --gpu sm_90");
+  ASSERT_EQ(r.status, 0) << r.err;
+  json report = json::parse(r.out);
+  ASSERT_EQ(report["runtimes"].size(), 1u) << r.out;
+  EXPECT_EQ(report["runtimes"][0]["path"], "/opt/cuda/current/lib/libcudart.so.13");
+  EXPECT_EQ(report["runtimes"][0]["used_by"], json::array({"cudapkg"}));
+  bool found = false;
+  for (const json& p : report["packages"])
+    if (p["name"] == "cudapkg") {
+      found = true;
+      EXPECT_EQ(p["uses"], json::parse(R"([{"library": "libcudart.so.13", "from": "system"}])")) << p.dump();
+      EXPECT_EQ(p["cuda_majors"], json::array({13}));
+    }
+  EXPECT_TRUE(found) << r.out;
+}
+
 TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
   loader::ObjectStore store(root_);
   const support::FileRoot& root = store.file_root();
   std::vector<std::string> files = checks::find_elf_files({kSite}, root);
   std::string s = ext_suffix();
   EXPECT_EQ(files, (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",
-                                             kSite + "/optpkg/_opt" + s, kSite + "/zpkg/_z" + s}));
+                                             kSite + "/cudapkg/_cu" + s, kSite + "/optpkg/_opt" + s,
+                                             kSite + "/zpkg/_z" + s}));
   // Links resolve inside the root: /opt/venv/bin/python -> /usr/local/bin/python3.11 there.
   EXPECT_EQ(root.canonical("/opt/venv/bin/python"), "/usr/local/bin/python3.11");
   EXPECT_EQ(root.host_no_follow("/opt/venv/bin/python"), root_ + "/opt/venv/bin/python");

@@ -1,0 +1,47 @@
+// `envdoctor cuda`: the CUDA side of an environment at a glance, computed once here and rendered by
+// src/report/cuda.cc. The driver and the GPUs, the CUDA runtimes present and who loads each (the
+// load model's resolutions, not file names), and which GPU architectures each package's binaries
+// carry code for. Every verdict comes from checks/cuda_inventory.h, the same as `check` uses.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "checks/cuda_inventory.h"
+
+namespace envdoctor::checks {
+
+struct CudaRuntimeRow {
+  const CudaRuntime* runtime;
+  RuntimeOnDriver verdict;
+  std::vector<std::string> users;
+};
+
+struct CudaPackageRow {
+  std::string name;  // "" for files no package owns
+  std::string version;
+  size_t files_with_gpu_code = 0;
+  std::set<std::pair<int, std::string>> sass, ptx;  // (sm * 4 + variant rank, name)
+  std::set<int> cuda_majors;
+  std::map<std::string, std::string> uses;       // soname -> "origin"
+  std::map<int, cuda::Coverage::Kind> coverage;  // GPU sm -> the worst verdict over its files
+};
+
+struct CudaSummary {
+  CudaTarget target;
+  std::optional<cuda::DriverVersion> effective_driver;
+  std::optional<cuda::MajorMinor> driver_cuda;
+  bool driver_beyond_table = false;
+  std::optional<ForwardCompat> forward_compat;
+  std::vector<CudaRuntimeRow> runtimes;
+  std::vector<CudaPackageRow> packages;
+};
+
+CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
+                           CudaTarget target);
+
+}  // namespace envdoctor::checks
