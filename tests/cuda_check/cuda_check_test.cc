@@ -326,7 +326,8 @@ TEST_F(CudaCheckTest, CudaAndCheckJudgeNvidiasOwnLibrariesAlike) {
   auto coverage = [&](const std::string& gpu) {
     CommandResult c = venv.envdoctor_run("cuda", "--json --driver 580.65.06 --gpu " + gpu);
     EXPECT_EQ(c.status, 0) << c.err;
-    for (const json& p : json::parse(c.out)["packages"])
+    json report = json::parse(c.out);
+    for (const json& p : report["packages"])
       if (p["name"] == "nvidia-npp") return p["coverage"][gpu].get<std::string>();
     return std::string("(no row)");
   };

@@ -192,8 +192,8 @@ TEST_F(RootTest, ReportsTheContainersOwnPathsAndItsMissingLibrary) {
   EXPECT_EQ(report["environment"]["python"], "/opt/venv/bin/python");
   EXPECT_EQ(report["environment"]["version"], "3.11.7");
   EXPECT_EQ(report["environment"]["site_packages"], json::array({kSite}));
-  EXPECT_EQ(report["environment"]["packages"], 3);
-  EXPECT_EQ(report["environment"]["elf_files"], 4);
+  EXPECT_EQ(report["environment"]["packages"], 4);
+  EXPECT_EQ(report["environment"]["elf_files"], 5);
   // libz.so.1 is on this machine; the container has none. libopt.so.1 is found through the
   // root's ld.so.cache (/opt/lib), libpython through it too (/usr/local/lib), libclean.so by
   // $ORIGIN: nothing else fails.
@@ -280,7 +280,7 @@ TEST_F(RootTest, SimulatesPipInsideTheRoot) {
   int status = -1;
   json report = check_json(&status, "--prefix /opt/venv --without zpkg");
   EXPECT_EQ(status, 0) << report.dump(1);
-  EXPECT_EQ(report["environment"]["packages"], 2);
+  EXPECT_EQ(report["environment"]["packages"], 3);  // cleanpkg, cudapkg, optpkg
   EXPECT_TRUE(report["findings"].empty()) << report.dump(1);
   // Reinstalling cleanpkg from its wheel changes nothing: the simulated files are in-root too.
   std::string wheel = *tmp_ / "wheels/cleanpkg-1.0-cp311-cp311-linux_x86_64.whl";
