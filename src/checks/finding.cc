@@ -37,6 +37,9 @@ std::optional<Code> code_from_name(std::string_view name) {
 }
 
 std::optional<Code> nearest_code(std::string_view name) {
+  if (name.size() >= 3)
+    for (Code c : kAllCodes)
+      if (std::string_view(code_name(c)).starts_with(name)) return c;
   std::optional<Code> best;
   size_t best_distance = name.size() / 2 + 1;
   for (Code c : kAllCodes) {
