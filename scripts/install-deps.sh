@@ -9,6 +9,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
+  python3-jsonschema                # the referee of the JSON Schemas in data/schemas
   libtree hyperfine                 # peers and timing for bench/
   gcc-multilib                      # -m32 fixtures (wrong-class candidates)
   zip unzip

@@ -36,6 +36,34 @@ std::optional<Code> code_from_name(std::string_view name) {
   return std::nullopt;
 }
 
+std::optional<Code> nearest_code(std::string_view name) {
+  if (name.size() >= 3)
+    for (Code c : kAllCodes)
+      if (std::string_view(code_name(c)).starts_with(name)) return c;
+  std::optional<Code> best;
+  size_t best_distance = name.size() / 2 + 1;
+  for (Code c : kAllCodes) {
+    std::string_view code = code_name(c);
+    // One row of the edit-distance table at a time.
+    std::vector<size_t> row(code.size() + 1);
+    for (size_t j = 0; j <= code.size(); ++j) row[j] = j;
+    for (size_t i = 1; i <= name.size(); ++i) {
+      size_t diagonal = row[0];
+      row[0] = i;
+      for (size_t j = 1; j <= code.size(); ++j) {
+        size_t above = row[j];
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (name[i - 1] == code[j - 1] ? 0 : 1)});
+        diagonal = above;
+      }
+    }
+    if (row[code.size()] < best_distance) {
+      best_distance = row[code.size()];
+      best = c;
+    }
+  }
+  return best;
+}
+
 std::string Finding::key() const {
   return std::string(code_name(code)) + '\0' + file + '\0' + library.value_or("") + '\0' + symbol.value_or("") + '\0' +
          version.value_or("") + '\0' + arch.value_or("") + '\0' + (file.empty() ? package.value_or("") : "");

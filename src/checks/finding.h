@@ -41,6 +41,10 @@ inline constexpr Code kAllCodes[] = {
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);
+// For "did you mean": the first code that `name` (three characters or more) begins, else the
+// code whose name is fewest edits (Levenshtein) from `name`; nullopt when even the nearest needs
+// more edits than half of `name`'s length.
+std::optional<Code> nearest_code(std::string_view name);
 
 struct Finding {
   Code code = Code::kMissingLibrary;

@@ -43,5 +43,7 @@ int run_tree(const LoaderOptions& options, const std::vector<std::string>& files
 int run_cuda(const CudaCommandOptions& options);
 // The manylinux tag of ELF files, and whether wheels' platform tags claim too old a glibc.
 int run_wheel_tag(const std::vector<std::string>& paths, bool json);
+// What finding codes mean (docs/findings.md, built in); with no code, the list of codes.
+int run_explain(const std::vector<std::string>& codes);
 
 }  // namespace envdoctor::cli

@@ -1,8 +1,10 @@
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <map>
 #include <sstream>
 
+#include "report/explain.h"
 #include "report/report.h"
 
 namespace envdoctor::report {
@@ -80,6 +82,13 @@ std::string render_text(const Report& report, const TextOptions& options) {
   size_t e = report.errors(), w = report.warnings();
   if (e == 0 && w == 0) out << s.bold() << "All clear: every library here will load." << s.reset() << "\n";
   else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
+  // Last, where to read what each code printed above means, in the order they first appeared.
+  std::vector<std::string_view> codes;
+  for (const std::string& pkg : order)
+    for (const checks::Finding* f : groups[pkg])
+      if (std::find(codes.begin(), codes.end(), checks::code_name(f->code)) == codes.end())
+        codes.push_back(checks::code_name(f->code));
+  if (!codes.empty()) out << explain_pointer(codes);
   return out.str();
 }
 

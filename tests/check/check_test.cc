@@ -58,6 +58,10 @@ TEST_F(CheckTest, CleanEnvironmentHasNoErrorsAndImports) {
   EXPECT_EQ(report["summary"]["errors"], 0) << report.dump(1);
   EXPECT_GE(report["environment"]["elf_files"].get<int>(), 2);
   EXPECT_EQ(venv.import("cleanpkg._core"), "");
+  // Nothing printed, nothing to explain: the text ends with its verdict.
+  CommandResult text = venv.envdoctor_run("check", "");
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(text.out.ends_with("\n\nAll clear: every library here will load.\n")) << text.out;
 }
 
 TEST_F(CheckTest, ExtensionNeedingALibraryNobodyProvides) {
@@ -126,6 +130,12 @@ TEST_F(CheckTest, TwoOwnersOfOneLibraryThenUninstallOne) {
             std::string::npos)
       << missing[0]["hint"];
   EXPECT_EQ(venv.import("faketorch._C"), missing[0]["message"].get<std::string>());
+  // The text ends by naming `envdoctor explain` for the codes it printed, in their order.
+  CommandResult text = venv.envdoctor_run("check", "");
+  EXPECT_EQ(text.status, 1) << text.err;
+  std::string tail = "\n2 errors, 0 warnings\nwhat these mean: envdoctor explain record-missing-file missing-library\n";
+  ASSERT_GE(text.out.size(), tail.size()) << text.out;
+  EXPECT_EQ(text.out.substr(text.out.size() - tail.size()), tail) << text.out;
 }
 
 TEST_F(CheckTest, PlaceholderWheelInstallsNothing) {

@@ -189,6 +189,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
 
   CommandResult cuda = venv.envdoctor_run("cuda", "--json --gpu sm_90 --driver 550.54.14");
   ASSERT_EQ(cuda.status, 0) << cuda.err;
+  expect_schema_valid("cuda", cuda.out);
   json j = json::parse(cuda.out);
   EXPECT_EQ(j["driver"]["version"], "550.54.14");
   EXPECT_EQ(j["driver"]["source"], "--driver");
@@ -212,7 +213,9 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
       "sass": ["sm_86"], "ptx": ["compute_86"], "coverage": {"sm_90": "unsupported"}})"))
       << j.dump(1);
   // With a CUDA 13 driver the same PTX JIT-compiles.
-  j = json::parse(venv.envdoctor_run("cuda", "--json --gpu sm_90 --driver 580.65.06").out);
+  cuda = venv.envdoctor_run("cuda", "--json --gpu sm_90 --driver 580.65.06");
+  expect_schema_valid("cuda", cuda.out);
+  j = json::parse(cuda.out);
   EXPECT_EQ(j["packages"][0]["coverage"], json({{"sm_90", "ptx-jit"}})) << j.dump(1);
 
   CommandResult table = venv.envdoctor_run("cuda", "--gpu sm_90 --driver 550.54.14");

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "support/fixture.h"
+#include "support/schema.h"
 
 namespace envdoctor::test {
 namespace {
@@ -63,6 +64,7 @@ json wheel_tag_json(const std::string& files, int* status = nullptr) {
   CommandResult r = run(quote(envdoctor()) + " wheel-tag --json " + files);
   if (status) *status = r.status;
   EXPECT_NE(r.status, 2) << r.err;
+  expect_schema_valid("wheel-tag", r.out);
   return json::parse(r.out.empty() ? "{}" : r.out);
 }
 
@@ -293,7 +295,9 @@ TEST(Install, PutsBinaryDataManPageAndCompletionsInPlace) {
   std::string build_dir = fs::path(envdoctor()).parent_path().string();
   CommandResult r = run("cmake --install " + quote(build_dir) + " --prefix " + quote(prefix));
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* f : {"bin/envdoctor", "share/envdoctor/sonames.json", "share/man/man1/envdoctor.1",
+  for (const char* f : {"bin/envdoctor", "share/envdoctor/sonames.json", "share/envdoctor/schemas/check.schema.json",
+                        "share/envdoctor/schemas/cuda.schema.json", "share/envdoctor/schemas/wheel-tag.schema.json",
+                        "share/man/man1/envdoctor.1",
                         "share/bash-completion/completions/envdoctor", "share/zsh/site-functions/_envdoctor"})
     EXPECT_TRUE(fs::is_regular_file(prefix + "/" + f)) << f;
 

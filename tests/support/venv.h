@@ -10,6 +10,7 @@
 
 #include "python/python_fixture.h"
 #include "support/fixture.h"
+#include "support/schema.h"
 
 namespace envdoctor::test {
 
@@ -79,11 +80,13 @@ class Venv {
   CommandResult envdoctor_run(const std::string& subcommand, const std::string& args) const {
     return run(quote(envdoctor()) + " " + subcommand + " --python " + quote(python()) + " " + args);
   }
-  // `envdoctor check --json` on this venv, with `extra` arguments (--without, --with).
+  // `envdoctor check --json` on this venv, with `extra` arguments (--without, --with), its output
+  // validated against data/schemas/check.schema.json.
   nlohmann::json check(int* status = nullptr, const std::string& extra = "") const {
     CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(python()) + " " + extra);
     if (status) *status = r.status;
     EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    if (!r.out.empty()) expect_schema_valid("check", r.out);  // every scenario's output, held to its schema
     return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
   }
 

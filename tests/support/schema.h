@@ -1,0 +1,39 @@
+// Machine outputs held to the JSON Schemas that ship with the tool (data/schemas/, installed
+// as share/envdoctor/schemas/; docs/json.md), with Debian's python3-jsonschema as the referee
+// (tests/support/validate_schema.py). The end-to-end tests pass what they already produce.
+#pragma once
+
+#include <string>
+
+#include "support/fixture.h"
+
+namespace envdoctor::test {
+
+inline std::string schema_path(const std::string& name) {
+  return std::string(ENVDOCTOR_SOURCE_DIR) + "/data/schemas/" + name + ".schema.json";
+}
+
+// Debian's python3-jsonschema, for /usr/bin/python3. Without it nothing is validated here, and
+// Schemas.ValidatorIsInstalled (tests/docs) is the test that reports the skip.
+inline bool have_jsonschema() {
+  static const bool available = run("/usr/bin/python3 -c 'import jsonschema'").status == 0;
+  return available;
+}
+
+// "" when `document` holds to data/schemas/NAME.schema.json, else jsonschema's errors.
+inline std::string schema_errors(const std::string& name, const std::string& document) {
+  TempDir tmp;
+  std::string path = tmp.write("document.json", document);
+  CommandResult r = run("/usr/bin/python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/validate_schema.py") +
+                        " " + quote(schema_path(name)) + " " + quote(path));
+  if (r.status == 0) return "";
+  return r.out + r.err + (r.out.empty() && r.err.empty() ? "validate_schema.py failed" : "");
+}
+
+inline void expect_schema_valid(const std::string& name, const std::string& document) {
+  if (!have_jsonschema()) return;
+  std::string errors = schema_errors(name, document);
+  EXPECT_EQ(errors, "") << "not a valid " << name << " document (" << schema_path(name) << "):\n" << document;
+}
+
+}  // namespace envdoctor::test
