@@ -9,6 +9,7 @@ repository, and an installed binary needs no file beside it to explain itself.
 
 Usage: embed_findings.py docs/findings.md OUT.cc
 """
+import os
 import sys
 
 DELIMITER = "envdoctor_doc"
@@ -51,6 +52,7 @@ def main():
               "std::span<const FindingDoc> finding_docs() {\n"
               "  static const FindingDoc docs[] = {\n" + rows + "  };\n"
               "  return docs;\n}\n\n}  // namespace envdoctor::report\n")
+    os.makedirs(os.path.dirname(os.path.abspath(sys.argv[2])), exist_ok=True)
     with open(sys.argv[2], "w", encoding="utf-8") as f:
         f.write(source)
 
