@@ -1,6 +1,7 @@
 #include "snapshot/snapshot.h"
 
 #include <algorithm>
+#include <unordered_map>
 
 #include "checks/file_view.h"
 #include "checks/record_checks.h"
@@ -103,9 +104,24 @@ json packages(const checks::Environment& env, const Paths& paths) {
   return out;
 }
 
+// The indices of `items` in the order of `key(item)`: the documents' arrays are sorted on
+// plain strings before any JSON is built (sorting JSON objects costs a map lookup per compare).
+template <typename T, typename Key>
+std::vector<size_t> order_by(const std::vector<T>& items, Key key) {
+  std::vector<std::pair<decltype(key(items[0])), size_t>> keyed;
+  keyed.reserve(items.size());
+  for (size_t i = 0; i < items.size(); ++i) keyed.emplace_back(key(items[i]), i);
+  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> order;
+  order.reserve(keyed.size());
+  for (const auto& [k, i] : keyed) order.push_back(i);
+  return order;
+}
+
 json files(const checks::Environment& env, const Paths& paths) {
   json out = json::array();
-  for (const checks::ElfRecord& r : env.elf_files) {
+  for (size_t i : order_by(env.elf_files, [&](const checks::ElfRecord& r) { return paths.rel(r.path); })) {
+    const checks::ElfRecord& r = env.elf_files[i];
     json owners = json::array();
     for (const python::Distribution* d : r.owners) owners.push_back(d->name);
     json file = {{"path", paths.rel(r.path)},
@@ -125,28 +141,31 @@ json files(const checks::Environment& env, const Paths& paths) {
     }
     out.push_back(std::move(file));
   }
-  std::sort(out.begin(), out.end(), [](const json& a, const json& b) { return a["path"] < b["path"]; });
   return out;
 }
 
 json resolutions(const checks::CheckRun& run, const Paths& paths) {
   json out = json::array();
-  for (const checks::Edge& e : run.edges) {
+  std::unordered_map<std::string, json> owners;  // many NEEDED entries resolve to one file
+  auto owner = [&](const std::string& path) {
+    auto [it, added] = owners.try_emplace(path);
+    if (added) it->second = paths.owner(path);
+    return it->second;
+  };
+  auto key = [&](const checks::Edge& e) { return std::make_pair(paths.rel(e.consumer), e.needed); };
+  for (size_t i : order_by(run.edges, key)) {
+    const checks::Edge& e = run.edges[i];
     bool found = !e.resolved.empty();
     json r = {{"file", paths.rel(e.consumer)},
               {"needed", e.needed},
               {"rule", rule_token(e.rule)},
               {"resolved", found ? json(paths.rel(e.resolved)) : json(nullptr)},
-              {"owner", found ? paths.owner(e.resolved) : json(nullptr)}};
+              {"owner", found ? owner(e.resolved) : json(nullptr)}};
     // The directory a search found it in; an already-loaded match names no directory of its own.
     bool searched = found && e.rule != loader::Rule::kLoaded && e.rule != loader::Rule::kDirect;
     r["dir"] = searched ? json(paths.rel(e.source)) : json(nullptr);
     out.push_back(std::move(r));
   }
-  std::sort(out.begin(), out.end(), [](const json& a, const json& b) {
-    return std::tie(a["file"].get_ref<const std::string&>(), a["needed"].get_ref<const std::string&>()) <
-           std::tie(b["file"].get_ref<const std::string&>(), b["needed"].get_ref<const std::string&>());
-  });
   return out;
 }
 
@@ -250,17 +269,31 @@ json take(const checks::Environment& env, const checks::CheckRun& run, const che
 }
 
 std::string digest(const json& snapshot) {
-  json d = snapshot;
-  d.erase("digest");
-  d.erase("envdoctor");
-  d.erase("notes");  // prose about what was not checked; the facts themselves are above
-  if (d.contains("environment")) d["environment"].erase("prefix");
-  if (d.contains("findings"))
-    for (json& f : d["findings"]) {
-      f.erase("message");
-      f.erase("hint");
+  // The compact dump of the document without the excluded parts, written member by member (keys
+  // in order, as dump() writes them) so that the large arrays are dumped without being copied.
+  std::string text = "{";
+  for (const auto& [key, value] : snapshot.items()) {
+    // The tool's version, its notes (prose on what was not checked) and the digest itself.
+    if (key == "digest" || key == "envdoctor" || key == "notes") continue;
+    if (text.size() > 1) text += ',';
+    text += json(key).dump() + ':';
+    if (key == "environment" && value.is_object()) {
+      json e = value;
+      e.erase("prefix");
+      text += e.dump();
+    } else if (key == "findings" && value.is_array()) {
+      json findings = value;
+      for (json& f : findings)
+        if (f.is_object()) {
+          f.erase("message");
+          f.erase("hint");
+        }
+      text += findings.dump();
+    } else {
+      text += value.dump();
     }
-  std::string text = d.dump();
+  }
+  text += '}';
   auto bytes = reinterpret_cast<const u8*>(text.data());
   std::vector<u8> sum = checks::sha256_bytes(Bytes(bytes, text.size()));
   return sum.empty() ? "" : "sha256:" + hex(sum);

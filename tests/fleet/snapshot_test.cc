@@ -43,6 +43,16 @@ TEST_F(FleetTest, IdenticalEnvironmentsAtDifferentPathsHaveOneDigest) {
   EXPECT_EQ(s["digest"], t["digest"]);
   EXPECT_NE(s["environment"]["prefix"], t["environment"]["prefix"]);
   EXPECT_EQ(trim(a.envdoctor_run("snapshot", "--digest").out), s["digest"].get<std::string>());
+  // The referee for the digest: docs/snapshot.md's definition, computed by Python's json and hashlib.
+  std::string python_digest = trim(run("python3 -c " + quote(R"py(
+import hashlib, json, sys
+s = json.load(open(sys.argv[1]))
+for k in ("digest", "envdoctor", "notes"): s.pop(k)
+s["environment"].pop("prefix")
+for f in s["findings"]: f.pop("message"); f.pop("hint")
+text = json.dumps(s, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+print("sha256:" + hashlib.sha256(text.encode()).hexdigest()))py") + " " + quote(save("digest.json", first.out))).out);
+  EXPECT_EQ(python_digest, s["digest"]);
 
   // Files inside the environment are named relative to it, with readelf's build-id.
   std::string rel = fs::relative(a.site(), tmp_ / "site-a/venv").string() + "/alpha/lib/libalpha.so.1";
