@@ -37,20 +37,20 @@ bool use_color() {
 
 // `text` into `path` through a temporary file in the same directory and rename(2), so that a
 // reader (node_exporter's textfile collector) sees the old file or the new one, never half.
-bool write_atomically(const std::string& path, const std::string& text) {
+bool write_atomically(const std::string& path, const std::string& text, std::string* error) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     out << text;
     out.flush();
     if (!out) {
-      std::cerr << "envdoctor: cannot write " << tmp << "\n";
+      *error = "cannot write " + tmp;
       std::remove(tmp.c_str());
       return false;
     }
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    std::cerr << "envdoctor: cannot rename " << tmp << " to " << path << ": " << std::strerror(errno) << "\n";
+    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
     std::remove(tmp.c_str());
     return false;
   }
@@ -122,7 +122,7 @@ int run_check(const CheckOptions& options) {
     out = report::render_text(r, text);
   }
   if (!options.output.empty()) {
-    if (!write_atomically(options.output, out)) return 2;
+    if (!write_atomically(options.output, out, &error)) return tool_failure(error);
   } else {
     std::cout << out;
     std::cout.flush();

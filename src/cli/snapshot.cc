@@ -24,7 +24,7 @@ std::optional<json> snapshot_now(const CheckOptions& options) {
   std::string error;
   std::optional<checks::CudaTarget> target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!target || !checks::sha256_available(&error)) {
-    std::cerr << "envdoctor: " << error << "\n";
+    tool_failure(error);
     return std::nullopt;
   }
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
@@ -35,19 +35,19 @@ std::optional<json> snapshot_now(const CheckOptions& options) {
   return snapshot::take(*session->env, run, *target);
 }
 
-// A snapshot file, or this environment now for "-".
+// A snapshot file, or this environment now for "-"; nullopt after saying why.
 std::optional<json> load(const CheckOptions& options, const std::string& source) {
   if (source == "-") return snapshot_now(options);
   std::ifstream in(source, std::ios::binary);
   if (!in) {
-    std::cerr << "envdoctor: " << source << ": cannot read\n";
+    tool_failure(source + ": cannot read");
     return std::nullopt;
   }
   std::stringstream text;
   text << in.rdbuf();
   std::string error;
   std::optional<json> s = snapshot::parse(text.str(), &error);
-  if (!s) std::cerr << "envdoctor: " << source << ": " << error << "\n";
+  if (!s) tool_failure(source + ": " + error);
   return s;
 }
 
@@ -62,10 +62,7 @@ int run_snapshot(const CheckOptions& options, bool digest_only) {
 }
 
 int run_diff(const CheckOptions& options, const std::string& a, const std::string& b, bool json_output) {
-  if (a == "-" && b == "-") {
-    std::cerr << "envdoctor: diff: at most one side can be this environment (-)\n";
-    return 2;
-  }
+  if (a == "-" && b == "-") return tool_failure("diff: at most one side can be this environment (-)");
   std::optional<json> before = load(options, a);
   if (!before) return 2;
   std::optional<json> after = load(options, b);
