@@ -213,6 +213,23 @@ TEST_F(FleetTest, HealthCheckFormats) {
             std::string::npos);
 }
 
+// contrib/nhc/envdoctor.nhc under bash as NHC sources it. LBNL NHC is not packaged by Debian, so its
+// `die` (which records the message NHC drains with) is defined here as NHC's nhc.sh defines its
+// contract: `die STATUS MESSAGE`.
+TEST_F(FleetTest, NhcCheckFunction) {
+  if (!have_tool("bash")) GTEST_SKIP() << "needs bash";
+  Venv venv(tmp_, "nhc");
+  venv.install({package_wheel("zeta", "1.0", 1)});
+  auto check = [&] {
+    return run("ENVDOCTOR=" + quote(envdoctor()) + " bash -c " +
+               quote(". " + std::string(ENVDOCTOR_SOURCE_DIR) + "/contrib/nhc/envdoctor.nhc; "
+                     "die() { echo \"die $1: $2\"; }; check_envdoctor " + venv.python() + "; echo \"status $?\""));
+  };
+  EXPECT_EQ(check().out, "status 0\n");
+  fs::remove(venv.site() + "/zeta/lib/libzeta.so.1");
+  EXPECT_EQ(check().out, "die 1: envdoctor: missing-library libzeta.so.1 zeta (+1 more)\nstatus 1\n");
+}
+
 TEST_F(FleetTest, DiffRefusesWhatIsNotASnapshot) {
   std::string bad = save("bad.json", "{\"schema\": 1}");
   CommandResult r = run(quote(envdoctor()) + " diff " + quote(bad) + " " + quote(bad));
