@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Times `envdoctor check` on the benchmark environment (bench/make_env.py: a real venv with about
-# 2,000 ELF files under real RECORDs), with --verify-hashes, and under simulation (--without).
+# 2,000 ELF files under real RECORDs), with --verify-hashes, and under simulation (--without); and
+# what the fleet tools run: `snapshot`, `snapshot --digest` and `check --format nhc`.
 #
 #   bash bench/check.sh [ENVDOCTOR] [RUNS]
 set -euo pipefail
@@ -19,7 +20,10 @@ echo
 hyperfine --style none --warmup 1 --runs "$runs" -i --export-markdown "$work/check.md" \
   -n "check" "$envdoctor check --python $py" \
   -n "check --without benchpkg0_3" "$envdoctor check --python $py --without benchpkg0_3" \
-  -n "check --verify-hashes" "$envdoctor check --verify-hashes --python $py" >/dev/null
+  -n "check --verify-hashes" "$envdoctor check --verify-hashes --python $py" \
+  -n "snapshot" "$envdoctor snapshot --python $py" \
+  -n "snapshot --digest" "$envdoctor snapshot --digest --python $py" \
+  -n "check --format nhc" "$envdoctor check --format nhc --python $py" >/dev/null
 cat "$work/check.md"
 echo
 echo "single-core SHA-256 (OpenSSL EVP, 1 MiB blocks):"

@@ -13,6 +13,7 @@ packages=(
   libtree hyperfine                 # peers and timing for bench/
   gcc-multilib                      # -m32 fixtures (wrong-class candidates)
   zip unzip
+  slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
 )
 
 missing=()

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <mutex>
 
 #include "checks/hints.h"
@@ -116,7 +117,22 @@ class LoadChecker {
   ResolutionMap resolutions_;
   std::map<std::pair<std::string, std::string>, Edge> edges_;
   std::atomic<size_t> loads_{0};
+  void keep_edge(Edge edge);  // callers hold mu_
 };
+
+// One NEEDED entry met in several import contexts may resolve differently in each (already
+// loaded in one, found by a search in another). Threads reach it in any order, so the edge kept
+// is chosen by its content, never by arrival: a search that found the library, then a match with
+// an already loaded object, then a failure; ties by path and directory. `why` and `snapshot` then
+// say the same thing on every run.
+void LoadChecker::keep_edge(Edge edge) {
+  auto rank = [](const Edge& e) {
+    int kind = e.rule == loader::Rule::kNotFound ? 2 : e.rule == loader::Rule::kLoaded ? 1 : 0;
+    return std::tuple<int, const std::string&, const std::string&>(kind, e.resolved, e.source);
+  };
+  auto [it, inserted] = edges_.try_emplace(std::make_pair(edge.consumer, edge.needed), edge);
+  if (!inserted && rank(edge) < rank(it->second)) it->second = std::move(edge);
+}
 
 Process LoadChecker::base_process(std::vector<Finding>& findings) {
   Process p(env_.loader, *env_.store);
@@ -238,8 +254,7 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
       if (out) out->resolutions[n.soname][n.edge.resolved].insert(n.edge.consumer);
     }
     if (out) out->edges.push_back(n.edge);
-    std::pair<std::string, std::string> key(n.edge.consumer, n.edge.needed);
-    edges_.emplace(std::move(key), std::move(n.edge));
+    keep_edge(std::move(n.edge));
   }
 }
 
@@ -327,7 +342,7 @@ bool LoadChecker::reuse(Context& c) {
     return false;
   {
     std::lock_guard lock(mu_);
-    for (const Edge& e : before.edges) edges_.emplace(std::make_pair(e.consumer, e.needed), e);
+    for (const Edge& e : before.edges) keep_edge(e);
     for (const auto& [soname, by_path] : before.resolutions)
       for (const auto& [path, consumers] : by_path) resolutions_[soname][path].insert(consumers.begin(), consumers.end());
   }

@@ -87,6 +87,24 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
   }
 }
 
+}  // namespace
+
+const python::Distribution* copy_holder(const Environment& env, const std::string& path) {
+  const auto& owners = env.owners(path);
+  if (owners.size() == 1) return owners.front();
+  const python::Distribution* holder = nullptr;
+  if (owners.empty()) return holder;
+  fs::path normal = normalize_path(path);
+  if (auto digest = env.files.sha256(normal.string())) {
+    for (const python::Distribution* d : owners)
+      for (const python::RecordEntry& e : d->record)
+        if (e.resolved == normal && e.digest == *digest) holder = d;
+  }
+  return holder;
+}
+
+namespace {
+
 // Two packages list one path: whichever was installed last wrote it, and uninstalling either
 // deletes it for both. Say whose content is there now, by hash.
 void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
@@ -103,12 +121,8 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
       names += (names.empty() ? "" : " and ") + d->name;
     }
     f.message = path.string() + " is installed by both " + names;
-    std::string holder;
-    if (auto digest = env.files.sha256(path.string())) {
-      for (const python::Distribution* d : owners)
-        for (const python::RecordEntry& e : d->record)
-          if (e.resolved == path && e.digest == *digest) holder = d->name;
-    }
+    const python::Distribution* holder_dist = copy_holder(env, path.string());
+    std::string holder = holder_dist ? holder_dist->name : "";
     f.hint = (holder.empty() ? "" : "the file now holds " + holder + "'s copy; ") +
              "uninstalling any of them deletes it for all: keep only one (pip uninstall the other, then " +
              "pip install --force-reinstall the one you keep)";

@@ -18,4 +18,10 @@ namespace envdoctor::checks {
 std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes,
                                    const std::function<void(size_t, size_t)>& on_hash = {});
 
+// Of the distributions whose RECORDs list `path`, the one whose copy the file holds now: the owner
+// whose recorded sha256 matches the file's content (of several that match, identical copies, the
+// last listed). nullptr when none matches or the file cannot be read. Only the path's own owners
+// are consulted; a path with one owner is that owner's without hashing.
+const python::Distribution* copy_holder(const Environment& env, const std::string& path);
+
 }  // namespace envdoctor::checks

@@ -13,7 +13,8 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo);
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   for (Finding& f : check_duplicate_libraries(env, loads.resolutions)) run.findings.push_back(std::move(f));
-  CudaCheckResult gpu = check_cuda(env, index_cuda(env, knowledge, loads.resolutions), tables, settings.gpu);
+  run.cuda = index_cuda(env, knowledge, loads.resolutions);
+  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   sort_and_dedupe(run.findings);
   run.notes = env.problems;
@@ -22,6 +23,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   for (const python::Distribution& d : env.inventory.distributions)
     for (const std::string& p : d.problems) run.notes.push_back(d.name + " " + d.version + ": " + p);
   run.notes.insert(run.notes.end(), gpu.notes.begin(), gpu.notes.end());
+  run.edges = std::move(loads.edges);
   return run;
 }
 

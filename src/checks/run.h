@@ -25,6 +25,10 @@ struct CheckSettings {
 struct CheckRun {
   std::vector<Finding> findings;
   std::vector<std::string> notes;  // what was not checked, and why
+  // What the verdicts were drawn from, for a snapshot: every NEEDED entry as the load model
+  // resolved it, and the CUDA facts.
+  std::vector<Edge> edges;
+  CudaInventory cuda;
 };
 
 CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,

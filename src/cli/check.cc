@@ -1,9 +1,13 @@
 // `envdoctor check`: the whole pipeline on one Python environment.
 #include <unistd.h>
 
+#include <cerrno>
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 
 #include "checks/environment.h"
@@ -14,8 +18,10 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cuda/tables.h"
+#include "report/machine.h"
 #include "report/progress.h"
 #include "report/report.h"
+#include "snapshot/snapshot.h"
 
 namespace envdoctor::cli {
 
@@ -29,9 +35,33 @@ bool use_color() {
   return !(term && std::strcmp(term, "dumb") == 0);
 }
 
+// `text` into `path` through a temporary file in the same directory and rename(2), so that a
+// reader (node_exporter's textfile collector) sees the old file or the new one, never half.
+bool write_atomically(const std::string& path, const std::string& text, std::string* error) {
+  std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) {
+      *error = "cannot write " + tmp;
+      std::remove(tmp.c_str());
+      return false;
+    }
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    *error = "cannot rename " + tmp + " to " + path + ": " + std::strerror(errno);
+    std::remove(tmp.c_str());
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int run_check(const CheckOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
   std::string error;
   std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!gpu_target) return tool_failure(error);
@@ -68,6 +98,8 @@ int run_check(const CheckOptions& options) {
   }
 
   progress.finish();
+  // The digest of what was checked, for node_exporter: a fleet's nodes group by it.
+  std::string digest = format == "prom" ? snapshot::take(*env, run, *gpu_target)["digest"].get<std::string>() : "";
   report::Report r;
   r.python = env->python.executable;
   r.version = env->python.version_info.full_str();
@@ -76,14 +108,25 @@ int run_check(const CheckOptions& options) {
   r.elf_files = env->elf_files.size();
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
-  if (options.json) {
-    std::cout << report::render_json(r);
+  std::string out;
+  if (format == "json") {
+    out = report::render_json(r);
+  } else if (format == "nhc") {
+    out = report::render_nhc(r);
+  } else if (format == "prom") {
+    std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
+    out = report::render_prom(r, {seconds.count(), digest});
   } else {
     report::TextOptions text;
-    text.color = use_color();
-    std::cout << report::render_text(r, text);
+    text.color = options.output.empty() && use_color();
+    out = report::render_text(r, text);
   }
-  std::cout.flush();
+  if (!options.output.empty()) {
+    if (!write_atomically(options.output, out, &error)) return tool_failure(error);
+  } else {
+    std::cout << out;
+    std::cout.flush();
+  }
   // Under simulation only the errors the change introduces decide the status.
   size_t deciding = 0;
   for (const checks::Finding& f : r.findings)

@@ -21,6 +21,8 @@ struct CheckOptions {
   LoaderOptions loader;
   bool verify_hashes = false;
   bool json = false;
+  std::string format;  // --format text|json|nhc|prom ("" for text, or json with --json)
+  std::string output;  // --output FILE: written through a temporary file and rename
   std::vector<std::string> without;  // --without PKG: as pip uninstall would leave it
   std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
   std::vector<std::string> gpus;  // --gpu sm_XX (repeatable): else this machine's GPUs
@@ -37,6 +39,10 @@ struct CudaCommandOptions {
 };
 
 int run_check(const CheckOptions& options);
+// `snapshot`: the environment's native state as one canonical JSON document, or its digest alone.
+int run_snapshot(const CheckOptions& options, bool digest_only);
+// `diff A B`: A and B are snapshot files, or "-" for the environment of `options` checked now.
+int run_diff(const CheckOptions& options, const std::string& a, const std::string& b, bool json);
 int run_why(const CheckOptions& options, const std::string& name);
 int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);

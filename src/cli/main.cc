@@ -29,6 +29,9 @@ int main(int argc, char** argv) {
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
   check->add_flag("--json", check_options.json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/check.schema.json)");
+  check->add_option("--format", check_options.format, "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
+      ->check(CLI::IsMember({"text", "json", "nhc", "prom"}));
+  check->add_option("--output", check_options.output, "write to FILE (a temporary file, then rename) instead of stdout");
   check->add_option("--gpu", check_options.gpus, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
   check->add_option("--driver", check_options.driver, "check CUDA runtimes against this driver version (default: this machine's)");
   check->add_option("--without", check_options.without, "check the environment as `pip uninstall PKG` would leave it (repeatable)");
@@ -61,6 +64,27 @@ int main(int argc, char** argv) {
   cuda->add_flag("--json", cuda_options.json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
   add_loader_options(cuda);
 
+  CheckOptions snapshot_options;
+  bool digest_only = false;
+  CLI::App* snapshot = app.add_subcommand("snapshot", "the environment's native state as one canonical JSON document");
+  snapshot->add_option("--python", snapshot_options.python, kPythonHelp);
+  snapshot->add_option("--prefix", snapshot_options.prefix, "an environment's prefix, read without running anything");
+  snapshot->add_option("--gpu", snapshot_options.gpus, "take these GPUs instead of this machine's (repeatable)");
+  snapshot->add_option("--driver", snapshot_options.driver, "take this driver version instead of this machine's");
+  snapshot->add_flag("--digest", digest_only, "print only the digest (identical environments print identical lines)");
+  add_loader_options(snapshot);
+
+  std::string diff_a, diff_b;
+  bool diff_json = false;
+  CheckOptions diff_options;
+  CLI::App* diff = app.add_subcommand("diff", "two snapshots (or a snapshot and this environment, -): what differs");
+  diff->add_option("A", diff_a, "a snapshot file, or - for this environment now")->required();
+  diff->add_option("B", diff_b, "a snapshot file, or - for this environment now")->required();
+  diff->add_option("--python", diff_options.python, kPythonHelp);
+  diff->add_option("--prefix", diff_options.prefix, "an environment's prefix, read without running anything");
+  diff->add_flag("--json", diff_json, "JSON on stdout");
+  add_loader_options(diff);
+
   bool wheel_tag_json = false;
   CLI::App* wheel_tag = app.add_subcommand("wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
   wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required();
@@ -77,7 +101,7 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  for (CLI::App* cmd : {check, why, ldd, tree, cuda}) {
+  for (CLI::App* cmd : {check, why, ldd, tree, cuda, snapshot, diff}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
   // This machine's LD_LIBRARY_PATH is not a container's: under --root only the flag counts.
@@ -95,6 +119,14 @@ int main(int argc, char** argv) {
   if (cuda->parsed()) {
     cuda_options.loader = loader;
     return run_cuda(cuda_options);
+  }
+  if (snapshot->parsed()) {
+    snapshot_options.loader = loader;
+    return run_snapshot(snapshot_options, digest_only);
+  }
+  if (diff->parsed()) {
+    diff_options.loader = loader;
+    return run_diff(diff_options, diff_a, diff_b, diff_json);
   }
   if (ldd->parsed()) return run_ldd(loader, files);
   if (tree->parsed()) return run_tree(loader, files);

@@ -60,6 +60,36 @@ struct DynamicTags {
 
 // The class- and endian-specific half of the reader. One instantiation per (class, byte order);
 // ElfFile keeps function pointers into the one that matches the file.
+// The GNU build-id among the notes of one PT_NOTE segment, as hex; "" when none. Each record is
+// checked against the segment's end before its name or descriptor is read.
+template <typename E>
+static std::string read_build_id(Bytes notes, u64 p_align) {
+  const u64 align = p_align == 8 ? 8 : 4;
+  auto pad = [&](u64 n) { return (n + align - 1) & ~(align - 1); };
+  u64 off = 0;
+  while (const u8* at = notes.at(off, sizeof(Nhdr<E>))) {
+    const auto* nh = reinterpret_cast<const Nhdr<E>*>(at);
+    u64 namesz = nh->n_namesz, descsz = nh->n_descsz;
+    u64 name_off = off + sizeof(Nhdr<E>);
+    if (!notes.contains(name_off, pad(namesz))) break;
+    u64 desc_off = name_off + pad(namesz);
+    if (!notes.contains(desc_off, descsz)) break;
+    if (nh->n_type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(notes.data() + name_off, "GNU", 4) == 0) {
+      static const char kHex[] = "0123456789abcdef";
+      std::string hex;
+      for (u64 i = 0; i < descsz; ++i) {
+        u8 byte = notes.data()[desc_off + i];
+        hex += kHex[byte >> 4];
+        hex += kHex[byte & 15];
+      }
+      return hex;
+    }
+    if (!notes.contains(desc_off, pad(descsz))) break;
+    off = desc_off + pad(descsz);
+  }
+  return "";
+}
+
 struct Parser {
   template <typename E>
   static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error);
@@ -142,6 +172,11 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
     switch (static_cast<u32>(ph->p_type)) {
       case PT_LOAD: loads.push_back(ph); break;
       case PT_DYNAMIC: dynamic = ph; break;
+      case PT_NOTE:
+        if (f->build_id.empty()) {
+          if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) f->build_id = read_build_id<E>(*notes, ph->p_align);
+        }
+        break;
       case PT_INTERP:
         if (auto s = b.slice(ph->p_offset, ph->p_filesz)) {
           if (auto str = s->cstr(0)) f->interp = *str;

@@ -91,6 +91,8 @@ class ElfFile {
 
   // Program headers.
   std::optional<std::string_view> interp;  // PT_INTERP
+  // NT_GNU_BUILD_ID's descriptor as lower-case hex (the linker's --build-id); "" when absent.
+  std::string build_id;
   bool has_dynamic = false;
 
   // The dynamic section, in file order.

@@ -107,6 +107,15 @@ struct Phdr<E> {
   typename E::Word p_align;
 };
 
+// A note header (PT_NOTE); the name and descriptor follow, each padded to the segment's
+// alignment (4, or 8 for notes in an 8-aligned segment: glibc elf/dl-prop.h, ELF_NOTE_NEXT_OFFSET).
+template <typename E>
+struct Nhdr {
+  typename E::Word n_namesz;
+  typename E::Word n_descsz;
+  typename E::Word n_type;
+};
+
 template <typename E>
 struct Shdr {
   typename E::Word sh_name;

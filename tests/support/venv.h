@@ -95,4 +95,48 @@ class Venv {
   mutable std::string site_;
 };
 
+// The end-to-end tests' common ground: gcc, python3 with pip, and Python.h (the test skips
+// without them); a temporary directory with a wheels/ folder.
+class VenvTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc") || !have_tool("python3")) GTEST_SKIP() << "needs gcc and python3";
+    if (run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs pip";
+    fs::create_directories(tmp_ / "wheels");
+    include_ = python_include();
+    suffix_ = ext_suffix();
+    if (!fs::exists(include_ + "/Python.h")) GTEST_SKIP() << "needs Python.h";
+  }
+
+  // Builds an extension module into `path`, linking `flags`.
+  void build_ext(const std::string& path, const std::string& module, const std::string& decl, const std::string& call,
+                 const std::string& flags) {
+    build_shared(path, extension_source(module, decl, call), "-I" + quote(include_) + " " + flags, tmp_);
+  }
+
+  // DESIGN.md's first problem: fake-cudnn-cu12 and fake-cudnn-cu13 (9.1 both) install the same
+  // fakenv/cudnn/lib/libfakecudnn.so.9; faketorch 2.0 requires fake-cudnn-cu13 and its _C needs
+  // the library through RPATH $ORIGIN/../fakenv/cudnn/lib. The three wheels, in that order.
+  std::vector<std::string> two_owners_wheels() {
+    std::string lib = tmp_ / "build/libfakecudnn.so.9";
+    build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp_);
+    std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
+    build_ext(ext, "_C", "int cudnn_fn(void);", "cudnn_fn()", quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'");
+    auto owner = [&](const std::string& name) {
+      return make_wheel(tmp_ / "wheels", {{"name", name}, {"version", "9.1"}, {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                          {"purelib", false},
+                                          {"paths", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}}}});
+    };
+    std::string torch = make_wheel(tmp_ / "wheels", {{"name", "faketorch"}, {"version", "2.0"},
+                                                     {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+                                                     {"requires", {"fake-cudnn-cu13"}},
+                                                     {"files", {{"faketorch/__init__.py", ""}}},
+                                                     {"paths", {{"faketorch/_C" + suffix_, ext}}}});
+    return {owner("fake-cudnn-cu12"), owner("fake-cudnn-cu13"), torch};
+  }
+
+  TempDir tmp_;
+  std::string include_, suffix_;
+};
+
 }  // namespace envdoctor::test

@@ -1,0 +1,159 @@
+#include "report/machine.h"
+
+#include <cstdio>
+
+namespace envdoctor::report {
+
+namespace {
+
+using nlohmann::json;
+
+// Things (packages, files) are added, removed or changed; facts (LD_LIBRARY_PATH, the driver)
+// always change, from or to none.
+void render_changes(std::string& out, const char* title, const std::vector<snapshot::Change>& changes,
+                    bool facts = false) {
+  if (changes.empty()) return;
+  out += std::string(title) + "\n";
+  for (const snapshot::Change& c : changes) {
+    if (facts)
+      out += "  ~ " + c.subject + ": " + c.before.value_or("(none)") + " \u2192 " + c.after.value_or("(none)") + "\n";
+    else if (!c.before)
+      out += "  + " + c.subject + " " + *c.after + "\n";
+    else if (!c.after)
+      out += "  - " + c.subject + " " + *c.before + "\n";
+    else
+      out += "  ~ " + c.subject + ": " + *c.before + " \u2192 " + *c.after + "\n";
+    for (const std::string& f : c.files) out += "      for " + f + "\n";
+  }
+}
+
+void render_findings(std::string& out, const char* title, const std::vector<snapshot::FindingChange>& findings) {
+  if (findings.empty()) return;
+  out += std::string(title) + "\n";
+  for (const snapshot::FindingChange& f : findings) {
+    out += "  " + f.severity + std::string(f.severity.size() < 8 ? 8 - f.severity.size() : 1, ' ') + f.code;
+    if (!f.file.empty()) out += " " + f.file;
+    if (!f.package.empty()) out += " (" + f.package + ")";
+    out += "\n    " + f.message + "\n";
+  }
+}
+
+json changes_json(const std::vector<snapshot::Change>& changes, bool with_files = false) {
+  json out = json::array();
+  for (const snapshot::Change& c : changes) {
+    json j = {{"subject", c.subject},
+              {"before", c.before ? json(*c.before) : json(nullptr)},
+              {"after", c.after ? json(*c.after) : json(nullptr)}};
+    if (with_files) j["files"] = c.files;
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+json findings_json(const std::vector<snapshot::FindingChange>& findings) {
+  json out = json::array();
+  for (const snapshot::FindingChange& f : findings)
+    out.push_back({{"code", f.code},
+                   {"severity", f.severity},
+                   {"file", f.file.empty() ? json(nullptr) : json(f.file)},
+                   {"package", f.package.empty() ? json(nullptr) : json(f.package)},
+                   {"library", f.library.empty() ? json(nullptr) : json(f.library)},
+                   {"message", f.message}});
+  return out;
+}
+
+// Prometheus label values escape backslash, double quote and newline (exposition format).
+std::string label(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_snapshot(const json& snapshot) { return snapshot.dump(2) + "\n"; }
+
+std::string render_diff_text(const snapshot::Diff& d) {
+  std::string out = "A ";
+  out += d.digest_a + "\nB " + d.digest_b + "\n";
+  if (d.same()) return out + "no differences\n";
+  out += "\n";
+  render_changes(out, "interpreter", d.environment, true);
+  render_changes(out, "packages", d.packages);
+  render_changes(out, "files", d.files);
+  render_changes(out, "resolutions", d.resolutions);
+  render_changes(out, "loader", d.loader, true);
+  render_changes(out, "cuda", d.cuda, true);
+  render_findings(out, "findings new on B", d.new_findings);
+  render_findings(out, "findings gone on B", d.gone_findings);
+  out += "\n";
+  out += std::to_string(d.new_errors);
+  out += d.new_errors == 1 ? " error new on B\n" : " errors new on B\n";
+  return out;
+}
+
+std::string render_diff_json(const snapshot::Diff& d) {
+  json out = {{"schema", 1},
+              {"digests", {{"a", d.digest_a}, {"b", d.digest_b}}},
+              {"same", d.same()},
+              {"environment", changes_json(d.environment)},
+              {"packages", changes_json(d.packages)},
+              {"files", changes_json(d.files)},
+              {"resolutions", changes_json(d.resolutions, true)},
+              {"loader", changes_json(d.loader)},
+              {"cuda", changes_json(d.cuda)},
+              {"new_findings", findings_json(d.new_findings)},
+              {"gone_findings", findings_json(d.gone_findings)},
+              {"new_errors", d.new_errors}};
+  return out.dump(2) + "\n";
+}
+
+std::string render_nhc(const Report& report) {
+  const checks::Finding* first = nullptr;
+  size_t errors = 0;
+  for (const checks::Finding& f : report.findings) {
+    if (f.severity != checks::Severity::kError) continue;
+    if (!first) first = &f;
+    ++errors;
+  }
+  if (!first) return "envdoctor: OK\n";
+  std::string out = std::string("envdoctor: ") + checks::code_name(first->code) + " " +
+                    (first->library ? *first->library : first->file.empty() ? "-" : first->file) + " " +
+                    first->package.value_or("-");
+  if (errors > 1) out += " (+" + std::to_string(errors - 1) + " more)";
+  return out + "\n";
+}
+
+std::string render_prom(const Report& report, const PromFacts& facts) {
+  std::string env = "environment=\"" + label(report.python) + "\"";
+  std::string out;
+  auto family = [&](const char* name, const char* help) {
+    out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " gauge\n";
+  };
+  family("envdoctor_check_ok", "1 when every native library of the environment will load (no errors), else 0.");
+  out += "envdoctor_check_ok{" + env + "} " + (report.errors() == 0 ? "1" : "0") + "\n";
+  family("envdoctor_check_seconds", "Wall time of the check, in seconds.");
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.6f", facts.seconds);
+  out += "envdoctor_check_seconds{" + env + "} " + seconds + "\n";
+  family("envdoctor_findings", "Findings of the check, by code and severity (DESIGN.md's codes).");
+  // Every code at both severities, zeros included, so that a finding going away is a change
+  // of value, not a series vanishing.
+  for (checks::Code code : checks::kAllCodes)
+    for (checks::Severity severity : {checks::Severity::kError, checks::Severity::kWarning}) {
+      size_t n = 0;
+      for (const checks::Finding& f : report.findings) n += f.code == code && f.severity == severity;
+      out += "envdoctor_findings{" + env + ",code=\"" + checks::code_name(code) + "\",severity=\"" +
+             checks::severity_name(severity) + "\"} " + std::to_string(n) + "\n";
+    }
+  family("envdoctor_snapshot_info", "The environment's snapshot digest (envdoctor snapshot --digest), as a label.");
+  out += "envdoctor_snapshot_info{" + env + ",digest=\"" + label(facts.digest) + "\"} 1\n";
+  return out;
+}
+
+}  // namespace envdoctor::report
