@@ -51,16 +51,23 @@ bool has_elf_magic(const fs::path& path) {
   return ok;
 }
 
-// A file Python would dlopen on import whatever it holds: CPython's extension module names
-// ("x.cpython-311-x86_64-linux-gnu.so", "x.abi3.so"). One that is not ELF is a broken module,
-// and the load checks say so ("invalid ELF header"), as the import would.
-bool looks_like_extension_module(const std::string& path) {
+}  // namespace
+
+// importlib.machinery.EXTENSION_SUFFIXES on Linux CPython ends with the bare ".so", which
+// covers the others (".cpython-311-x86_64-linux-gnu.so", ".abi3.so"): any "<identifier>.<...>so"
+// is a name `import <identifier>` opens with dlopen, whatever the file holds.
+bool named_as_extension_module(const std::string& path) {
   std::string name = fs::path(path).filename().string();
-  auto ends_with = [&](const std::string& suffix) {
-    return name.size() > suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
-  };
-  return ends_with(".abi3.so") || (ends_with(".so") && name.find(".cpython-") != std::string::npos);
+  if (!name.ends_with(".so")) return false;
+  std::string module = name.substr(0, name.find('.'));
+  if (module.empty() || (module[0] >= '0' && module[0] <= '9')) return false;
+  return std::all_of(module.begin(), module.end(), [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           static_cast<unsigned char>(c) >= 0x80;
+  });
 }
+
+namespace {
 
 bool may_be_loaded(const fs::directory_entry& e) {
   std::string name = e.path().filename().string();
@@ -114,12 +121,21 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
   support::parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
   std::vector<std::string> out;
   for (size_t i = 0; i < candidates.size(); ++i)
-    if (is_elf[i] || looks_like_extension_module(candidates[i].path)) out.push_back(std::move(candidates[i].path));
+    if (is_elf[i] || named_as_extension_module(candidates[i].path)) out.push_back(std::move(candidates[i].path));
   return out;
 }
 
 const std::vector<const python::Distribution*>& Environment::owners(const std::string& path) const {
-  return ownership->owners(normalize_path(path));
+  return owners_of_file(normalize_path(path));
+}
+
+const std::vector<const python::Distribution*>& Environment::owners_of_file(const std::string& path) const {
+  const auto& owners = ownership->owners(path);
+  if (!owners.empty() || debian_.empty()) return owners;
+  // Debian installs more than its RECORDs say (torch/bin/test_jit): dpkg's lists have the rest.
+  if (auto pkg = dpkg->owner(path))
+    if (auto it = debian_.find(pkg->name); it != debian_.end()) return it->second;
+  return owners;
 }
 
 const python::Distribution* Environment::owner(const std::string& path) const {
@@ -127,11 +143,44 @@ const python::Distribution* Environment::owner(const std::string& path) const {
   return o.empty() ? nullptr : o.front();
 }
 
+std::optional<python::DpkgPackage> Environment::debian_owner(const std::string& path) const {
+  if (!dpkg || (debian_.empty() && !dpkg->loaded())) return std::nullopt;
+  return dpkg->owner(normalize_path(path));
+}
+
 std::string Environment::owner_label(const std::string& path) const {
-  if (const python::Distribution* d = owner(path)) return d->name + " " + d->version;
+  if (const python::Distribution* d = owner(path)) {
+    std::string label = d->name + " " + d->version;
+    if (d->installer == "debian") label += " (Debian package " + d->installer_package + ")";
+    return label;
+  }
   if (dpkg)
     if (auto p = dpkg->owner(path)) return "Debian package " + p->name + (p->version.empty() ? "" : " " + p->version);
   return "no package";
+}
+
+std::string Environment::installer() const {
+  std::error_code ec;
+  if (!python.prefix.empty() && fs::is_directory(host(python.prefix + "/conda-meta"), ec)) return "conda";
+  if (python.in_venv() || fs::exists(host(python.prefix + "/pyvenv.cfg"), ec)) {
+    // uv writes "uv = 0.4.0" into the pyvenv.cfg of the environments it creates.
+    std::string cfg = files.read_text(python.prefix + "/pyvenv.cfg", 1 << 16);
+    return cfg.find("\nuv = ") != std::string::npos || cfg.starts_with("uv = ") ? "uv" : "pip";
+  }
+  std::string exe = python.real_executable.empty() ? python.executable : python.real_executable;
+  if (!exe.empty() && dpkg && dpkg->owner(exe)) return "debian";
+  return "";
+}
+
+void Environment::index_installers() {
+  debian_.clear();
+  for (const python::Distribution& d : inventory.distributions)
+    if (d.installer == "debian") debian_[d.installer_package].push_back(&d);
+  for (auto& [package, dists] : debian_) {
+    // A package with a .dist-info and an .egg-info (python3-cryptography) answers by the first:
+    // both are one installation.
+    dists.resize(1);
+  }
 }
 
 const ElfRecord* Environment::elf(const std::string& path) const {
@@ -143,24 +192,30 @@ void Environment::add_elf_file(const std::string& path, std::shared_ptr<const lo
   ElfRecord r;
   r.path = path;
   r.opened = std::move(opened);
-  if (r.opened->status == loader::OpenResult::Status::kOk) {
+  // Objects of another class or machine (cubins, cross builds) are never loaded, unless Python
+  // would open them as extension modules: then the loader's refusal is the import's error.
+  loader::Verdict v = loader::verify(*r.opened, host_class, host_data, host_machine);
+  bool foreign = v.kind == loader::Verdict::Kind::kOtherClass || v.kind == loader::Verdict::Kind::kOtherMachine ||
+                 (v.kind == loader::Verdict::Kind::kAccept && !r.opened->elf->has_dynamic);
+  if (foreign && !named_as_extension_module(path)) {
+    ++foreign_elf_files;
+    return;
+  }
+  if (v.kind == loader::Verdict::Kind::kAccept) {
     const elf::ElfFile& e = *r.opened->elf;
-    if (e.elf_class != host_class || e.machine != host_machine || !e.has_dynamic) {
-      ++foreign_elf_files;
-      return;
-    }
     r.extension_module = is_extension_module(r);
     r.executable = !r.extension_module &&
                    (e.type == ET_EXEC || (e.interp && !e.soname && r.path.find(".so") == std::string::npos));
   }
-  r.owners = ownership->owners(r.path);
+  r.owners = owners_of_file(r.path);
   elf_files.push_back(std::move(r));
 }
 
 void Environment::refresh() {
   ownership = std::make_unique<python::OwnershipIndex>(inventory.distributions);
+  index_installers();
   std::erase_if(elf_files, [&](const ElfRecord& r) { return files.removed(r.path); });
-  for (ElfRecord& r : elf_files) r.owners = ownership->owners(r.path);
+  for (ElfRecord& r : elf_files) r.owners = owners_of_file(r.path);
   std::sort(elf_files.begin(), elf_files.end(), [](const ElfRecord& a, const ElfRecord& b) { return a.path < b.path; });
   index_elf_files();
 }
@@ -367,7 +422,9 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
     dirs = site_dirs_in_root(env->python, env->root);
     env->inventory = read_inventory_in_root(env->python, dirs, env->root);
   }
+  python::identify_installers(env->inventory, *env->dpkg);
   env->ownership = std::make_unique<python::OwnershipIndex>(env->inventory.distributions);
+  env->index_installers();
 
   // elf index
   std::vector<std::string> paths = find_elf_files(dirs, env->root);
@@ -379,6 +436,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
                                                                       : env->python.real_executable);
   if (interp->status == loader::OpenResult::Status::kOk) {
     env->host_class = interp->elf->elf_class;
+    env->host_data = interp->elf->data;
     env->host_machine = interp->elf->machine;
   }
   for (size_t i = 0; i < paths.size(); ++i) env->add_elf_file(paths[i], opened[i]);

@@ -55,9 +55,19 @@ class Environment {
   support::FileRoot root;
   std::string host(const std::string& path) const { return root.host(path); }
 
-  // The distributions whose records list `path` (lexically normalized first).
+  // The distributions whose records list `path` (lexically normalized first); for a file no
+  // record lists, the Debian-managed distribution of the package whose dpkg list has it.
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
+  const std::vector<const python::Distribution*>& owners_of_file(const std::string& normal_path) const;
   const python::Distribution* owner(const std::string& path) const;
+  // The Debian package that installed `path`, when the environment has Debian-managed
+  // distributions or dpkg's database was read anyway; nullopt otherwise (a venv never reads it).
+  std::optional<python::DpkgPackage> debian_owner(const std::string& path) const;
+  // Who manages the environment itself: "conda" (a conda-meta directory), "uv" or "pip" (a
+  // virtual environment, by its pyvenv.cfg), "debian" (the distribution's own interpreter).
+  std::string installer() const;
+  // After the inventory changed: which Debian package answers for which distribution.
+  void index_installers();
   // Who owns `path`, for people: "torch 2.9.0", "Debian package libstdc++6 12.2.0-14", or
   // "no package".
   std::string owner_label(const std::string& path) const;
@@ -69,6 +79,7 @@ class Environment {
   std::vector<const python::Distribution*> requirement_closure(const python::Distribution& dist) const;
 
   u8 host_class = ELFCLASS64;  // the interpreter's: objects of another class or machine are never loaded
+  u8 host_data = ELFDATA2LSB;
   u16 host_machine = EM_X86_64;
 
   // Adds a parsed file to the ELF index (files of another class or machine are only counted).
@@ -83,6 +94,7 @@ class Environment {
 
  private:
   std::unordered_map<std::string, size_t> by_path_;
+  std::unordered_map<std::string, std::vector<const python::Distribution*>> debian_;  // dpkg package -> distribution
   mutable std::mutex fatbin_mu_;
   mutable std::unordered_map<const elf::ElfFile*, std::unique_ptr<const cuda::FatbinInfo>> fatbins_;
 };
@@ -100,6 +112,10 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
 // releases (libc-2.31.so), else the version banner gnu_get_libc_version's string sits in, else
 // the highest GLIBC_2.N version the library defines. "" when there is no readable libc.so.6.
 std::string root_glibc_version(loader::ObjectStore& store, const loader::LoaderConfig& config);
+
+// Whether `import` could open `path` as an extension module: its name ends in ".so" (the last of
+// importlib.machinery.EXTENSION_SUFFIXES, which covers the others) after an identifier.
+bool named_as_extension_module(const std::string& path);
 
 // `path` made absolute and lexically normal ("/a/b/../c" -> "/a/c").
 std::string normalize_path(const std::string& path);

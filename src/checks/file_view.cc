@@ -17,6 +17,7 @@ struct Libcrypto {
   decltype(::EVP_MD_CTX_new)* ctx_new;
   decltype(::EVP_MD_CTX_free)* ctx_free;
   decltype(::EVP_sha256)* sha256;
+  decltype(::EVP_md5)* md5;  // dpkg's md5sums
   decltype(::EVP_DigestInit_ex)* init;
   decltype(::EVP_DigestUpdate)* update;
   decltype(::EVP_DigestFinal_ex)* final;
@@ -28,7 +29,8 @@ const Libcrypto* libcrypto(std::string* error = nullptr) {
   static Libcrypto api;
   static std::string why;
   static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) && lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) &&
-                         lib.get(api.sha256, "EVP_sha256", &why) && lib.get(api.init, "EVP_DigestInit_ex", &why) &&
+                         lib.get(api.sha256, "EVP_sha256", &why) && lib.get(api.md5, "EVP_md5", &why) &&
+                         lib.get(api.init, "EVP_DigestInit_ex", &why) &&
                          lib.get(api.update, "EVP_DigestUpdate", &why) && lib.get(api.final, "EVP_DigestFinal_ex", &why);
   if (!ok && error) *error = "cannot compute SHA-256: " + why;
   return ok ? &api : nullptr;
@@ -38,16 +40,37 @@ const Libcrypto* libcrypto(std::string* error = nullptr) {
 
 bool sha256_available(std::string* error) { return libcrypto(error) != nullptr; }
 
-std::vector<u8> sha256_bytes(Bytes b) {
+namespace {
+
+std::vector<u8> digest_bytes(Bytes b, bool md5) {
   const Libcrypto* crypto = libcrypto();
   if (!crypto) return {};  // no libcrypto: the file counts as unreadable, as any failure to hash
-  std::vector<u8> digest(32);
+  std::vector<u8> digest(md5 ? 16 : 32);
   unsigned len = 0;
   std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(crypto->ctx_new(), crypto->ctx_free);
-  if (!ctx || !crypto->init(ctx.get(), crypto->sha256(), nullptr) || !crypto->update(ctx.get(), b.data(), b.size()) ||
-      !crypto->final(ctx.get(), digest.data(), &len))
+  if (!ctx || !crypto->init(ctx.get(), md5 ? crypto->md5() : crypto->sha256(), nullptr) ||
+      !crypto->update(ctx.get(), b.data(), b.size()) || !crypto->final(ctx.get(), digest.data(), &len))
     return {};
   return digest;
+}
+
+}  // namespace
+
+std::vector<u8> sha256_bytes(Bytes b) { return digest_bytes(b, false); }
+
+std::optional<std::string> md5_hex_file(const std::string& path) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) return std::nullopt;
+  std::vector<u8> digest = digest_bytes(file->bytes(), true);
+  if (digest.empty()) return std::nullopt;
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (u8 byte : digest) {
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
 }
 
 std::optional<std::vector<u8>> sha256_file(const std::string& path) {
@@ -71,6 +94,11 @@ std::optional<std::vector<u8>> FileView::sha256(const std::string& path) const {
   if (auto it = added_.find(path); it != added_.end()) return it->second.sha256;
   if (removed_.count(path)) return std::nullopt;
   return sha256_file(root_.host(path));
+}
+
+std::optional<std::string> FileView::md5(const std::string& path) const {
+  if (added_.count(path) || removed_.count(path)) return std::nullopt;  // a wheel's file: not dpkg's
+  return md5_hex_file(root_.host(path));
 }
 
 void FileView::remove(const std::string& path) {

@@ -25,6 +25,8 @@ class FileView {
   std::optional<Facts> stat(const std::string& path) const;
   // SHA-256 of the content; nullopt when unreadable.
   std::optional<std::vector<u8>> sha256(const std::string& path) const;
+  // The MD5 sum in lowercase hex, for dpkg's md5sums; nullopt for a file a simulation changed.
+  std::optional<std::string> md5(const std::string& path) const;
 
   void remove(const std::string& path);
   void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,
@@ -58,5 +60,6 @@ class FileView {
 bool sha256_available(std::string* error);
 std::optional<std::vector<u8>> sha256_file(const std::string& path);
 std::vector<u8> sha256_bytes(Bytes bytes);
+std::optional<std::string> md5_hex_file(const std::string& path);
 
 }  // namespace envdoctor::checks

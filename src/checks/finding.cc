@@ -26,6 +26,7 @@ const char* code_name(Code c) {
     case Code::kGpuArchUnsupported: return "gpu-arch-unsupported";
     case Code::kPtxJitOnly: return "ptx-jit-only";
     case Code::kWheelTagUnsupported: return "wheel-tag-unsupported";
+    case Code::kProgramWillNotStart: return "program-will-not-start";
   }
   return "?";
 }

@@ -32,12 +32,14 @@ enum class Code {
   kGpuArchUnsupported,
   kPtxJitOnly,
   kWheelTagUnsupported,
+  kProgramWillNotStart,
 };
 inline constexpr Code kAllCodes[] = {
     Code::kMissingLibrary,     Code::kMissingVersion,      Code::kUndefinedSymbol,   Code::kWrongElfClass,
     Code::kInvalidElf,         Code::kRecordMissingFile,   Code::kRecordSizeMismatch, Code::kRecordHashMismatch,
     Code::kFileOwnedTwice,     Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,  Code::kCudaMajorMix,
     Code::kCudaDriverTooOld,   Code::kGpuArchUnsupported,  Code::kPtxJitOnly,        Code::kWheelTagUnsupported,
+    Code::kProgramWillNotStart,
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);
@@ -56,6 +58,7 @@ struct Finding {
   std::optional<std::string> version;
   std::optional<std::string> arch;
   std::vector<std::string> packages;   // all owners, when several
+  std::optional<std::string> installer;  // who installed `package`: "pip", "uv", "conda", "debian", ...
   std::string message;
   std::string hint;
   bool is_new = false;                 // introduced by --with/--without

@@ -2,6 +2,7 @@
 
 #include <cxxabi.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -12,8 +13,38 @@ namespace envdoctor::checks {
 namespace fs = std::filesystem;
 using loader::LoadError;
 
-std::string reinstall_command(const python::Distribution& dist) {
-  return "pip install --force-reinstall --no-deps " + dist.name + "==" + dist.version;
+namespace {
+
+// A word for a POSIX shell: as it is when nothing in it is special, else single-quoted.
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("/._-+=:,@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+}  // namespace
+
+std::string reinstall_command(const Environment& env, const python::Distribution& dist) {
+  const std::string& installer = dist.installer;
+  if (installer == "debian") return "apt-get install --reinstall " + shell_word(dist.installer_package);
+  if (installer == "conda") {
+    bool own = dist.installer_package.empty();
+    std::string prefix = env.python.prefix.empty() ? dist.site_dir.string() : env.python.prefix;
+    return "conda install -p " + shell_word(prefix) + " --force-reinstall " +
+           shell_word((own ? dist.name : dist.installer_package) + "=" + (own ? dist.version : dist.installer_version));
+  }
+  std::string pin = shell_word(dist.name + "==" + dist.version);
+  if (installer == "uv") {
+    std::string python = env.python.executable.empty() ? env.python.prefix : env.python.executable;
+    return "uv pip install --python " + shell_word(python) + " --reinstall --no-deps " + pin;
+  }
+  if (installer.empty() || installer == "pip") return "pip install --force-reinstall --no-deps " + pin;
+  return "reinstall " + pin + " with " + installer + ", which installed it";
 }
 
 std::string demangle(const std::string& symbol) {
@@ -38,7 +69,7 @@ std::string hint_lost_file(const Environment& env, const std::string& name) {
       if (e.resolved.filename() != name) continue;
       if (env.files.stat(e.resolved.string())) continue;
       return d.name + " lists " + e.path + " but the file is gone (another package that installed the same path was "
-             "uninstalled, or it was deleted): " + reinstall_command(d);
+             "uninstalled, or it was deleted): " + reinstall_command(env, d);
     }
   }
   return "";
@@ -139,7 +170,7 @@ std::string hint_undefined_symbol(const Environment& env, const loader::Process&
 
 std::string hint_for_invalid_file(const Environment& env, const std::string& path) {
   if (const python::Distribution* d = env.owner(path))
-    return path + " is not a loadable ELF file (truncated or damaged): " + reinstall_command(*d);
+    return path + " is not a loadable ELF file (truncated or damaged): " + reinstall_command(env, *d);
   return path + " is not a loadable ELF file (truncated or damaged): replace it";
 }
 

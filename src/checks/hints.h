@@ -18,8 +18,10 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
 
 std::string hint_for_invalid_file(const Environment& env, const std::string& path);
 
-// "pip install --force-reinstall NAME" and friends, in one place.
-std::string reinstall_command(const python::Distribution& dist);
+// The command that reinstalls `dist` in this environment, in the words of the installer that
+// installed it: pip, uv (for this interpreter), conda (for this prefix), apt-get (Debian's
+// package). Never pip for a distribution another installer manages.
+std::string reinstall_command(const Environment& env, const python::Distribution& dist);
 
 // The C++ name of a mangled symbol, or the symbol itself.
 std::string demangle(const std::string& symbol);

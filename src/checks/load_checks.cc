@@ -91,6 +91,8 @@ class LoadChecker {
   void check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
                   LoadMemo::Context& out);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
+  Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
+  Finding program_finding(const Process& p, const LoadError& e) const;
   void note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out = nullptr);
 
   // One import context: a package and its ELF files, with what checking it found and learnt.
@@ -274,25 +276,67 @@ void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors,
   }
 }
 
+// A file the loader refuses before it maps anything, as `import` (dlopen by path) reports it.
+Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const {
+  Finding f;
+  f.severity = Severity::kError;
+  f.file = file.path;
+  if (const python::Distribution* d = env_.owner(file.path)) f.package = d->name;
+  switch (verdict.kind) {
+    case loader::Verdict::Kind::kOtherClass:
+      // elf/dl-load.c, _dl_map_object: the class the loader is not.
+      f.code = Code::kWrongElfClass;
+      f.message = file.path + ": wrong ELF class: " +
+                  elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " +
+               hint_for_invalid_file(env_, file.path);
+      break;
+    case loader::Verdict::Kind::kOtherMachine:
+      // open_verify skips another machine's file silently; opened by path, nothing else is tried.
+      f.code = Code::kWrongElfClass;
+      f.message = file.path + ": cannot open shared object file: No such file or directory";
+      f.hint = "a build for another machine cannot load here: " + hint_for_invalid_file(env_, file.path);
+      break;
+    default:
+      f.code = Code::kInvalidElf;
+      f.message = file.path + ": " + verdict.message;
+      f.hint = hint_for_invalid_file(env_, file.path);
+  }
+  return f;
+}
+
+// A program shipped in the environment (torch/bin/test_jit) is not imported: its failure to start
+// is a warning, in the words ld.so prints before it exits (elf/dl-error-skeleton.c fatal_error,
+// elf/rtld.c print_missing_version). The run stops at the first fatal error, so one finding.
+Finding LoadChecker::program_finding(const Process& p, const LoadError& e) const {
+  Finding f = finding_for_load_error(env_, knowledge_, p, e);
+  std::string program = p.objects().empty() ? e.path : p.objects()[0].path;
+  f.code = Code::kProgramWillNotStart;
+  f.severity = Severity::kWarning;
+  f.file = normalize_path(program);
+  if (const python::Distribution* d = env_.owner(f.file)) f.package = d->name;
+  f.packages.clear();
+  switch (e.kind) {
+    case LoadError::Kind::kMissingVersion: f.message = program + ": " + e.message; break;
+    case LoadError::Kind::kUndefinedSymbol: f.message = program + ": symbol lookup error: " + e.message; break;
+    default: f.message = program + ": error while loading shared libraries: " + e.message;
+  }
+  return f;
+}
+
 void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
                              LoadMemo::Context& out) {
   ++out.loads;
   ++loads_;
-  if (file.opened->status != loader::OpenResult::Status::kOk) {
-    Finding f;
-    f.code = Code::kInvalidElf;
-    f.severity = Severity::kError;
-    f.file = file.path;
-    if (const python::Distribution* d = env_.owner(file.path)) f.package = d->name;
-    f.message = file.path + ": " + file.opened->error;
-    f.hint = hint_for_invalid_file(env_, file.path);
-    findings.push_back(std::move(f));
+  loader::Verdict verdict = loader::verify(*file.opened, env_.host_class, env_.host_data, env_.host_machine);
+  if (verdict.kind != loader::Verdict::Kind::kAccept) {
+    findings.push_back(rejected_file(file, verdict));
     return;
   }
   if (file.executable) {
     Process p(env_.loader, *env_.store);
     p.load_main(file.path);
-    record(p, p.errors(), findings);
+    if (!p.errors().empty()) findings.push_back(program_finding(p, p.errors().front()));
     std::vector<int> all(p.objects().size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     note_resolutions(p, all, &out);

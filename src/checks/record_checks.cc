@@ -4,7 +4,9 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
+#include <set>
 #include <filesystem>
 
 #include "checks/hints.h"
@@ -40,6 +42,10 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
                  std::vector<Finding>& out) {
   std::vector<HashJob> jobs;
   for (const python::Distribution& d : env.inventory.distributions) {
+    // Debian's RECORD is the upstream build's (scripts it moved, binaries it stripped afterwards),
+    // and a conda-installed .dist-info answers to its conda record: those installers' own
+    // records judge the files (check_dpkg_files, the conda record itself).
+    if (!d.judged_by_record()) continue;
     for (const python::RecordEntry& e : d.record) {
       if (is_bytecode_cache(e)) continue;
       auto st = env.files.stat(e.resolved.string());
@@ -52,7 +58,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         for (const python::Distribution* o : owners)
           if (o != &d) others += (others.empty() ? "" : ", ") + o->name;
         f.hint = (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
-                 reinstall_command(d);
+                 reinstall_command(env, d);
         out.push_back(std::move(f));
         continue;
       }
@@ -62,7 +68,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         f.file = e.resolved.string();
  f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
-        f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(d);
+        f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(env, d);
         out.push_back(std::move(f));
         continue;
       }
@@ -82,7 +88,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
     Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
-    f.hint = "the file is not the one " + j.dist->name + " installed: " + reinstall_command(*j.dist);
+    f.hint = "the file is not the one " + j.dist->name + " installed: " + reinstall_command(env, *j.dist);
     out.push_back(std::move(f));
   }
 }
@@ -104,6 +110,37 @@ const python::Distribution* copy_holder(const Environment& env, const std::strin
 }
 
 namespace {
+
+// A Debian-managed distribution, judged as dpkg would (`dpkg --verify`): every file its package's
+// md5sums lists under a site directory must exist, and with --verify-hashes have that MD5 sum.
+// Files outside sys.path (documentation that a path-exclude may have dropped) do not decide
+// whether the environment imports.
+void check_dpkg_files(const Environment& env, bool verify_hashes, std::vector<Finding>& out) {
+  std::set<std::string> seen;
+  for (const python::Distribution& d : env.inventory.distributions) {
+    if (d.installer != "debian" || !seen.insert(d.installer_package).second) continue;
+    for (const python::DpkgFile& file : env.dpkg->files(d.installer_package)) {
+      bool in_site = std::any_of(env.inventory.site_dirs.begin(), env.inventory.site_dirs.end(),
+                                 [&](const std::string& site) { return file.path.starts_with(site + "/"); });
+      if (!in_site || file.path.find("/__pycache__/") != std::string::npos) continue;
+      Finding f = package_finding(d, Code::kRecordMissingFile, Severity::kError);
+      f.file = file.path;
+      f.hint = "the file is not the one Debian installed: " + reinstall_command(env, d);
+      if (!env.files.stat(file.path)) {
+        f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
+        f.hint = reinstall_command(env, d);
+        out.push_back(std::move(f));
+      } else if (verify_hashes) {
+        auto md5 = env.files.md5(file.path);
+        if (!md5 || *md5 == file.md5) continue;
+        f.code = Code::kRecordHashMismatch;
+        f.severity = Severity::kWarning;
+        f.message = file.path + " does not have the MD5 sum that dpkg lists for " + d.installer_package;
+        out.push_back(std::move(f));
+      }
+    }
+  }
+}
 
 // Two packages list one path: whichever was installed last wrote it, and uninstalling either
 // deletes it for both. Say whose content is there now, by hash.
@@ -151,6 +188,7 @@ std::vector<Finding> check_records(const Environment& env, const Knowledge& know
                                    const std::function<void(size_t, size_t)>& on_hash) {
   std::vector<Finding> out;
   check_files(env, verify_hashes, on_hash, out);
+  check_dpkg_files(env, verify_hashes, out);
   check_shared_paths(env, out);
   check_metadata_only(env, knowledge, out);
   return out;

@@ -6,6 +6,26 @@
 
 namespace envdoctor::checks {
 
+namespace {
+
+// Each finding about a package says who installed it; a file no distribution owns is still
+// Debian's when dpkg's list has it (a Debian package without Python metadata).
+void attribute_installers(const Environment& env, std::vector<Finding>& findings) {
+  for (Finding& f : findings) {
+    if (f.package) {
+      if (const python::Distribution* d = env.inventory.find(*f.package); d && !d->installer.empty())
+        f.installer = d->installer;
+    } else if (!f.file.empty()) {
+      if (auto pkg = env.debian_owner(f.file)) {
+        f.package = pkg->name;
+        f.installer = "debian";
+      }
+    }
+  }
+}
+
+}  // namespace
+
 CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                     const CheckSettings& settings) {
   CheckRun run;
@@ -16,6 +36,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   run.cuda = index_cuda(env, knowledge, loads.resolutions);
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
+  attribute_installers(env, run.findings);
   sort_and_dedupe(run.findings);
   run.notes = env.problems;
   run.notes.insert(run.notes.end(), env.inventory.problems.begin(), env.inventory.problems.end());

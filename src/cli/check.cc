@@ -106,6 +106,7 @@ int run_check(const CheckOptions& options) {
   r.site_packages = env->inventory.site_dirs;
   r.packages = env->inventory.distributions.size();
   r.elf_files = env->elf_files.size();
+  r.installer = env->installer();
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
   std::string out;

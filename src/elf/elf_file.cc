@@ -58,6 +58,10 @@ struct DynamicTags {
   std::optional<u64> soname_off, rpath_off, runpath_off;
 };
 
+// GLRO(dl_pagesize) of the loaders we model (x86-64, i386): segment offsets and addresses must
+// agree modulo a page.
+constexpr u64 kLoaderPageSize = 4096;
+
 // The class- and endian-specific half of the reader. One instantiation per (class, byte order);
 // ElfFile keeps function pointers into the one that matches the file.
 // The GNU build-id among the notes of one PT_NOTE segment, as hex; "" when none. Each record is
@@ -92,7 +96,8 @@ static std::string read_build_id(Bytes notes, u64 p_align) {
 
 struct Parser {
   template <typename E>
-  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error);
+  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error,
+                                        bool* header_error);
 
   template <typename E>
   static std::optional<u64> vaddr_to_offset(Bytes b, const std::vector<const Phdr<E>*>& loads, u64 addr);
@@ -141,7 +146,8 @@ std::optional<u64> Parser::vaddr_to_offset(Bytes b, const std::vector<const Phdr
 }
 
 template <typename E>
-std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
+std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error,
+                                       bool* header_error) {
   Bytes b = file->bytes();
   const auto* eh = reinterpret_cast<const Ehdr<E>*>(b.data());
   std::unique_ptr<ElfFile> f(new ElfFile());
@@ -156,7 +162,10 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
     if (error) *error = msg;
     return nullptr;
   };
-  if (eh->e_version != EV_CURRENT) return fail("ELF file version does not match current one");
+  if (eh->e_version != EV_CURRENT) {
+    if (header_error) *header_error = true;
+    return fail("ELF file version does not match current one");
+  }
   if (f->type != ET_DYN && f->type != ET_EXEC) return fail("only ET_DYN and ET_EXEC can be loaded");
   if (eh->e_phentsize != sizeof(Phdr<E>)) return fail("ELF file's phentsize not the expected size");
 
@@ -167,11 +176,23 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
 
   std::vector<const Phdr<E>*> loads;
   const Phdr<E>* dynamic = nullptr;
+  // glibc 2.36 elf/dl-load.c, _dl_map_object_from_fd: the program headers are judged in order
+  // before anything is mapped; the first complaint is the loader's.
+  auto map_error = [&](const char* msg) {
+    if (!f->map_error) f->map_error = msg;
+  };
   for (u64 i = 0; i < phnum; ++i) {
     const Phdr<E>* ph = &phdrs[i];
     switch (static_cast<u32>(ph->p_type)) {
-      case PT_LOAD: loads.push_back(ph); break;
-      case PT_DYNAMIC: dynamic = ph; break;
+      case PT_LOAD:
+        if ((static_cast<u64>(ph->p_vaddr) - static_cast<u64>(ph->p_offset)) & (kLoaderPageSize - 1))
+          map_error("ELF load command address/offset not page-aligned");
+        loads.push_back(ph);
+        break;
+      case PT_DYNAMIC:
+        if (ph->p_filesz == 0) map_error("object file has no dynamic section");
+        dynamic = ph;
+        break;
       case PT_NOTE:
         if (f->build_id.empty()) {
           if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) f->build_id = read_build_id<E>(*notes, ph->p_align);
@@ -184,6 +205,9 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
         break;
     }
   }
+  if (loads.empty()) map_error("object file has no loadable segments");
+  // After mapping: an ET_DYN object without PT_DYNAMIC (l_ld == 0) is refused.
+  if (!dynamic && f->type == ET_DYN) map_error("object file has no dynamic section");
   if (dynamic) {
     f->has_dynamic = true;
     if (auto dyn = b.slice(dynamic->p_offset, dynamic->p_filesz)) {
@@ -607,18 +631,21 @@ std::vector<Section> Parser::read_sections(const ElfFile& f) {
   return out;
 }
 
-std::unique_ptr<ElfFile> ElfFile::parse(std::shared_ptr<const MappedFile> file, std::string* error) {
+std::unique_ptr<ElfFile> ElfFile::parse(std::shared_ptr<const MappedFile> file, std::string* error,
+                                        bool* header_error) {
   Bytes b = file->bytes();
+  if (header_error) *header_error = false;
   if (auto bad = verify_ident(b)) {
     if (error) *error = *bad;
+    if (header_error) *header_error = true;
     return nullptr;
   }
   bool is64 = b.data()[EI_CLASS] == ELFCLASS64;
   bool be = b.data()[EI_DATA] == ELFDATA2MSB;
-  if (is64) return be ? Parser::parse<Elf64<true>>(std::move(file), error)
-                      : Parser::parse<Elf64<false>>(std::move(file), error);
-  return be ? Parser::parse<Elf32<true>>(std::move(file), error)
-            : Parser::parse<Elf32<false>>(std::move(file), error);
+  if (is64) return be ? Parser::parse<Elf64<true>>(std::move(file), error, header_error)
+                      : Parser::parse<Elf64<false>>(std::move(file), error, header_error);
+  return be ? Parser::parse<Elf32<true>>(std::move(file), error, header_error)
+            : Parser::parse<Elf32<false>>(std::move(file), error, header_error);
 }
 
 std::optional<Symbol> ElfFile::symbol(u32 index) const { return read_symbol_(*this, index, true); }

@@ -74,8 +74,11 @@ struct Section {
 class ElfFile {
  public:
   // Parses `file` (kept alive by the ElfFile). On a file the loader would reject, returns nullptr
-  // with `error` set to glibc's message ("invalid ELF header", "file too short", ...).
-  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error);
+  // with `error` set to glibc's message ("invalid ELF header", "file too short", ...) and
+  // `header_error` saying whether open_verify meets it before it compares the machine (e_ident
+  // and e_version) or after (e_type, e_phentsize, the program headers).
+  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error,
+                                        bool* header_error = nullptr);
 
   const std::string& path() const { return file_->path(); }
   Bytes bytes() const { return file_->bytes(); }
@@ -94,6 +97,9 @@ class ElfFile {
   // NT_GNU_BUILD_ID's descriptor as lower-case hex (the linker's --build-id); "" when absent.
   std::string build_id;
   bool has_dynamic = false;
+  // What _dl_map_object_from_fd says of the program headers before and after mapping ("object
+  // file has no loadable segments"); the file is still read, since a reader (not a loader) can.
+  std::optional<std::string> map_error;
 
   // The dynamic section, in file order.
   std::optional<std::string_view> soname;

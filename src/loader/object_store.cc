@@ -191,7 +191,7 @@ void ObjectStore::parse(OpenResult& result, std::shared_ptr<const MappedFile> fi
     std::memcpy(&result.ident.machine, b.data() + 18, 2);  // e_machine, at the same offset in both classes
   }
   std::string err;
-  auto elf = elf::ElfFile::parse(std::move(file), &err);
+  auto elf = elf::ElfFile::parse(std::move(file), &err, &result.header_error);
   if (!elf) {
     result.status = OpenResult::Status::kInvalid;
     result.error = err;
@@ -199,6 +199,25 @@ void ObjectStore::parse(OpenResult& result, std::shared_ptr<const MappedFile> fi
   }
   result.status = OpenResult::Status::kOk;
   result.elf = std::move(elf);
+}
+
+Verdict verify(const OpenResult& op, u8 host_class, u8 host_data, u16 host_machine) {
+  auto reject = [](std::string message) { return Verdict{Verdict::Kind::kReject, std::move(message)}; };
+  if (op.status == OpenResult::Status::kMissing) return reject(op.error);
+  const OpenResult::Ident& id = op.ident;
+  // Length and magic first ("file too short", "invalid ELF header"): no identification to go on.
+  if (!id.magic) return reject(op.error);
+  // open_verify: any class but the loader's own (ELFCLASSNONE included) is "the other class".
+  if (id.elf_class != host_class) return {Verdict::Kind::kOtherClass, ""};
+  if (id.data != host_data)
+    return reject(host_data == ELFDATA2LSB ? "ELF file data encoding not little-endian"
+                                           : "ELF file data encoding not big-endian");
+  // The rest of e_ident, then e_version, come before the machine.
+  if (op.status == OpenResult::Status::kInvalid && op.header_error) return reject(op.error);
+  if (id.machine != host_machine) return {Verdict::Kind::kOtherMachine, ""};
+  if (op.status == OpenResult::Status::kInvalid) return reject(op.error);
+  if (op.elf->map_error) return reject(*op.elf->map_error);
+  return {};
 }
 
 }  // namespace envdoctor::loader

@@ -47,7 +47,19 @@ struct OpenResult {
     u8 data = 0;
     u16 machine = 0;  // e_machine as the loader reads it (in its own byte order)
   } ident;
+  bool header_error = false;  // kInvalid: open_verify meets `error` before it compares the machine
 };
+
+// How glibc 2.36's loader judges an opened file (elf/dl-load.c: open_verify, then the program
+// header checks of _dl_map_object_from_fd), for a loader of `host_class`, `host_data` and
+// `host_machine`. A candidate of another class or machine is skipped in a search; any other
+// complaint is fatal, in the words of `message`.
+struct Verdict {
+  enum class Kind { kAccept, kOtherClass, kOtherMachine, kReject };
+  Kind kind = Kind::kAccept;
+  std::string message;  // kReject: the loader's words ("file too short", ...)
+};
+Verdict verify(const OpenResult& op, u8 host_class, u8 host_data, u16 host_machine);
 
 class ObjectStore {
  public:

@@ -124,28 +124,19 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   // skipped, not an error), byte order, the rest of e_ident, e_version, machine (another machine
   // is skipped), e_type, e_phentsize, the program headers. Every error it meets first is fatal,
   // even in the middle of a search.
-  const OpenResult::Ident& id = op->ident;
-  bool ok = op->status == OpenResult::Status::kOk;
-  if (id.magic && id.elf_class != host_class_) {
-    s.last_errno = ENOENT;
-    attempt(std::string("wrong ELF class: ") + elf::elf_class_name(id.elf_class) + " (skipped)");
-    return false;
+  Verdict v = verify(*op, host_class_, host_data_, host_machine_);
+  switch (v.kind) {
+    case Verdict::Kind::kOtherClass:
+      s.last_errno = ENOENT;
+      attempt(std::string("wrong ELF class: ") + elf::elf_class_name(op->ident.elf_class) + " (skipped)");
+      return false;
+    case Verdict::Kind::kOtherMachine:
+      s.last_errno = ENOENT;
+      attempt("wrong machine (skipped)");
+      return false;
+    case Verdict::Kind::kReject: return fatal(v.message);
+    case Verdict::Kind::kAccept: break;
   }
-  if (id.magic && id.data != host_data_)
-    return fatal(host_data_ == ELFDATA2LSB ? "ELF file data encoding not little-endian"
-                                           : "ELF file data encoding not big-endian");
-  bool judged_before_machine = !ok && (!id.magic || op->error == "file too short" ||
-                                       op->error == "invalid ELF header" || op->error.rfind("ELF file version", 0) == 0 ||
-                                       op->error.rfind("ELF file OS ABI", 0) == 0 ||
-                                       op->error.rfind("ELF file ABI version", 0) == 0 ||
-                                       op->error == "nonzero padding in e_ident");
-  if (judged_before_machine) return fatal(op->error);
-  if (id.machine != host_machine_) {
-    s.last_errno = ENOENT;
-    attempt("wrong machine (skipped)");
-    return false;
-  }
-  if (!ok) return fatal(op->error);
   s.opened = op;
   s.path = path;
   s.out->rule = rule;

@@ -1,6 +1,7 @@
 #include "python/distribution.h"
 
 #include <algorithm>
+#include <unordered_map>
 #include <nlohmann/json.hpp>
 
 #include "python/metadata_file.h"
@@ -70,6 +71,49 @@ bool Distribution::metadata_only() const {
   fs::path dir = metadata_dir.lexically_normal();
   return std::all_of(record.begin(), record.end(),
                      [&](const RecordEntry& e) { return path_within(e.resolved, dir); });
+}
+
+std::string Distribution::installation_key() const {
+  if (installer == "debian") return "debian:" + installer_package;
+  if (kind != kConda && installer == "conda" && !installer_package.empty()) return normalize_name(installer_package);
+  return key();
+}
+
+bool Distribution::judged_by_record() const {
+  return kind != kConda && installer != "debian" && !(installer == "conda" && !installer_package.empty());
+}
+
+void identify_installers(Inventory& inventory, const DpkgIndex& dpkg) {
+  // conda-meta lists the .dist-info's METADATA among the package's files.
+  std::unordered_map<std::string, const Distribution*> conda_metadata;
+  for (const Distribution& d : inventory.distributions)
+    if (d.kind == Distribution::kConda)
+      for (const RecordEntry& e : d.record)
+        if (e.path.ends_with(".dist-info/METADATA") || e.path.ends_with(".egg-info/PKG-INFO") ||
+            e.path.ends_with(".egg-info"))
+          conda_metadata.emplace(e.resolved.string(), &d);
+  for (Distribution& d : inventory.distributions) {
+    if (d.kind == Distribution::kConda) continue;
+    fs::path metadata = d.kind == Distribution::kDistInfo ? d.metadata_dir / "METADATA"
+                        : fs::is_directory(d.metadata_dir) ? d.metadata_dir / "PKG-INFO"
+                                                           : d.metadata_dir;
+    metadata = metadata.lexically_normal();
+    if (auto it = conda_metadata.find(metadata.string()); it != conda_metadata.end()) {
+      if (d.installer.empty()) d.installer = "conda";
+      if (d.installer == "conda") {
+        d.installer_package = it->second->name;
+        d.installer_version = it->second->version;
+      }
+      continue;
+    }
+    if (!d.installer.empty()) continue;
+    // pip, uv and conda write INSTALLER; Debian's builds do not.
+    if (auto owner = dpkg.owner(metadata.string())) {
+      d.installer = "debian";
+      d.installer_package = owner->name;
+      d.installer_version = owner->version;
+    }
+  }
 }
 
 const Distribution* Inventory::find(std::string_view name) const {

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "python/dpkg.h"
 #include "python/interpreter.h"
 #include "python/markers.h"
 #include "python/record.h"
@@ -29,7 +30,15 @@ struct Distribution {
 
   std::string name;        // as METADATA spells it ("Flash_Attn")
   std::string version;
-  std::string installer;   // INSTALLER's first line ("pip", "uv", "conda"); "" when absent
+  // Who installed the files and answers for them: INSTALLER's first line as written ("pip",
+  // "uv", "conda", "poetry", ...); "conda" for a conda-meta record; "debian" for a distribution
+  // without INSTALLER whose metadata dpkg owns (identify_installers); "" when nobody says.
+  std::string installer;
+  // The installer's own name and version for it, when they are not the distribution's: the
+  // Debian package ("python3-torch", "1.13.1+dfsg-4"), or the conda record that installed this
+  // .dist-info ("pytorch", "2.1.0").
+  std::string installer_package;
+  std::string installer_version;
   fs::path metadata_dir;   // the .dist-info/.egg-info directory, or conda-meta/<pkg>.json
   fs::path site_dir;       // the directory the record's paths are relative to (prefix for conda)
   std::vector<Requirement> requires_dist;
@@ -45,6 +54,11 @@ struct Distribution {
   // True when every RECORD entry lies inside metadata_dir (a placeholder that installs
   // nothing but its own metadata).
   bool metadata_only() const;
+  // One installation, whatever records describe it: conda's record and the .dist-info it wrote,
+  // or Debian's .dist-info and .egg-info of one package, share this key.
+  std::string installation_key() const;
+  // Whether RECORD answers for the files: not when dpkg or a conda record does.
+  bool judged_by_record() const;
 };
 
 struct Inventory {
@@ -73,6 +87,11 @@ Distribution read_dist_info(const fs::path& dir, const fs::path& site_dir, const
 Distribution read_egg_info(const fs::path& dir, const fs::path& site_dir, const fs::path& root);
 // Every conda-meta/*.json of `prefix` (none when the directory is absent).
 std::vector<Distribution> read_conda_meta(const fs::path& prefix, std::vector<std::string>* problems);
+
+// Who installed each distribution, where INSTALLER does not say it all: a .dist-info that a conda
+// record lists is that record's; one without INSTALLER whose metadata file dpkg owns is Debian's.
+// dpkg's database is read only if some distribution has no INSTALLER.
+void identify_installers(Inventory& inventory, const DpkgIndex& dpkg);
 
 // requires.txt of an egg-info: "[extra]" and "[extra:marker]" / "[:marker]" sections turned
 // into PEP 508 markers, as pkg_resources and importlib.metadata do.

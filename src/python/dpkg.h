@@ -1,19 +1,32 @@
-// Who owns a system library: Debian's package database (/var/lib/dpkg/info/*.list for files,
-// /var/lib/dpkg/status for versions), read on first need and only then. A library the loader
-// resolves from /usr/lib can then be named by its package ("libstdc++6 12.2.0-14"), which is
-// what an engineer installs or upgrades. Safe to query from several threads.
+// Debian's package database (/var/lib/dpkg): who owns a file (info/*.list), at which version
+// (status), which files a package installed with their MD5 sums (info/PKG.md5sums), and where
+// another package moved one of them (diversions). It is read on first need and only once: the
+// file lists on the first question about an owner, a package's md5sums when that package is
+// checked. A library the loader resolves from /usr/lib is then named by its package
+// ("libstdc++6 12.2.0-14"), a file under dist-packages by the Debian package that installed it
+// ("python3-torch"), and a Debian-managed distribution is judged by dpkg's records rather than
+// by the upstream RECORD that Debian's build leaves behind. Safe to query from several threads.
 #pragma once
 
 #include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
+
+#include "support/types.h"
 
 namespace envdoctor::python {
 
 struct DpkgPackage {
   std::string name;     // "libstdc++6" (the architecture qualifier dropped)
   std::string version;  // "12.2.0-14"; "" when status does not say
+};
+
+// One line of PKG.md5sums: a file as dpkg installed it.
+struct DpkgFile {
+  std::string path;  // absolute, where the file is now (a diversion by another package applied)
+  std::string md5;   // 32 lowercase hex digits
 };
 
 class DpkgIndex {
@@ -25,14 +38,26 @@ class DpkgIndex {
   // resolved: /lib is /usr/lib on a merged system); nullopt when none or no dpkg database.
   std::optional<DpkgPackage> owner(const std::string& path) const;
 
+  // The files `package` installed, from its md5sums, in the file's order; empty when it has none.
+  std::vector<DpkgFile> files(const std::string& package) const;
+
+  // Whether the database has been read (for tests of "read once, only when needed").
+  bool loaded() const;
+
  private:
   void load() const;  // holds mu_
+  void load_diversions() const;  // holds mu_
+  std::optional<DpkgPackage> package(u32 index) const;  // holds mu_
 
   std::string root_;
   mutable std::mutex mu_;
   mutable bool loaded_ = false;
-  mutable std::unordered_map<std::string, std::string> file_to_package_;
+  mutable std::vector<std::string> packages_;       // names
+  mutable std::vector<std::string> info_stems_;     // "libstdc++6:amd64": info/<stem>.md5sums
+  mutable std::unordered_map<std::string, u32> file_to_package_;
   mutable std::unordered_map<std::string, std::string> versions_;
+  // dpkg-divert: the path a package's file was moved to, and the package that moved it.
+  mutable std::unordered_map<std::string, std::pair<std::string, std::string>> diversions_;
 };
 
 }  // namespace envdoctor::python

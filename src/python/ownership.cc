@@ -60,7 +60,7 @@ std::vector<fs::path> OwnershipIndex::shared_paths() const {
   std::vector<fs::path> out;
   for (const auto& [p, owners] : by_path_) {
     std::set<std::string> projects;
-    for (const Distribution* d : owners) projects.insert(d->key());
+    for (const Distribution* d : owners) projects.insert(d->installation_key());
     if (projects.size() > 1) out.emplace_back(p);
   }
   std::sort(out.begin(), out.end());

@@ -25,8 +25,8 @@ class OwnershipIndex {
   // The owners of `path`, in inventory order; empty when no record lists it.
   const std::vector<const Distribution*>& owners(const fs::path& path) const;
 
-  // Paths listed by two or more distributions of different projects (PEP 503 names differ:
-  // conda's record and the .dist-info it installed describe one project), sorted.
+  // Paths listed by two or more distributions of different installations (conda's record and the
+  // .dist-info it installed, or Debian's .dist-info and .egg-info of one package, are one), sorted.
   std::vector<fs::path> shared_paths() const;
 
   // Number of distinct owned paths.

@@ -22,6 +22,7 @@ std::string render_json(const Report& report) {
                         {"site_packages", report.site_packages},
                         {"packages", report.packages},
                         {"elf_files", report.elf_files}};
+  out["environment"]["installer"] = report.installer.empty() ? ordered_json(nullptr) : ordered_json(report.installer);
   ordered_json findings = ordered_json::array();
   for (const checks::Finding& f : report.findings) {
     ordered_json j;
@@ -34,6 +35,7 @@ std::string render_json(const Report& report) {
     if (f.version) j["version"] = *f.version;
     if (f.arch) j["arch"] = *f.arch;
     if (!f.packages.empty()) j["packages"] = f.packages;
+    if (f.installer) j["installer"] = *f.installer;
     j["message"] = f.message;
     j["hint"] = f.hint;
     j["new"] = f.is_new;

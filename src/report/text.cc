@@ -47,19 +47,24 @@ std::string plural(size_t n, const char* word) {
 std::string render_text(const Report& report, const TextOptions& options) {
   Style s{options.color};
   std::ostringstream out;
-  out << s.bold() << report.python << s.reset() << " (Python " << report.version << "): "
+  out << s.bold() << report.python << s.reset() << " (Python " << report.version
+      << (report.installer.empty() ? "" : ", managed by " + report.installer) << "): "
       << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
 
   // Grouped by package, in the findings' order (new, errors, then warnings first).
   std::vector<std::string> order;
   std::map<std::string, std::vector<const checks::Finding*>> groups;
+  std::map<std::string, std::string> installers;
   for (const checks::Finding& f : report.findings) {
     std::string key = f.package.value_or("");
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&f);
+    if (f.installer) installers[key] = *f.installer;
   }
   for (const std::string& pkg : order) {
-    out << "\n" << s.bold() << (pkg.empty() ? "(files no package owns)" : pkg) << s.reset() << "\n";
+    out << "\n" << s.bold() << (pkg.empty() ? "(files no package owns)" : pkg) << s.reset();
+    if (auto it = installers.find(pkg); it != installers.end()) out << " (installed by " << it->second << ")";
+    out << "\n";
     std::map<std::string, size_t> shown;
     std::map<std::string, size_t> hidden;
     for (const checks::Finding* f : groups[pkg]) {
