@@ -80,7 +80,8 @@ std::string Distribution::installation_key() const {
 }
 
 bool Distribution::judged_by_record() const {
-  return kind != kConda && installer != "debian" && !(installer == "conda" && !installer_package.empty());
+  if (kind == kConda) return true;  // conda-meta is conda's own record
+  return installer != "debian" && !(installer == "conda" && !installer_package.empty());
 }
 
 void identify_installers(Inventory& inventory, const DpkgIndex& dpkg) {

@@ -37,7 +37,39 @@ TEST(Dpkg, ReadsARootsDatabase) {
   EXPECT_EQ(owner->version, "1.2-3");
   // The merged-/usr spelling of the same file.
   EXPECT_TRUE(index.owner("/lib/x86_64-linux-gnu/libfoo.so.1"));
-  EXPECT_FALSE(index.owner("/usr/share/doc/x"));  // not a library: not indexed
+  // Every file is indexed, not only libraries: dist-packages files are owned too.
+  EXPECT_TRUE(index.owner("/usr/share/doc/x"));
+}
+
+// PKG.md5sums lists what dpkg installed; a file another package diverted lives where it was moved.
+TEST(Dpkg, FilesFromMd5sumsWithDiversions) {
+  TempDir root;
+  root.write("var/lib/dpkg/info/python3-foo.list", "/usr/lib/python3/dist-packages/foo/a.so
+/usr/bin/foo
+");
+  root.write("var/lib/dpkg/info/python3-foo.md5sums",
+             "0123456789abcdef0123456789abcdef  usr/lib/python3/dist-packages/foo/a.so
+"
+             "fedcba9876543210fedcba9876543210  usr/bin/foo
+not a line
+");
+  root.write("var/lib/dpkg/diversions", "/usr/bin/foo
+/usr/bin/foo.real
+other-package
+");
+  root.write("var/lib/dpkg/status", "Package: python3-foo
+Version: 1.0-1
+
+");
+  python::DpkgIndex index(root.path().string());
+  EXPECT_FALSE(index.loaded());
+  auto files = index.files("python3-foo");
+  ASSERT_EQ(files.size(), 2u);
+  EXPECT_EQ(files[0].path, "/usr/lib/python3/dist-packages/foo/a.so");
+  EXPECT_EQ(files[0].md5, "0123456789abcdef0123456789abcdef");
+  EXPECT_EQ(files[1].path, "/usr/bin/foo.real");
+  EXPECT_TRUE(index.loaded());
+  EXPECT_TRUE(index.files("absent").empty());
 }
 
 }  // namespace
