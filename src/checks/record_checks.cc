@@ -56,7 +56,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         const auto& owners = env.owners(f.file);
         std::string others;
         for (const python::Distribution* o : owners)
-          if (o != &d) others += (others.empty() ? "" : ", ") + o->name;
+          if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
         f.hint = (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
                  reinstall_command(env, d);
         out.push_back(std::move(f));

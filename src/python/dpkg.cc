@@ -23,8 +23,12 @@ void DpkgIndex::load() const {
       info_stems_.push_back(stem);
     }
     std::ifstream in(it->path());
-    // Directories are listed too; they are never asked about, and cost little.
-    for (std::string line; std::getline(in, line);) file_to_package_.emplace(std::move(line), slot->second);
+    // Only what is ever asked about: shared objects, files of Python's site directories, and
+    // programs (an interpreter); about a third of a desktop's 170,000 lines.
+    for (std::string line; std::getline(in, line);)
+      if (line.find(".so") != std::string::npos || line.find("-packages/") != std::string::npos ||
+          line.find("/bin/") != std::string::npos)
+        file_to_package_.emplace(std::move(line), slot->second);
   }
   std::ifstream status(root_ + "/var/lib/dpkg/status");
   std::string package;

@@ -80,8 +80,9 @@ TEST(Installers, DistroPythonErrorsAreTheRealImportFailures) {
   for (const json& f : report["findings"]) {
     if (f["severity"] == "error") predicted.insert(f["file"].get<std::string>());
     // Never pip for what apt installed.
-    if (f.value("installer", "") == "debian")
+    if (f.value("installer", "") == "debian") {
       EXPECT_EQ(f["hint"].get<std::string>().find("pip install"), std::string::npos) << f.dump();
+    }
     if (f["code"] == "program-will-not-start") {
       EXPECT_EQ(f["severity"], "warning");
       std::string program = f["file"];
@@ -115,6 +116,7 @@ TEST(Installers, PipWheelOnTopOfDebian) {
   if (!have_debian_torch() || !have_tool("gcc") || run("python3 -m pip --version").status != 0)
     GTEST_SKIP() << "needs Debian's python3 packages, gcc and pip";
   TempDir tmp;
+  fs::create_directories(tmp / "wheels");
   std::string lib = tmp / "build/libpipped.so";
   build_shared(lib, "int pipped(void) { return 1; }", "-Wl,-soname,libpipped.so", tmp);
   std::string wheel = make_wheel(tmp / "wheels", {{"name", "pipped"}, {"version", "1.0"},
@@ -141,8 +143,9 @@ TEST(Installers, PipWheelOnTopOfDebian) {
       EXPECT_EQ(f["hint"], "pip install --force-reinstall --no-deps pipped==1.0");
     } else {
       EXPECT_NE(f["severity"], "error") << f.dump();
-      if (f.value("installer", "") == "debian")
+      if (f.value("installer", "") == "debian") {
         EXPECT_EQ(f["hint"].get<std::string>().find("pip install"), std::string::npos) << f.dump();
+      }
     }
   }
   EXPECT_TRUE(pipped) << report.dump(1);

