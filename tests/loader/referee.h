@@ -3,9 +3,12 @@
 // prints: the " (0x...)" load addresses and the linux-vdso line are dropped.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/fixture.h"
@@ -182,38 +185,56 @@ struct DlopenVerdict {
   }
 };
 
-// dlopen(file, RTLD_NOW) for each of `files`, each in its own child with `limit_s` seconds, with
-// LD_LIBRARY_PATH set only when `ld_library_path` is given. One verdict per file, in order.
-inline std::vector<DlopenVerdict> referee_dlopen_each(const TempDir& tmp, const std::vector<std::string>& files,
-                                                      double limit_s = 20,
-                                                      const std::string* ld_library_path = nullptr) {
-  static int lists = 0;
-  std::string list = tmp / ("dlopen-list-" + std::to_string(lists++));
-  {
-    std::ofstream out(list);
-    for (const std::string& f : files) out << f << "\n";
-  }
-  std::string env = "env -u LD_LIBRARY_PATH -u LD_PRELOAD -u GLIBC_TUNABLES ";
-  if (ld_library_path) env += "LD_LIBRARY_PATH=" + quote(*ld_library_path) + " ";
-  CommandResult r = run(env + quote(dlopen_probe(tmp)) + " " + std::to_string(limit_s) + " < " + quote(list));
-  EXPECT_EQ(r.status, 0) << r.err;
-  std::vector<DlopenVerdict> out(files.size());
-  std::istringstream in(r.out);
+// Reads the probe's lines for `files` (in order) into `out`.
+inline void parse_dlopen_verdicts(const std::string& probe_out, const std::vector<std::string>& files,
+                                  DlopenVerdict* out) {
+  std::istringstream in(probe_out);
   size_t i = 0;
-  for (std::string line; std::getline(in, line) && i < files.size(); ++i) {
+  for (std::string line; i < files.size() && std::getline(in, line); ++i) {
     // PATH \t KIND [\t TEXT]; the path is the one asked (it has no tab or newline).
     EXPECT_EQ(line.compare(0, files[i].size() + 1, files[i] + "\t"), 0) << line;
     std::string rest = line.size() > files[i].size() ? line.substr(files[i].size() + 1) : "";
     size_t tab = rest.find('\t');
-    std::string kind = rest.substr(0, tab), text = tab == std::string::npos ? "" : rest.substr(tab + 1);
+    std::string kind = rest.substr(0, tab);
     DlopenVerdict& v = out[i];
-    v.text = text;
+    v.text = tab == std::string::npos ? "" : rest.substr(tab + 1);
     if (kind == "ok") v.kind = DlopenVerdict::Kind::kOk;
     else if (kind == "error") v.kind = DlopenVerdict::Kind::kError;
     else if (kind == "hung") v.kind = DlopenVerdict::Kind::kHung;
     else v.kind = DlopenVerdict::Kind::kDied;
   }
-  EXPECT_EQ(i, files.size()) << r.out;
+  EXPECT_EQ(i, files.size()) << probe_out;
+}
+
+// dlopen(file, RTLD_NOW) for each of `files`, each in its own child with `limit_s` seconds, with
+// LD_LIBRARY_PATH set only when `ld_library_path` is given. One verdict per file, in order. The
+// files are shared among up to four probes at once, so that the time grows with the number of
+// libraries installed divided by the cores.
+inline std::vector<DlopenVerdict> referee_dlopen_each(const TempDir& tmp, const std::vector<std::string>& files,
+                                                      double limit_s = 20,
+                                                      const std::string* ld_library_path = nullptr) {
+  static std::atomic<int> lists{0};
+  std::string probe = dlopen_probe(tmp);
+  std::string env = "env -u LD_LIBRARY_PATH -u LD_PRELOAD -u GLIBC_TUNABLES ";
+  if (ld_library_path) env += "LD_LIBRARY_PATH=" + quote(*ld_library_path) + " ";
+  std::vector<DlopenVerdict> out(files.size());
+  size_t probes = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  size_t per = (files.size() + probes - 1) / probes;
+  auto one = [&](size_t begin, size_t end) {
+    std::vector<std::string> part(files.begin() + begin, files.begin() + end);
+    std::string list = tmp / ("dlopen-list-" + std::to_string(lists++));
+    {
+      std::ofstream f(list);
+      for (const std::string& p : part) f << p << "\n";
+    }
+    CommandResult r = run(env + quote(probe) + " " + std::to_string(limit_s) + " < " + quote(list));
+    EXPECT_EQ(r.status, 0) << r.err;
+    parse_dlopen_verdicts(r.out, part, out.data() + begin);
+  };
+  std::vector<std::thread> threads;
+  for (size_t begin = 0; begin < files.size(); begin += per)
+    threads.emplace_back(one, begin, std::min(files.size(), begin + per));
+  for (std::thread& t : threads) t.join();
   return out;
 }
 
