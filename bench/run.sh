@@ -32,14 +32,18 @@ n=$(wc -l < "$list")
 here=$(cd "$(dirname "$0")" && pwd)
 cc -O2 -o "$work/map_floor" "$here/map_floor.c"
 
-sub() { head -n "$1" "$list" | tr '\n' ' '; }
+# The first $1 files as arguments of one run of the command that follows: through xargs, since
+# hyperfine gives its command to sh -c as one argument, at most 128 KiB (MAX_ARG_STRLEN), which
+# the paths of a machine with many packages exceed. -s lets one run take them all (up to
+# ARG_MAX), as a user's single command line would.
+sub() { echo "head -n $1 '$list' | xargs -d '\n' -s $(( $(getconf ARG_MAX) - 65536 ))"; }
 
-echo "Files: $n ELF shared objects ($(du -cshL $(cat "$list") 2>/dev/null | tail -1 | cut -f1)); $(nproc) cores; runs: $runs"
+echo "Files: $n ELF shared objects ($(tr '\n' '\0' < "$list" | du -cshL --files0-from=- 2>/dev/null | tail -1 | cut -f1)); $(nproc) cores; runs: $runs"
 echo
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/peers.md" \
-  -n "envdoctor ldd (versions + symbols)" "$envdoctor ldd $(sub "$n") >/dev/null 2>&1" \
-  -n "libtree (no versions, no symbols)" "libtree $(sub "$n") >/dev/null 2>&1" \
-  -n "ldd (versions, no symbols)" "ldd $(sub "$n") >/dev/null 2>&1" \
+  -n "envdoctor ldd (versions + symbols)" "$(sub "$n") $envdoctor ldd >/dev/null 2>&1" \
+  -n "libtree (no versions, no symbols)" "$(sub "$n") libtree >/dev/null 2>&1" \
+  -n "ldd (versions, no symbols)" "$(sub "$n") ldd >/dev/null 2>&1" \
   -n "floor: map, header, .dynsym walk (1 core)" "$work/map_floor 2 < $list >/dev/null" \
   -n "floor: map, header (1 core)" "$work/map_floor 1 < $list >/dev/null" \
   -n "floor: pread the tables instead (1 core)" "$work/map_floor 3 < $list >/dev/null" >/dev/null
@@ -50,7 +54,7 @@ echo
 args=()
 for k in 4 2 1; do
   m=$((n / k))
-  args+=(-n "$m files" "$envdoctor ldd $(sub "$m") >/dev/null 2>&1")
+  args+=(-n "$m files" "$(sub "$m") $envdoctor ldd >/dev/null 2>&1")
 done
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/scale.md" "${args[@]}" >/dev/null
 cat "$work/scale.md"

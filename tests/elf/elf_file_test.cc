@@ -338,6 +338,30 @@ TEST(HashLookup, GnuHashOfLibcAgreesWithScan) {
   expect_hash_agrees_with_scan(*f, /*gnu=*/true);
 }
 
+// A library whose only dynamic symbols are undefined (a constructor that calls out): GNU ld
+// writes a GNU table with no hashed symbol and symoffset 1, which bounds nothing; the symbols
+// relocations name must still be read, or a missing one goes unreported.
+TEST(HashLookup, GnuHashWithoutDefinedSymbolsCountsEveryUndefinedOne) {
+  if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
+  TempDir tmp;
+  std::string path = tmp / "libcallsout.so";
+  build_shared(path,
+               "void not_defined_anywhere(void);\n"
+               "__attribute__((constructor)) static void init(void) { not_defined_anywhere(); }\n",
+               "-Wl,--hash-style=gnu", tmp);
+  std::string error;
+  auto f = parse_bytes(read_file(path), &error);
+  ASSERT_TRUE(f) << error;
+  size_t dynsym = 0;
+  for (const elf::Section& s : f->sections())
+    if (s.type == SHT_DYNSYM) dynsym = s.size / sizeof(Elf64_Sym);
+  EXPECT_GT(dynsym, 2u);
+  EXPECT_EQ(f->symbol_count(), dynsym);
+  bool named = false;
+  for (u32 i = 1; i < f->symbol_count(); ++i) named |= f->symbol(i) && f->symbol(i)->name == "not_defined_anywhere";
+  EXPECT_TRUE(named);
+}
+
 TEST(HashLookup, SysvHashAgreesWithScan) {
   if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
   TempDir tmp;

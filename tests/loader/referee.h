@@ -3,7 +3,12 @@
 // prints: the " (0x...)" load addresses and the linux-vdso line are dropped.
 #pragma once
 
+#include <algorithm>
+#include <atomic>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "support/fixture.h"
@@ -52,31 +57,192 @@ inline CommandResult envdoctor_ldd(const std::string& file, const std::string* l
   return run(cd + cmd + quote(file));
 }
 
-// Builds (once per TempDir) a program that dlopens argv[1] with RTLD_NOW and prints "ok" or
-// dlerror()'s text; returns its path.
+// The dlopen referee: a program that, for each path on its stdin, calls dlopen(path, RTLD_NOW) in
+// a forked child and prints one line: "PATH\tok", "PATH\terror\t<dlerror()>", "PATH\tdied\t<how>"
+// or "PATH\thung". dlopen runs the library's constructors, which may print anything (libmfx's
+// tracer prints "mfx_tracer: dll_init() +" on stdout), exit, abort or never return. So the child's
+// stdin, stdout and stderr are /dev/null, and it reports on a pipe at a descriptor above 500 that
+// no library has reason to know, in one write() shorter than PIPE_BUF (so whole or not at), then
+// _exit()s. A child that ends without a whole report died; one still running after the time
+// limit (argv[1], seconds) is killed with its process group, and hung.
+inline const char* kDlopenProbeSource = R"(#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static void child(const char* path, int report) {
+  int null = open("/dev/null", O_RDWR);
+  dup2(null, 0); dup2(null, 1); dup2(null, 2);
+  void* h = dlopen(path, RTLD_NOW);
+  const char* why = h ? NULL : dlerror();
+  char msg[4000];
+  int n = h ? snprintf(msg, sizeof msg, "ok\n") : snprintf(msg, sizeof msg, "error\t%s\n", why ? why : "");
+  if (n >= (int)sizeof msg) n = sizeof msg - 1, msg[n - 1] = '\n';
+  if (write(report, msg, n) != n) _exit(3);
+  _exit(0);
+}
+
+static double now(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* Runs one dlopen; returns its line without the path. */
+static void probe(const char* path, double limit) {
+  int fd[2];
+  if (pipe2(fd, O_CLOEXEC) != 0) { printf("\tdied\tpipe failed\n"); return; }
+  pid_t pid = fork();
+  if (pid == 0) {
+    setpgid(0, 0);
+    int report = fcntl(fd[1], F_DUPFD_CLOEXEC, 500);
+    close(fd[0]); close(fd[1]);
+    child(path, report);
+  }
+  setpgid(pid, pid);
+  close(fd[1]);
+  char buf[4096];
+  size_t n = 0;
+  int status = 0, ended = 0, eof = 0;
+  double deadline = now() + limit;
+  while (!ended && now() < deadline) {
+    if (eof) {
+      usleep(10000);
+    } else {
+      struct pollfd p = {fd[0], POLLIN, 0};
+      if (poll(&p, 1, 100) > 0) {
+        ssize_t r = read(fd[0], buf + n, sizeof buf - 1 - n);
+        if (r > 0) n += r;
+        else eof = 1;
+      }
+    }
+    ended = waitpid(pid, &status, WNOHANG) == pid;
+  }
+  /* A constructor's own children, and a child past its time, go with the process group. */
+  kill(-pid, SIGKILL);
+  if (!ended) {
+    waitpid(pid, &status, 0);
+    close(fd[0]);
+    printf("\thung\n");
+    return;
+  }
+  for (ssize_t r; !eof && n < sizeof buf - 1; n += r) {
+    struct pollfd p = {fd[0], POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0 || (r = read(fd[0], buf + n, sizeof buf - 1 - n)) <= 0) break;
+  }
+  close(fd[0]);
+  buf[n] = 0;
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0 && n > 0 && buf[n - 1] == '\n')
+    printf("\t%s", buf);
+  else if (WIFSIGNALED(status))
+    printf("\tdied\tsignal %d\n", WTERMSIG(status));
+  else
+    printf("\tdied\texit status %d\n", WEXITSTATUS(status));
+}
+
+int main(int argc, char** argv) {
+  double limit = argc > 1 ? atof(argv[1]) : 20;
+  char line[4096];
+  while (fgets(line, sizeof line, stdin)) {
+    line[strcspn(line, "\n")] = 0;
+    printf("%s", line);
+    fflush(stdout);
+    probe(line, limit);
+    fflush(stdout);
+  }
+  return 0;
+}
+)";
+
+// Builds (once per TempDir) the dlopen referee above; returns its path.
 inline std::string dlopen_probe(const TempDir& tmp) {
   std::string path = tmp / "dlopen-probe";
-  if (!fs::exists(path)) {
-    build_executable(path,
-                     "#include <dlfcn.h>\n#include <stdio.h>\n"
-                     "int main(int argc, char** argv) {\n"
-                     "  void* h = dlopen(argv[1], RTLD_NOW);\n"
-                     "  if (!h) { printf(\"%s\\n\", dlerror()); return 1; }\n"
-                     "  printf(\"ok\\n\"); return 0;\n}\n",
-                     "-ldl", tmp);
-  }
+  if (!fs::exists(path)) build_executable(path, kDlopenProbeSource, "-ldl", tmp);
   return path;
 }
 
-// What dlopen(file, RTLD_NOW) says: "ok" or dlerror()'s message, without the newline.
+// What the referee found for one file.
+struct DlopenVerdict {
+  enum class Kind { kOk, kError, kDied, kHung } kind = Kind::kDied;
+  std::string text;  // dlerror()'s message, or how the child died
+
+  // "ok", the message, or "(died: how)" / "(hung)": what a test compares.
+  std::string summary() const {
+    switch (kind) {
+      case Kind::kOk: return "ok";
+      case Kind::kError: return text;
+      case Kind::kDied: return "(died: " + text + ")";
+      case Kind::kHung: return "(hung)";
+    }
+    return "";
+  }
+};
+
+// Reads the probe's lines for `files` (in order) into `out`.
+inline void parse_dlopen_verdicts(const std::string& probe_out, const std::vector<std::string>& files,
+                                  DlopenVerdict* out) {
+  std::istringstream in(probe_out);
+  size_t i = 0;
+  for (std::string line; i < files.size() && std::getline(in, line); ++i) {
+    // PATH \t KIND [\t TEXT]; the path is the one asked (it has no tab or newline).
+    EXPECT_EQ(line.compare(0, files[i].size() + 1, files[i] + "\t"), 0) << line;
+    std::string rest = line.size() > files[i].size() ? line.substr(files[i].size() + 1) : "";
+    size_t tab = rest.find('\t');
+    std::string kind = rest.substr(0, tab);
+    DlopenVerdict& v = out[i];
+    v.text = tab == std::string::npos ? "" : rest.substr(tab + 1);
+    if (kind == "ok") v.kind = DlopenVerdict::Kind::kOk;
+    else if (kind == "error") v.kind = DlopenVerdict::Kind::kError;
+    else if (kind == "hung") v.kind = DlopenVerdict::Kind::kHung;
+    else v.kind = DlopenVerdict::Kind::kDied;
+  }
+  EXPECT_EQ(i, files.size()) << probe_out;
+}
+
+// dlopen(file, RTLD_NOW) for each of `files`, each in its own child with `limit_s` seconds, with
+// LD_LIBRARY_PATH set only when `ld_library_path` is given. One verdict per file, in order. The
+// files are shared among up to four probes at once, so that the time grows with the number of
+// libraries installed divided by the cores.
+inline std::vector<DlopenVerdict> referee_dlopen_each(const TempDir& tmp, const std::vector<std::string>& files,
+                                                      double limit_s = 20,
+                                                      const std::string* ld_library_path = nullptr) {
+  static std::atomic<int> lists{0};
+  std::string probe = dlopen_probe(tmp);
+  std::string env = "env -u LD_LIBRARY_PATH -u LD_PRELOAD -u GLIBC_TUNABLES ";
+  if (ld_library_path) env += "LD_LIBRARY_PATH=" + quote(*ld_library_path) + " ";
+  std::vector<DlopenVerdict> out(files.size());
+  size_t probes = std::clamp<size_t>(std::thread::hardware_concurrency(), 1, 4);
+  size_t per = (files.size() + probes - 1) / probes;
+  auto one = [&](size_t begin, size_t end) {
+    std::vector<std::string> part(files.begin() + begin, files.begin() + end);
+    std::string list = tmp / ("dlopen-list-" + std::to_string(lists++));
+    {
+      std::ofstream f(list);
+      for (const std::string& p : part) f << p << "\n";
+    }
+    CommandResult r = run(env + quote(probe) + " " + std::to_string(limit_s) + " < " + quote(list));
+    EXPECT_EQ(r.status, 0) << r.err;
+    parse_dlopen_verdicts(r.out, part, out.data() + begin);
+  };
+  std::vector<std::thread> threads;
+  for (size_t begin = 0; begin < files.size(); begin += per)
+    threads.emplace_back(one, begin, std::min(files.size(), begin + per));
+  for (std::thread& t : threads) t.join();
+  return out;
+}
+
+// What dlopen(file, RTLD_NOW) says: "ok" or dlerror()'s message ("(died: ...)" or "(hung)" when
+// the file's constructors kept it from answering).
 inline std::string referee_dlopen(const TempDir& tmp, const std::string& file,
                                   const std::string* ld_library_path = nullptr) {
-  std::string env = "env -u LD_LIBRARY_PATH ";
-  if (ld_library_path) env += "LD_LIBRARY_PATH=" + quote(*ld_library_path) + " ";
-  CommandResult r = run(env + quote(dlopen_probe(tmp)) + " " + quote(file));
-  std::string out = r.out;
-  while (!out.empty() && out.back() == '\n') out.pop_back();
-  return out;
+  return referee_dlopen_each(tmp, {file}, 20, ld_library_path).at(0).summary();
 }
 
 }  // namespace envdoctor::test
