@@ -14,8 +14,7 @@ using envdoctor::u32;
 using envdoctor::u8;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::shared_ptr<const MappedFile> file =
-      MappedFile::from_buffer("fuzz.so", std::vector<u8>(data, data + size));
+  std::shared_ptr<const MappedFile> file = MappedFile::from_buffer("fuzz.so", std::vector<u8>(data, data + size));
   std::string error;
   auto elf = envdoctor::elf::ElfFile::parse(file, &error);
   if (!elf) return 0;

@@ -30,8 +30,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   size_t sink = consume(cuda::parse_fatbin_section(Bytes(data, size)));
   sink += consume(cuda::parse_fatbin_section(Bytes(data, size), "__nv_relfatbin", 1000));
 
-  std::shared_ptr<const MappedFile> file =
-      MappedFile::from_buffer("fuzz.so", std::vector<u8>(data, data + size));
+  std::shared_ptr<const MappedFile> file = MappedFile::from_buffer("fuzz.so", std::vector<u8>(data, data + size));
   std::string error;
   if (auto elf = envdoctor::elf::ElfFile::parse(file, &error)) sink += consume(cuda::read_fatbins(*elf));
   volatile size_t keep = sink;

@@ -14,8 +14,7 @@ using envdoctor::MappedFile;
 using envdoctor::u8;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::shared_ptr<const MappedFile> file =
-      MappedFile::from_buffer("ld.so.cache", std::vector<u8>(data, data + size));
+  std::shared_ptr<const MappedFile> file = MappedFile::from_buffer("ld.so.cache", std::vector<u8>(data, data + size));
   std::string error;
   auto cache = envdoctor::loader::LdCache::parse(file, &error);
   if (!cache) return 0;

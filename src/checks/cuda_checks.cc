@@ -3,8 +3,8 @@
 #include "python/metadata_file.h"
 
 #include <algorithm>
-#include <cctype>
 #include <bit>
+#include <cctype>
 #include <charconv>
 #include <filesystem>
 #include <functional>
@@ -12,9 +12,9 @@
 #include <unordered_map>
 
 #include "checks/cuda_beyond_table.h"
-#include "support/text.h"
 #include "cuda/arch.h"
 #include "loader/search_paths.h"
+#include "support/text.h"
 
 namespace envdoctor::checks {
 
@@ -63,9 +63,11 @@ Finding arch_finding(const GpuCode& g, const cuda::Gpu& gpu, const cuda::Coverag
   if (c.kind == cuda::Coverage::Kind::kPtxJit) {
     f.code = Code::kPtxJitOnly;
     f.severity = Severity::kWarning;
-    f.message = "no SASS for " + sm + " in " + r.path + ": " + code_text(g) + "; the driver JIT-compiles the PTX on first use";
-    f.hint = who + " has no SASS for " + sm + ": the first launch of each kernel compiles it (slow start; cached in ~/.nv/ComputeCache); " +
-             build + " with SASS for " + sm + " (from source: TORCH_CUDA_ARCH_LIST=\"" + cc + "\")";
+    f.message =
+        "no SASS for " + sm + " in " + r.path + ": " + code_text(g) + "; the driver JIT-compiles the PTX on first use";
+    f.hint = who + " has no SASS for " + sm +
+             ": the first launch of each kernel compiles it (slow start; cached in ~/.nv/ComputeCache); " + build +
+             " with SASS for " + sm + " (from source: TORCH_CUDA_ARCH_LIST=\"" + cc + "\")";
     return f;
   }
   f.code = Code::kGpuArchUnsupported;
@@ -76,8 +78,10 @@ Finding arch_finding(const GpuCode& g, const cuda::Gpu& gpu, const cuda::Coverag
            " or lower) for the driver to JIT; from source: TORCH_CUDA_ARCH_LIST=\"" + cc + "+PTX\"";
   if (g.toolkit_library) {
     // NVIDIA's libraries are built for every GPU their CUDA release supports, and no other.
-    f.hint = fs::path(r.path).filename().string() + " is NVIDIA's build for CUDA releases that no longer (or do not yet) "
-             "support compute capability " + cc + ": install the CUDA libraries of a release that supports " + sm +
+    f.hint = fs::path(r.path).filename().string() +
+             " is NVIDIA's build for CUDA releases that no longer (or do not yet) "
+             "support compute capability " +
+             cc + ": install the CUDA libraries of a release that supports " + sm +
              (owner ? " in place of " + owner->name : std::string());
   }
   if (!c.deciding.empty() && driver) {
@@ -109,7 +113,7 @@ std::vector<Finding> check_gpu_archs(const CudaInventory& inv, const cuda::CudaT
 
 std::string runtime_text(const CudaRuntime& rt) {
   std::string version = rt.version ? rt.version->str() : std::to_string(rt.major) + ".x";
-  std::string from = rt.owner ? rt.owner->name + " " + rt.owner->version
+  std::string from = rt.owner                    ? rt.owner->name + " " + rt.owner->version
                      : rt.version_source.empty() ? rt.origin
                                                  : rt.version_source;
   return "CUDA runtime " + version + " (" + rt.soname + ", " + from + ")";
@@ -133,8 +137,8 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
     if (verdict.fit == DriverFit::kMinorCompat) {
       std::optional<MajorMinor> supported = newest_cuda_for_driver(*driver, tables);
       notes.push_back(runtime_text(rt) + " runs on driver " + driver_text(*target.driver, inv.forward_compat) +
-                      " only through CUDA minor-version compatibility (" + std::to_string(rt.major) + ".x needs >= " +
-                      need.minor_floor->text +
+                      " only through CUDA minor-version compatibility (" + std::to_string(rt.major) +
+                      ".x needs >= " + need.minor_floor->text +
                       (need.full && rt.version ? "; " + rt.version->str() + " itself needs " + need.full->text : "") +
                       "): APIs and PTX newer than CUDA " + (supported ? supported->str() : std::string("?")) +
                       " are unavailable");
@@ -307,8 +311,8 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
                   " loads " + examples_text(graph, r, r.mask & ~context) + " after " + join(context_names) +
                   " loaded " + join(context_examples, " and ");
       f.hint = dist->name + " " + dist->version + " is built for " + majors_text(r.mask & ~context) + " and " +
-               join(context_names) + " for " + majors_text(context & ~r.mask) + ": install the builds of " + dist->name +
-               " and " + join(context_names) + " for one CUDA major";
+               join(context_names) + " for " + majors_text(context & ~r.mask) + ": install the builds of " +
+               dist->name + " and " + join(context_names) + " for one CUDA major";
       out.push_back(std::move(f));
     }
   }
@@ -353,8 +357,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, std::v
     else if (!owners.empty())
       uses.push_back("nothing loads the CUDA " + std::to_string(major) + " libraries: pip uninstall " +
                      join({owners.begin(), owners.end()}, " "));
-    else
-      uses.push_back("nothing loads the CUDA " + std::to_string(major) + " libraries");
+    else uses.push_back("nothing loads the CUDA " + std::to_string(major) + " libraries");
   }
   const CudaLibrary& first = *by_major.begin()->second.front();
   Finding f;
@@ -388,11 +391,11 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
       result.notes.push_back("no NVIDIA driver found; pass --driver VERSION to check the CUDA runtimes against it");
   } else {
     if (inv.forward_compat && inv.forward_compat->version > *target.driver)
-      result.notes.push_back("forward-compatibility libcuda " + inv.forward_compat->path + " (" +
-                             inv.forward_compat->where + ") raises the driver the CUDA runtimes talk to from " +
-                             target.driver->text + " to " + inv.forward_compat->version.text +
-                             "; the kernel module stays " + target.driver->text +
-                             " (forward compatibility works on data-center GPUs with a supported kernel-module branch)");
+      result.notes.push_back(
+          "forward-compatibility libcuda " + inv.forward_compat->path + " (" + inv.forward_compat->where +
+          ") raises the driver the CUDA runtimes talk to from " + target.driver->text + " to " +
+          inv.forward_compat->version.text + "; the kernel module stays " + target.driver->text +
+          " (forward compatibility works on data-center GPUs with a supported kernel-module branch)");
     std::vector<Finding> f = check_driver(env, inv, tables, target, result.notes);
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   }

@@ -19,7 +19,6 @@ using cuda::FatbinEntry;
 using cuda::MajorMinor;
 using support::join;
 
-
 // ---------------------------------------------------------------------------------------------
 // The target: --gpu, --driver, or this machine.
 
@@ -65,7 +64,6 @@ std::optional<CudaTarget> resolve_cuda_target(const std::vector<std::string>& gp
 
 namespace {
 
-
 std::optional<int> leading_int(std::string_view s) {
   int v = 0;
   auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
@@ -83,7 +81,6 @@ std::string without_repair_hash(std::string_view name) {
     if (!std::isxdigit(static_cast<unsigned char>(name[i]))) return std::string(name);
   return std::string(name.substr(0, dash)) + std::string(name.substr(so));
 }
-
 
 // "nvidia-cudnn-cu12" -> 12.
 std::optional<int> cu_suffix_major(std::string_view key) {
@@ -185,7 +182,8 @@ GpuCode gpu_code_of(const Environment& env, const ElfRecord& r) {
   }
   for (const auto& [sm, variant, name] : sass) g.sass.push_back(name);
   for (const auto& [sm, variant, name] : ptx) g.ptx.push_back(name);
-  int lowest = std::min(sass.empty() ? 1000 : std::get<0>(*sass.begin()), ptx.empty() ? 1000 : std::get<0>(*ptx.begin()));
+  int lowest =
+      std::min(sass.empty() ? 1000 : std::get<0>(*sass.begin()), ptx.empty() ? 1000 : std::get<0>(*ptx.begin()));
   g.lowest_sm = lowest == 1000 ? 0 : lowest;
   return g;
 }

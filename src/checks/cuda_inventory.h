@@ -26,10 +26,10 @@ namespace envdoctor::checks {
 
 // The GPUs and driver the checks are for.
 struct CudaTarget {
-  std::vector<cuda::Gpu> gpus;  // empty: the arch checks are skipped
-  std::string gpus_source;      // "--gpu", "NVML", "nvidia-smi"
-  std::optional<cuda::DriverVersion> driver;  // the kernel module's; nullopt: driver checks skipped
-  std::string driver_source;                  // "--driver", "/proc/driver/nvidia/version", ...
+  std::vector<cuda::Gpu> gpus;                  // empty: the arch checks are skipped
+  std::string gpus_source;                      // "--gpu", "NVML", "nvidia-smi"
+  std::optional<cuda::DriverVersion> driver;    // the kernel module's; nullopt: driver checks skipped
+  std::string driver_source;                    // "--driver", "/proc/driver/nvidia/version", ...
   std::optional<cuda::MajorMinor> driver_cuda;  // the newest CUDA the driver reports (NVML)
   std::vector<std::string> problems;            // from detection
 };
@@ -79,9 +79,9 @@ struct CudaRuntime {
 // runtime's dlopen("libcuda.so.1") would find it before the system's: on LD_LIBRARY_PATH, or
 // shipped inside the environment. Its file name carries the driver release it implements.
 struct ForwardCompat {
-  std::string path;     // the real file, libcuda.so.580.65.06
+  std::string path;  // the real file, libcuda.so.580.65.06
   cuda::DriverVersion version;
-  std::string where;    // "LD_LIBRARY_PATH" or "the environment (PKG)"
+  std::string where;  // "LD_LIBRARY_PATH" or "the environment (PKG)"
 };
 
 struct CudaInventory {
@@ -119,7 +119,8 @@ DriverRequirement driver_requirement(const CudaRuntime& runtime, const cuda::Cud
 
 // The newest CUDA release whose GA driver is at most `driver` ("12.4" for 550.54.14); nullopt for
 // a driver newer than the tables (CudaTables::newest_cuda_for_driver).
-std::optional<cuda::MajorMinor> newest_cuda_for_driver(const cuda::DriverVersion& driver, const cuda::CudaTables& tables);
+std::optional<cuda::MajorMinor> newest_cuda_for_driver(const cuda::DriverVersion& driver,
+                                                       const cuda::CudaTables& tables);
 
 // How a runtime fares on a driver.
 enum class DriverFit {

@@ -33,7 +33,7 @@ CudaPackageRow& row_for(std::map<std::string, CudaPackageRow>& rows, const pytho
 }
 
 std::vector<CudaPackageRow> package_rows(const Environment& env, const CudaInventory& inv,
-                                     const cuda::CudaTables& tables, const CudaSummary& s) {
+                                         const cuda::CudaTables& tables, const CudaSummary& s) {
   std::map<std::string, CudaPackageRow> rows;
   for (const GpuCode& g : inv.gpu_code) {
     CudaPackageRow& row = row_for(rows, g.file->owners.empty() ? nullptr : g.file->owners.front());

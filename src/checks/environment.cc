@@ -10,9 +10,9 @@
 #include <functional>
 #include <set>
 
-#include "support/parallel.h"
 #include "elf/elf_types.h"
 #include "python/record.h"
+#include "support/parallel.h"
 
 namespace envdoctor::checks {
 
@@ -46,7 +46,10 @@ bool has_elf_magic(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   unsigned char magic[4];
-  bool ok = ::read(fd, magic, 4) == 4 && std::memcmp(magic, "\x7f" "ELF", 4) == 0;
+  bool ok = ::read(fd, magic, 4) == 4 && std::memcmp(magic,
+                                                     "\x7f"
+                                                     "ELF",
+                                                     4) == 0;
   ::close(fd);
   return ok;
 }
@@ -387,8 +390,9 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   env->dpkg = std::make_unique<python::DpkgIndex>(options.root);
   if (!options.root.empty()) {
     if (options.prefix.empty()) {
-      *error = "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "
-               "cannot be run here";
+      *error =
+          "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "
+          "cannot be run here";
       return nullptr;
     }
     env->root = env->store->file_root();
@@ -406,8 +410,9 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   if (!py) return nullptr;
   env->python = std::move(*py);
   if (env->python.executable.empty() && env->python.real_executable.empty())
-    env->problems.push_back("no interpreter found in the environment: extension modules are checked without the "
-                            "symbols the interpreter would give them");
+    env->problems.push_back(
+        "no interpreter found in the environment: extension modules are checked without the "
+        "symbols the interpreter would give them");
   // The root's own ld.so.cache and directories; under a root, its C library, not this machine's.
   env->loader = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
@@ -432,8 +437,8 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
 
   // The interpreter decides which objects are this machine's: others are never loaded.
-  auto interp = env->store->open(env->python.real_executable.empty() ? env->python.executable
-                                                                      : env->python.real_executable);
+  auto interp =
+      env->store->open(env->python.real_executable.empty() ? env->python.executable : env->python.real_executable);
   if (interp->status == loader::OpenResult::Status::kOk) {
     env->host_class = interp->elf->elf_class;
     env->host_data = interp->elf->data;

@@ -28,10 +28,11 @@ const Libcrypto* libcrypto(std::string* error = nullptr) {
   static support::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
   static Libcrypto api;
   static std::string why;
-  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) && lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) &&
-                         lib.get(api.sha256, "EVP_sha256", &why) && lib.get(api.md5, "EVP_md5", &why) &&
-                         lib.get(api.init, "EVP_DigestInit_ex", &why) &&
-                         lib.get(api.update, "EVP_DigestUpdate", &why) && lib.get(api.final, "EVP_DigestFinal_ex", &why);
+  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) &&
+                         lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) && lib.get(api.sha256, "EVP_sha256", &why) &&
+                         lib.get(api.md5, "EVP_md5", &why) && lib.get(api.init, "EVP_DigestInit_ex", &why) &&
+                         lib.get(api.update, "EVP_DigestUpdate", &why) &&
+                         lib.get(api.final, "EVP_DigestFinal_ex", &why);
   if (!ok && error) *error = "cannot compute SHA-256: " + why;
   return ok ? &api : nullptr;
 }

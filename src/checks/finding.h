@@ -35,10 +35,10 @@ enum class Code {
   kProgramWillNotStart,
 };
 inline constexpr Code kAllCodes[] = {
-    Code::kMissingLibrary,     Code::kMissingVersion,      Code::kUndefinedSymbol,   Code::kWrongElfClass,
-    Code::kInvalidElf,         Code::kRecordMissingFile,   Code::kRecordSizeMismatch, Code::kRecordHashMismatch,
-    Code::kFileOwnedTwice,     Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,  Code::kCudaMajorMix,
-    Code::kCudaDriverTooOld,   Code::kGpuArchUnsupported,  Code::kPtxJitOnly,        Code::kWheelTagUnsupported,
+    Code::kMissingLibrary,      Code::kMissingVersion,      Code::kUndefinedSymbol,    Code::kWrongElfClass,
+    Code::kInvalidElf,          Code::kRecordMissingFile,   Code::kRecordSizeMismatch, Code::kRecordHashMismatch,
+    Code::kFileOwnedTwice,      Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,   Code::kCudaMajorMix,
+    Code::kCudaDriverTooOld,    Code::kGpuArchUnsupported,  Code::kPtxJitOnly,         Code::kWheelTagUnsupported,
     Code::kProgramWillNotStart,
 };
 const char* code_name(Code c);
@@ -57,11 +57,11 @@ struct Finding {
   std::optional<std::string> symbol;
   std::optional<std::string> version;
   std::optional<std::string> arch;
-  std::vector<std::string> packages;   // all owners, when several
+  std::vector<std::string> packages;     // all owners, when several
   std::optional<std::string> installer;  // who installed `package`: "pip", "uv", "conda", "debian", ...
   std::string message;
   std::string hint;
-  bool is_new = false;                 // introduced by --with/--without
+  bool is_new = false;  // introduced by --with/--without
 
   // Identity for de-duplication: the same failure seen from several loads is one finding.
   std::string key() const;

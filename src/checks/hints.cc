@@ -57,9 +57,7 @@ std::string demangle(const std::string& symbol) {
 
 namespace {
 
-std::string describe(const python::Distribution* d) {
-  return d ? d->name + " " + d->version : "no package";
-}
+std::string describe(const python::Distribution* d) { return d ? d->name + " " + d->version : "no package"; }
 
 // A package lists a file of this name in its RECORD, but the file is gone: the usual aftermath
 // of uninstalling one of two wheels that installed the same path.
@@ -68,8 +66,10 @@ std::string hint_lost_file(const Environment& env, const std::string& name) {
     for (const python::RecordEntry& e : d.record) {
       if (e.resolved.filename() != name) continue;
       if (env.files.stat(e.resolved.string())) continue;
-      return d.name + " lists " + e.path + " but the file is gone (another package that installed the same path was "
-             "uninstalled, or it was deleted): " + reinstall_command(env, d);
+      return d.name + " lists " + e.path +
+             " but the file is gone (another package that installed the same path was "
+             "uninstalled, or it was deleted): " +
+             reinstall_command(env, d);
     }
   }
   return "";
@@ -85,8 +85,9 @@ std::string hint_elsewhere(const Environment& env, const std::string& name, cons
     if (consumer.elf && consumer.elf->runpath) paths = "its RUNPATH is " + std::string(*consumer.elf->runpath);
     else if (consumer.elf && consumer.elf->rpath) paths = "its RPATH is " + std::string(*consumer.elf->rpath);
     else paths = "it has no RPATH or RUNPATH";
-    return name + " is installed at " + r.path + " (" + env.owner_label(r.path) + "), where the loader does not look for " +
-           consumer.path + " (" + paths + "); it loads only if something else loads that copy first";
+    return name + " is installed at " + r.path + " (" + env.owner_label(r.path) +
+           "), where the loader does not look for " + consumer.path + " (" + paths +
+           "); it loads only if something else loads that copy first";
   }
   return "";
 }
@@ -134,10 +135,11 @@ std::string hint_missing_version(const Environment& env, const Knowledge& knowle
     return h;
   }
   if (e.version.rfind("GLIBC_", 0) == 0)
-    return "the C library (" + env.owner_label(e.library) + ") is older than " + consumer.path + " needs (" + e.version +
-           "): use a build for an older glibc (a lower manylinux tag) or a newer system";
+    return "the C library (" + env.owner_label(e.library) + ") is older than " + consumer.path + " needs (" +
+           e.version + "): use a build for an older glibc (a lower manylinux tag) or a newer system";
   if (e.version.rfind("GLIBCXX_", 0) == 0 || e.version.rfind("CXXABI_", 0) == 0)
-    return e.library + " (" + env.owner_label(e.library) + ") is an older libstdc++ than " + consumer.path + " needs (" + e.version +
+    return e.library + " (" + env.owner_label(e.library) + ") is an older libstdc++ than " + consumer.path +
+           " needs (" + e.version +
            "); a newer libstdc++ must come first on the search path (check LD_LIBRARY_PATH and conda's lib)";
   return e.library + " (" + env.owner_label(e.library) + ") lacks version " + e.version + " that " + consumer.path +
          " was linked against: install the version of " + (provider_pkg ? provider_pkg->name : e.library) +

@@ -39,8 +39,8 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
         if (error) *error = path + ": libraries[" + std::to_string(i) + "].cuda: \"" + cuda + "\" is not a CUDA major";
         return std::nullopt;
       }
-      k.libraries_.push_back({lib.at("soname").get<std::string>(), lib.at("package").get<std::string>(), *major,
-                              lib.value("folder", "")});
+      k.libraries_.push_back(
+          {lib.at("soname").get<std::string>(), lib.at("package").get<std::string>(), *major, lib.value("folder", "")});
     }
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});

@@ -68,8 +68,9 @@ std::vector<Finding> check_duplicate_libraries(const Environment& env, const Res
     if (res != resolutions.end())
       for (const auto& [path, consumers] : res->second)
         who += (who.empty() ? "" : "; ") + consumers_text(consumers) + " load " + path;
-    f.hint = who.empty() ? "nothing loads more than one of them now, but whichever is loaded first wins for the whole process"
-                         : who + "; in one process the first one loaded wins for all";
+    f.hint = who.empty()
+                 ? "nothing loads more than one of them now, but whichever is loaded first wins for the whole process"
+                 : who + "; in one process the first one loaded wins for all";
     out.push_back(std::move(f));
   }
   return out;

@@ -6,10 +6,10 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <set>
 #include <sstream>
 #include <tuple>
-#include <mutex>
 
 #include "checks/hints.h"
 #include "loader/process.h"
@@ -99,7 +99,7 @@ class LoadChecker {
   struct Context {
     const python::Distribution* dist;  // nullptr: files no package owns
     std::vector<const ElfRecord*> files;
-    std::string key;                   // the memo's key: the distribution's metadata directory
+    std::string key;  // the memo's key: the distribution's metadata directory
     std::vector<Finding> findings;
     LoadMemo::Context learnt;
   };
@@ -286,10 +286,10 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
     case loader::Verdict::Kind::kOtherClass:
       // elf/dl-load.c, _dl_map_object: the class the loader is not.
       f.code = Code::kWrongElfClass;
-      f.message = file.path + ": wrong ELF class: " +
-                  elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " +
-               hint_for_invalid_file(env_, file.path);
+      f.message = file.path +
+                  ": wrong ELF class: " + elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") +
+               "-bit build cannot load here: " + hint_for_invalid_file(env_, file.path);
       break;
     case loader::Verdict::Kind::kOtherMachine:
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.
@@ -388,7 +388,8 @@ bool LoadChecker::reuse(Context& c) {
     std::lock_guard lock(mu_);
     for (const Edge& e : before.edges) keep_edge(e);
     for (const auto& [soname, by_path] : before.resolutions)
-      for (const auto& [path, consumers] : by_path) resolutions_[soname][path].insert(consumers.begin(), consumers.end());
+      for (const auto& [path, consumers] : by_path)
+        resolutions_[soname][path].insert(consumers.begin(), consumers.end());
   }
   loads_ += before.loads;
   c.learnt = before;

@@ -36,7 +36,7 @@ struct Edge {
   std::string needed;    // the DT_NEEDED string
   std::string resolved;  // normalized path it resolved to; "" when not found
   loader::Rule rule = loader::Rule::kNotFound;
-  std::string source;    // the directory (or cache) that found it
+  std::string source;  // the directory (or cache) that found it
   std::vector<loader::Attempt> attempts;
 };
 
@@ -44,7 +44,7 @@ struct LoadCheckResult {
   std::vector<Finding> findings;
   ResolutionMap resolutions;
   std::vector<Edge> edges;  // sorted by consumer, then needed; each pair once
-  size_t loads = 0;  // simulated dlopen/exec calls
+  size_t loads = 0;         // simulated dlopen/exec calls
 };
 
 // What one run of the load checks learnt per import context, so that a second run over a changed
@@ -70,7 +70,7 @@ struct LoadMemo {
   std::set<std::string> changed_dists;  // PEP 503 names
 
   bool reaches(const std::set<std::string>& dirs) const;  // a changed path in or below one of dirs
-  size_t reused = 0;                                       // contexts the last run did not load again
+  size_t reused = 0;                                      // contexts the last run did not load again
 };
 
 // `on_file(done, total)` is called as files are checked (for a progress line); may be empty.

@@ -84,14 +84,16 @@ ManylinuxNeeds manylinux_needs(const elf::ElfFile& file, std::string name, const
   ManylinuxNeeds n;
   n.file = std::move(name);
   n.arch = manylinux_arch(file);
-  if (n.arch.empty()) n.problems.push_back("no manylinux policy covers its machine (e_machine " + std::to_string(file.machine) + ")");
+  if (n.arch.empty())
+    n.problems.push_back("no manylinux policy covers its machine (e_machine " + std::to_string(file.machine) + ")");
   std::vector<std::string> allowed = manylinux_libraries(file.machine);
   auto in = [](const std::vector<std::string>& list, std::string_view s) {
     return std::find(list.begin(), list.end(), s) != list.end();
   };
   for (std::string_view lib : file.needed) {
     if (in(allowed, lib) || in(provided, lib)) continue;
-    n.problems.push_back("needs " + std::string(lib) + ", which manylinux does not promise (allowed: " + join(allowed) + ")");
+    n.problems.push_back("needs " + std::string(lib) + ", which manylinux does not promise (allowed: " + join(allowed) +
+                         ")");
   }
   n.glibc = oldest_policy(n.arch);
   std::optional<GlibcVersion> highest;
@@ -151,7 +153,8 @@ void check_claims(WheelTagAudit& a) {
   for (const ManylinuxNeeds& f : a.files) needs_glibc |= f.versions_needed > 0;
   for (const std::string& claim : a.claimed) {
     if (claim == "any") {
-      a.problems.push_back("tagged any, but it holds ELF files for " + (a.arch.empty() ? "an unknown machine" : a.arch));
+      a.problems.push_back("tagged any, but it holds ELF files for " +
+                           (a.arch.empty() ? "an unknown machine" : a.arch));
       continue;
     }
     if (claim.rfind("musllinux_", 0) == 0 && needs_glibc) {
@@ -163,7 +166,9 @@ void check_claims(WheelTagAudit& a) {
     if (!a.arch.empty() && t->arch != a.arch)
       a.problems.push_back("tagged " + claim + ", but its files are for " + a.arch);
     if (neediest && t->glibc < neediest->glibc) {
-      std::string why = neediest->floor.empty() ? "" : " (" + neediest->floor.front().version + " of " + neediest->floor.front().library + ")";
+      std::string why = neediest->floor.empty()
+                            ? ""
+                            : " (" + neediest->floor.front().version + " of " + neediest->floor.front().library + ")";
       a.problems.push_back("tagged " + claim + ", which promises glibc " + t->glibc.str() + ", but " + neediest->file +
                            " needs glibc " + neediest->glibc.str() + why);
     }
@@ -190,7 +195,8 @@ std::optional<WheelTagAudit> audit_wheel_tags(python::Wheel& wheel, std::string*
     }
     if (std::memcmp(bytes->data(), ELFMAG, SELFMAG) != 0) continue;
     std::string parse_error;
-    std::unique_ptr<elf::ElfFile> elf = elf::ElfFile::parse(MappedFile::from_buffer(m.name, std::move(*bytes)), &parse_error);
+    std::unique_ptr<elf::ElfFile> elf =
+        elf::ElfFile::parse(MappedFile::from_buffer(m.name, std::move(*bytes)), &parse_error);
     if (!elf) {
       a.problems.push_back(m.name + ": " + parse_error);
       continue;
@@ -204,7 +210,8 @@ std::optional<WheelTagAudit> audit_wheel_tags(python::Wheel& wheel, std::string*
     const ManylinuxNeeds& f = a.files.back();
     if (!a.glibc || *a.glibc < f.glibc) a.glibc = f.glibc;
     if (a.arch.empty()) a.arch = f.arch;
-    else if (!f.arch.empty() && f.arch != a.arch) a.problems.push_back(name + " is for " + f.arch + ", the others for " + a.arch);
+    else if (!f.arch.empty() && f.arch != a.arch)
+      a.problems.push_back(name + " is for " + f.arch + ", the others for " + a.arch);
   }
   check_claims(a);
   return a;

@@ -59,19 +59,22 @@ struct ManylinuxNeeds {
     std::string library, version;
   };
   std::vector<Floor> floor;
-  GlibcVersion glibc;         // the release those versions need (the policy minimum when none)
-  size_t versions_needed = 0; // how many glibc versions the file needs in all
+  GlibcVersion glibc;          // the release those versions need (the policy minimum when none)
+  size_t versions_needed = 0;  // how many glibc versions the file needs in all
   // Why no manylinux tag fits: a library outside the policy, a private glibc version, a
   // machine without a policy. Each in words for people.
   std::vector<std::string> problems;
 
   bool taggable() const { return problems.empty(); }
-  std::string tag() const { return "manylinux_" + std::to_string(glibc.major) + "_" + std::to_string(glibc.minor) + "_" + arch; }
+  std::string tag() const {
+    return "manylinux_" + std::to_string(glibc.major) + "_" + std::to_string(glibc.minor) + "_" + arch;
+  }
 };
 
 // The needs of one parsed ELF file. `provided` are the SONAMEs and file names the same wheel
 // provides (empty for a lone file).
-ManylinuxNeeds manylinux_needs(const elf::ElfFile& file, std::string name, const std::vector<std::string>& provided = {});
+ManylinuxNeeds manylinux_needs(const elf::ElfFile& file, std::string name,
+                               const std::vector<std::string>& provided = {});
 
 // A wheel's files and its tags, held against each other.
 struct WheelTagAudit {

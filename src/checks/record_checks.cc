@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <set>
 #include <filesystem>
+#include <set>
 
 #include "checks/hints.h"
 
@@ -57,8 +57,9 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         std::string others;
         for (const python::Distribution* o : owners)
           if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
-        f.hint = (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
-                 reinstall_command(env, d);
+        f.hint =
+            (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
+            reinstall_command(env, d);
         out.push_back(std::move(f));
         continue;
       }
@@ -66,7 +67,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
       if (e.size && st->size != *e.size) {
         Finding f = package_finding(d, Code::kRecordSizeMismatch, Severity::kWarning);
         f.file = e.resolved.string();
- f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
+        f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
         f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(env, d);
         out.push_back(std::move(f));
@@ -176,8 +177,9 @@ void check_metadata_only(const Environment& env, const Knowledge& knowledge, std
     if (const KnownPlaceholder* p = knowledge.placeholder(d.key()))
       f.hint = p->note + "; it satisfies pip's dependency check but provides no library";
     else
-      f.hint = "a placeholder release satisfies pip's dependency check but provides no library: "
-               "install the package that really ships the files";
+      f.hint =
+          "a placeholder release satisfies pip's dependency check but provides no library: "
+          "install the package that really ships the files";
     out.push_back(std::move(f));
   }
 }

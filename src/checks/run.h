@@ -17,8 +17,8 @@ namespace envdoctor::checks {
 struct CheckSettings {
   bool verify_hashes = false;
   CudaTarget gpu;
-  ProgressFn on_file;  // progress of the load checks, for people
-  ProgressFn on_hash;  // progress of --verify-hashes
+  ProgressFn on_file;        // progress of the load checks, for people
+  ProgressFn on_hash;        // progress of --verify-hashes
   LoadMemo* memo = nullptr;  // what a first run learnt, for a second (simulated) one
 };
 

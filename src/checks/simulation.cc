@@ -82,7 +82,10 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
     if (init) text = std::string(bytes->begin(), bytes->end());
     env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())), std::move(text));
     if (!loadable) continue;
-    bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(), "\x7f" "ELF", 4) == 0;
+    bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(),
+                                                 "\x7f"
+                                                 "ELF",
+                                                 4) == 0;
     // The loader reads the wheel's copy from memory, under the path pip would give it.
     env.store->add_overlay(target, MappedFile::from_buffer(target, std::move(*bytes)));
     std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });

@@ -24,13 +24,13 @@ struct OwnedPath {
 };
 
 struct WhyLibrary {
-  std::string name;                    // the SONAME (or file name) asked about
+  std::string name;                     // the SONAME (or file name) asked about
   std::optional<OwnedPath> asked_path;  // when the question was a path: that file
-  std::vector<OwnedPath> copies;       // every copy the environment can reach
+  std::vector<OwnedPath> copies;        // every copy the environment can reach
   struct Need {
     OwnedPath consumer;
     Edge edge;
-    std::vector<OwnedPath> shadowed;   // the other copies, when the need resolved
+    std::vector<OwnedPath> shadowed;  // the other copies, when the need resolved
   };
   std::vector<Need> needed_by;
 };
@@ -41,8 +41,8 @@ struct WhyPackage {
     std::string path;
     std::vector<Edge> needs;
   };
-  std::vector<File> files;                               // its ELF files, by path
-  std::map<std::string, std::vector<Edge>> used_by;      // another package's label -> its edges into these files
+  std::vector<File> files;                           // its ELF files, by path
+  std::map<std::string, std::vector<Edge>> used_by;  // another package's label -> its edges into these files
 };
 
 struct WhyAnswer {

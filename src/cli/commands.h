@@ -10,8 +10,8 @@
 namespace envdoctor::cli {
 
 struct LoaderOptions {
-  std::string root;                                // --root
-  std::optional<std::string> ld_library_path;      // --ld-library-path (else the environment's)
+  std::string root;                            // --root
+  std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
 };
 
 struct CheckOptions {
@@ -21,12 +21,12 @@ struct CheckOptions {
   LoaderOptions loader;
   bool verify_hashes = false;
   bool json = false;
-  std::string format;  // --format text|json|nhc|prom ("" for text, or json with --json)
-  std::string output;  // --output FILE: written through a temporary file and rename
+  std::string format;                // --format text|json|nhc|prom ("" for text, or json with --json)
+  std::string output;                // --output FILE: written through a temporary file and rename
   std::vector<std::string> without;  // --without PKG: as pip uninstall would leave it
   std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
-  std::vector<std::string> gpus;  // --gpu sm_XX (repeatable): else this machine's GPUs
-  std::string driver;             // --driver VERSION: else this machine's driver
+  std::vector<std::string> gpus;     // --gpu sm_XX (repeatable): else this machine's GPUs
+  std::string driver;                // --driver VERSION: else this machine's driver
 };
 
 struct CudaCommandOptions {

@@ -11,9 +11,9 @@
 #include <sstream>
 #include <unordered_set>
 
-#include "support/parallel.h"
 #include "cli/commands.h"
 #include "loader/process.h"
+#include "support/parallel.h"
 
 namespace envdoctor::cli {
 
@@ -41,10 +41,8 @@ std::string loader_words(const std::string& file, const LoadError& e) {
   switch (e.kind) {
     case LoadError::Kind::kMissingLibrary:
     case LoadError::Kind::kWrongElfClass:
-    case LoadError::Kind::kInvalidElf:
-      return file + ": error while loading shared libraries: " + e.message;
-    case LoadError::Kind::kMissingVersion:
-      return file + ": " + e.message;
+    case LoadError::Kind::kInvalidElf: return file + ": error while loading shared libraries: " + e.message;
+    case LoadError::Kind::kMissingVersion: return file + ": " + e.message;
     case LoadError::Kind::kUndefinedSymbol: {
       std::string what = "undefined symbol: " + e.symbol + (e.version.empty() ? "" : ", version " + e.version);
       return what + "\t(" + e.path + ")";
@@ -56,8 +54,8 @@ std::string loader_words(const std::string& file, const LoadError& e) {
 template <typename Fn>
 std::vector<FileReport> for_each_file(const std::vector<std::string>& files, Fn fn) {
   std::vector<FileReport> reports(files.size());
-  support::parallel_for(files.size(), [&](size_t i) { reports[i] = fn(files[i]); },
-                       support::fault_bound_threads(files.size()));
+  support::parallel_for(
+      files.size(), [&](size_t i) { reports[i] = fn(files[i]); }, support::fault_bound_threads(files.size()));
   return reports;
 }
 
@@ -203,7 +201,8 @@ int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files)
   loader::LoaderConfig config = make_config(options);
   loader::ObjectStore& store = store_for_this_run(options.root);
   bool header = files.size() > 1;
-  return print_reports(for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, f, header); }));
+  return print_reports(
+      for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, f, header); }));
 }
 
 int run_tree(const LoaderOptions& options, const std::vector<std::string>& files) {

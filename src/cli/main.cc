@@ -28,19 +28,28 @@ int main(int argc, char** argv) {
   check->add_option("--prefix", check_options.prefix, "an environment's prefix, read without running anything");
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
-  check->add_flag("--json", check_options.json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/check.schema.json)");
-  check->add_option("--format", check_options.format, "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
+  check->add_flag("--json", check_options.json,
+                  "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/check.schema.json)");
+  check
+      ->add_option("--format", check_options.format,
+                   "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
       ->check(CLI::IsMember({"text", "json", "nhc", "prom"}));
-  check->add_option("--output", check_options.output, "write to FILE (a temporary file, then rename) instead of stdout");
-  check->add_option("--gpu", check_options.gpus, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
-  check->add_option("--driver", check_options.driver, "check CUDA runtimes against this driver version (default: this machine's)");
-  check->add_option("--without", check_options.without, "check the environment as `pip uninstall PKG` would leave it (repeatable)");
-  check->add_option("--with", check_options.with, "check the environment as `pip install WHEEL` would leave it (repeatable)");
+  check->add_option("--output", check_options.output,
+                    "write to FILE (a temporary file, then rename) instead of stdout");
+  check->add_option("--gpu", check_options.gpus,
+                    "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
+  check->add_option("--driver", check_options.driver,
+                    "check CUDA runtimes against this driver version (default: this machine's)");
+  check->add_option("--without", check_options.without,
+                    "check the environment as `pip uninstall PKG` would leave it (repeatable)");
+  check->add_option("--with", check_options.with,
+                    "check the environment as `pip install WHEEL` would leave it (repeatable)");
   add_loader_options(check);
 
   std::string why_name;
   CheckOptions why_options;
-  CLI::App* why = app.add_subcommand("why", "a SONAME, path or package: who needs it, where it resolves and why, who owns it");
+  CLI::App* why =
+      app.add_subcommand("why", "a SONAME, path or package: who needs it, where it resolves and why, who owns it");
   why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required();
   why->add_option("--python", why_options.python, kPythonHelp);
   why->add_option("--prefix", why_options.prefix, "an environment's prefix, read without running anything");
@@ -61,7 +70,8 @@ int main(int argc, char** argv) {
   cuda->add_option("--prefix", cuda_options.prefix, "an environment's prefix, read without running anything");
   cuda->add_option("--gpu", cuda_options.gpus, "show coverage for this GPU instead of this machine's (repeatable)");
   cuda->add_option("--driver", cuda_options.driver, "take this driver version instead of this machine's");
-  cuda->add_flag("--json", cuda_options.json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
+  cuda->add_flag("--json", cuda_options.json,
+                 "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
   add_loader_options(cuda);
 
   CheckOptions snapshot_options;
@@ -86,12 +96,15 @@ int main(int argc, char** argv) {
   add_loader_options(diff);
 
   bool wheel_tag_json = false;
-  CLI::App* wheel_tag = app.add_subcommand("wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
+  CLI::App* wheel_tag = app.add_subcommand(
+      "wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
   wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required();
-  wheel_tag->add_flag("--json", wheel_tag_json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
+  wheel_tag->add_flag("--json", wheel_tag_json,
+                      "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
 
   std::vector<std::string> explain_codes;
-  CLI::App* explain = app.add_subcommand("explain", "what a finding code means, why it happens, how to fix it (docs/findings.md)");
+  CLI::App* explain =
+      app.add_subcommand("explain", "what a finding code means, why it happens, how to fix it (docs/findings.md)");
   explain->add_option("CODE", explain_codes, "finding codes, as check prints them (none: list every code)");
 
   try {

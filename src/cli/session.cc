@@ -20,12 +20,13 @@ bool validate(const EnvironmentRequest& r) {
     std::error_code ec;
     if (!fs::is_directory(r.loader.root, ec)) return fail("--root " + r.loader.root + ": not a directory");
     if (r.prefix.empty())
-      return fail("--root needs --prefix DIR, the environment's path inside the root "
-                  "(a container's interpreter cannot be run here)");
-    if (!r.python.empty())
-      return fail("--root reads the environment without running it: use --prefix, not --python");
+      return fail(
+          "--root needs --prefix DIR, the environment's path inside the root "
+          "(a container's interpreter cannot be run here)");
+    if (!r.python.empty()) return fail("--root reads the environment without running it: use --prefix, not --python");
   }
-  if (r.no_exec && r.prefix.empty()) return fail("--no-exec needs --prefix DIR (the environment to read without running it)");
+  if (r.no_exec && r.prefix.empty())
+    return fail("--no-exec needs --prefix DIR (the environment to read without running it)");
   return true;
 }
 

@@ -67,9 +67,9 @@ void count_modules(const FatbinInfo& info, int gpu_sm, const std::optional<Drive
   for (const FatbinEntry& e : info.entries) {
     if (!loadable(e)) continue;
     modules.insert(e.container);
-    bool runs = e.kind == FatbinEntry::Kind::kSass
-                    ? sass_runs_on(tables, e.sm, e.variant, gpu_sm)
-                    : ptx_compiles_for(tables, e.sm, e.variant, gpu_sm) && driver_can_jit(e, driver, tables).value_or(true);
+    bool runs = e.kind == FatbinEntry::Kind::kSass ? sass_runs_on(tables, e.sm, e.variant, gpu_sm)
+                                                   : ptx_compiles_for(tables, e.sm, e.variant, gpu_sm) &&
+                                                         driver_can_jit(e, driver, tables).value_or(true);
     if (runs) covered.insert(e.container);
   }
   c.modules = static_cast<u32>(modules.size());
@@ -206,8 +206,7 @@ std::optional<int> parse_gpu_arch(std::string_view text) {
   if (text.find('.') != std::string_view::npos) return parse_compute_capability(text);
   int sm = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), sm);
-  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || sm < 10 || sm > 999)
-    return std::nullopt;
+  if (text.empty() || ec != std::errc() || ptr != text.data() + text.size() || sm < 10 || sm > 999) return std::nullopt;
   return sm;
 }
 

@@ -41,9 +41,9 @@ std::string compute_capability_name(int sm);
 
 struct Coverage {
   enum class Kind {
-    kSass,         // a cubin runs on the GPU as it is
-    kPtxJit,       // only PTX fits: the driver JIT-compiles it on first use
-    kUnsupported,  // nothing runs: "no kernel image is available for execution on the device"
+    kSass,          // a cubin runs on the GPU as it is
+    kPtxJit,        // only PTX fits: the driver JIT-compiles it on first use
+    kUnsupported,   // nothing runs: "no kernel image is available for execution on the device"
     kNoDeviceCode,  // the file carries no loadable GPU code at all
     kUnknown        // the GPU is newer than data/cuda.json's architectures: not judged
   };

@@ -39,9 +39,9 @@ struct DriverInfo {
 // Where detect_driver looks; the defaults are the real system's. Empty strings skip a source.
 struct DriverProbe {
   std::string proc_version = "/proc/driver/nvidia/version";
-  std::vector<std::string> libcuda_dirs = {"/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu",
-                                           "/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64",
-                                           "/usr/lib/wsl/lib"};
+  std::vector<std::string> libcuda_dirs = {
+      "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/usr/local/nvidia/lib64",
+      "/usr/lib/wsl/lib"};
   std::string nvml_library = "libnvidia-ml.so.1";
   std::string nvidia_smi = "nvidia-smi";  // looked up on $PATH unless it holds a '/'
 };

@@ -30,15 +30,15 @@ static_assert(sizeof(ContainerHeader) == 16);
 // One entry's header. The field names follow what each field holds; NVIDIA publishes no names.
 // Established from nvcc 13.0 output (docs/cuda.md has the dumps).
 struct EntryHeader {
-  U16 kind;             // fatBinaryCodeKind: 1 PTX, 2 ELF, 8 NVVM IR
-  U16 format_version;   // 0x0101
-  U32 header_size;      // 64, or more when fields follow (options string, cubin attributes)
-  U64 payload_size;     // bytes after the header, to the next entry (padded to 8)
-  U32 compressed_size;  // stored bytes of a compressed payload, 0 otherwise
-  U32 extension_offset; // 64 when header_size > 64
-  U16 version_minor;    // PTX: the ISA version (9.0 = CUDA 13.0); ELF: the cubin's code version
+  U16 kind;              // fatBinaryCodeKind: 1 PTX, 2 ELF, 8 NVVM IR
+  U16 format_version;    // 0x0101
+  U32 header_size;       // 64, or more when fields follow (options string, cubin attributes)
+  U64 payload_size;      // bytes after the header, to the next entry (padded to 8)
+  U32 compressed_size;   // stored bytes of a compressed payload, 0 otherwise
+  U32 extension_offset;  // 64 when header_size > 64
+  U16 version_minor;     // PTX: the ISA version (9.0 = CUDA 13.0); ELF: the cubin's code version
   U16 version_major;
-  U32 arch;             // SM number: 90 for sm_90 and compute_90
+  U32 arch;  // SM number: 90 for sm_90 and compute_90
   U32 name_offset;
   U32 name_size;
   U64 flags;
@@ -51,9 +51,9 @@ static_assert(sizeof(EntryHeader) == 64);
 // for sm_90 / sm_90a / sm_100f / sm_120a with nvcc 13.0 (docs/cuda.md).
 constexpr u64 kFlag64Bit = 0x1;
 constexpr u64 kFlagDebug = 0x2;
-constexpr u64 kFlagCompressedLz4 = 0x2000;   // toolkits before 12.4 or so
+constexpr u64 kFlagCompressedLz4 = 0x2000;  // toolkits before 12.4 or so
 constexpr u64 kFlagCompressedZstd = 0x8000;
-constexpr u64 kFlagArchSpecific = 0x100000;  // sm_90a, compute_100a
+constexpr u64 kFlagArchSpecific = 0x100000;    // sm_90a, compute_100a
 constexpr u64 kFlagFamilySpecific = 0x200000;  // sm_100f, compute_120f
 
 constexpr u16 kKindPtx = 1;
@@ -199,7 +199,7 @@ std::optional<u64> SectionParser::entry(u64 at, u64 end) {
 
   FatbinEntry e;
   e.raw_kind = h->kind;
-  e.kind = e.raw_kind == kKindElf ? FatbinEntry::Kind::kSass
+  e.kind = e.raw_kind == kKindElf   ? FatbinEntry::Kind::kSass
            : e.raw_kind == kKindPtx ? FatbinEntry::Kind::kPtx
                                     : FatbinEntry::Kind::kOther;
   e.sm = static_cast<int>(std::min<u32>(h->arch, 100000));
@@ -291,8 +291,8 @@ FatbinInfo read_fatbins(const elf::ElfFile& file) {
     scanned += s.size;
     std::optional<Bytes> bytes = whole.slice(s.offset, s.size);
     if (!bytes) {
-      info.problems.push_back(std::string(s.name) + ": section at " + hex(s.offset) + " of " +
-                              std::to_string(s.size) + " bytes lies outside the file");
+      info.problems.push_back(std::string(s.name) + ": section at " + hex(s.offset) + " of " + std::to_string(s.size) +
+                              " bytes lies outside the file");
       continue;
     }
     FatbinInfo part = parse_fatbin_section(*bytes, s.name, s.offset);

@@ -34,11 +34,11 @@ namespace envdoctor::cuda {
 struct FatbinEntry {
   enum class Kind { kSass, kPtx, kOther };
   Kind kind = Kind::kOther;
-  u16 raw_kind = 0;       // 1 PTX, 2 ELF (cubin), 8 NVVM IR, ...
-  int sm = 0;             // 90 for sm_90 / compute_90
-  char variant = 0;       // 0, 'a' (arch-specific: that exact GPU), 'f' (family-specific)
+  u16 raw_kind = 0;           // 1 PTX, 2 ELF (cubin), 8 NVVM IR, ...
+  int sm = 0;                 // 90 for sm_90 / compute_90
+  char variant = 0;           // 0, 'a' (arch-specific: that exact GPU), 'f' (family-specific)
   bool variant_known = true;  // false: no header flag and the payload is compressed
-  int ptx_isa_major = 0;  // PTX only: the `.version` of the module
+  int ptx_isa_major = 0;      // PTX only: the `.version` of the module
   int ptx_isa_minor = 0;
   bool compressed = false;
   bool relocatable = false;  // from __nv_relfatbin: an input to a device link, never loaded

@@ -154,7 +154,8 @@ struct RowCheck {
     size_t keys = 0;
     for (std::sregex_iterator it(p.source.begin(), p.source.end(), key), end; it != end; ++it, ++keys) {
       std::string k = (*it)[1];
-      bool known = std::any_of(tables.sources.begin(), tables.sources.end(), [&](const auto& s) { return s.first == k; });
+      bool known =
+          std::any_of(tables.sources.begin(), tables.sources.end(), [&](const auto& s) { return s.first == k; });
       if (!known) problems.push_back(where + ": source " + k + " is not in \"sources\"");
     }
     if (keys == 0) problems.push_back(where + ": no source");
@@ -286,7 +287,8 @@ CudaTables tables_from_json(const json& j) {
     if (row.contains("driver_branch")) p.driver_branch = row.at("driver_branch").get<int>();
     t.ptx_isa.push_back(std::move(p));
   }
-  std::sort(t.ptx_isa.begin(), t.ptx_isa.end(), [](const PtxIsaRelease& a, const PtxIsaRelease& b) { return a.isa < b.isa; });
+  std::sort(t.ptx_isa.begin(), t.ptx_isa.end(),
+            [](const PtxIsaRelease& a, const PtxIsaRelease& b) { return a.isa < b.isa; });
   for (const json& row : j.value("architectures", json::array()))
     t.architectures.push_back({sm_field(row.at("sm")), provenance_of(row)});
   std::sort(t.architectures.begin(), t.architectures.end(),

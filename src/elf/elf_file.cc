@@ -96,8 +96,7 @@ static std::string read_build_id(Bytes notes, u64 p_align) {
 
 struct Parser {
   template <typename E>
-  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error,
-                                        bool* header_error);
+  static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error, bool* header_error);
 
   template <typename E>
   static std::optional<u64> vaddr_to_offset(Bytes b, const std::vector<const Phdr<E>*>& loads, u64 addr);
@@ -146,8 +145,7 @@ std::optional<u64> Parser::vaddr_to_offset(Bytes b, const std::vector<const Phdr
 }
 
 template <typename E>
-std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error,
-                                       bool* header_error) {
+std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error, bool* header_error) {
   Bytes b = file->bytes();
   const auto* eh = reinterpret_cast<const Ehdr<E>*>(b.data());
   std::unique_ptr<ElfFile> f(new ElfFile());
@@ -268,7 +266,10 @@ static DynamicTags scan_dynamic(ElfFile& f, Bytes dyn) {
       case DT_PLTREL: t.pltrel = val; break;
       case DT_RELACOUNT: t.relacount = val; break;
       case DT_RELCOUNT: t.relcount = val; break;
-      case DT_FLAGS: f.flags = val; if (val & DF_SYMBOLIC) f.symbolic = true; break;
+      case DT_FLAGS:
+        f.flags = val;
+        if (val & DF_SYMBOLIC) f.symbolic = true;
+        break;
       case DT_FLAGS_1: f.flags_1 = val; break;
       case DT_SYMBOLIC: f.symbolic = true; break;
     }
@@ -557,8 +558,14 @@ void Parser::locate_gnu_table(ElfFile& f) {
   u64 chains_off = buckets_off + nbuckets * 4;
   u64 readable = (b.size() - chains_off) / 4;
   u64 after = f.nsyms_ > symoffset ? f.nsyms_ - symoffset : 0;
-  f.gnu_ = {bloom_off, bloom_words, static_cast<u32>(shift % 32), buckets_off, static_cast<u32>(nbuckets),
-            static_cast<u32>(symoffset), chains_off, std::min(readable, after)};
+  f.gnu_ = {bloom_off,
+            bloom_words,
+            static_cast<u32>(shift % 32),
+            buckets_off,
+            static_cast<u32>(nbuckets),
+            static_cast<u32>(symoffset),
+            chains_off,
+            std::min(readable, after)};
 }
 
 // elf/dl-lookup.c's do_lookup_x over DT_GNU_HASH: the bloom filter rejects most names with one
@@ -650,8 +657,9 @@ std::unique_ptr<ElfFile> ElfFile::parse(std::shared_ptr<const MappedFile> file, 
   }
   bool is64 = b.data()[EI_CLASS] == ELFCLASS64;
   bool be = b.data()[EI_DATA] == ELFDATA2MSB;
-  if (is64) return be ? Parser::parse<Elf64<true>>(std::move(file), error, header_error)
-                      : Parser::parse<Elf64<false>>(std::move(file), error, header_error);
+  if (is64)
+    return be ? Parser::parse<Elf64<true>>(std::move(file), error, header_error)
+              : Parser::parse<Elf64<false>>(std::move(file), error, header_error);
   return be ? Parser::parse<Elf32<true>>(std::move(file), error, header_error)
             : Parser::parse<Elf32<false>>(std::move(file), error, header_error);
 }
@@ -680,7 +688,9 @@ std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
 
 std::vector<Section> ElfFile::sections() const { return read_sections_(*this); }
 
-std::vector<u32> ElfFile::relocation_order() const { return scan_relocations_ ? scan_relocations_(*this) : std::vector<u32>{}; }
+std::vector<u32> ElfFile::relocation_order() const {
+  return scan_relocations_ ? scan_relocations_(*this) : std::vector<u32>{};
+}
 
 void ElfFile::index_versions() {
   auto grow = [](auto& v, u16 ndx) {

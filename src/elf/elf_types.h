@@ -82,8 +82,7 @@ template <typename E>
 struct Phdr;
 
 template <typename E>
-  requires E::is_64
-struct Phdr<E> {
+requires E::is_64 struct Phdr<E> {
   typename E::Word p_type;
   typename E::Word p_flags;
   typename E::Off p_offset;
@@ -95,8 +94,7 @@ struct Phdr<E> {
 };
 
 template <typename E>
-  requires(!E::is_64)
-struct Phdr<E> {
+requires(!E::is_64) struct Phdr<E> {
   typename E::Word p_type;
   typename E::Off p_offset;
   typename E::Addr p_vaddr;
@@ -140,8 +138,7 @@ template <typename E>
 struct Sym;
 
 template <typename E>
-  requires E::is_64
-struct Sym<E> {
+requires E::is_64 struct Sym<E> {
   typename E::Word st_name;
   uint8_t st_info;
   uint8_t st_other;
@@ -151,8 +148,7 @@ struct Sym<E> {
 };
 
 template <typename E>
-  requires(!E::is_64)
-struct Sym<E> {
+requires(!E::is_64) struct Sym<E> {
   typename E::Word st_name;
   typename E::Addr st_value;
   typename E::Word st_size;

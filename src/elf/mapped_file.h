@@ -10,10 +10,10 @@
 // the caller turns that into a finding; they never read outside the span.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <sys/stat.h>
 #include <sys/types.h>
+#include <cstddef>
+#include <cstdint>
 
 #include <cstring>
 #include <memory>
@@ -54,13 +54,10 @@ class Bytes {
     if (off >= size_) return std::nullopt;
     const void* nul = std::memchr(data_ + off, 0, size_ - off);
     if (!nul) return std::nullopt;
-    return std::string_view(reinterpret_cast<const char*>(data_ + off),
-                            static_cast<const u8*>(nul) - (data_ + off));
+    return std::string_view(reinterpret_cast<const char*>(data_ + off), static_cast<const u8*>(nul) - (data_ + off));
   }
 
-  std::string_view as_string_view() const {
-    return std::string_view(reinterpret_cast<const char*>(data_), size_);
-  }
+  std::string_view as_string_view() const { return std::string_view(reinterpret_cast<const char*>(data_), size_); }
 
  private:
   const u8* data_ = nullptr;

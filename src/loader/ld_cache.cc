@@ -8,12 +8,12 @@ namespace envdoctor::loader {
 
 namespace {
 
-constexpr char kOldMagic[] = "ld.so-1.7.0";            // 11 bytes, then nlibs at offset 12
-constexpr char kNewMagic[] = "glibc-ld.so.cache1.1";   // magic and version, 20 bytes
-constexpr u64 kOldHeader = 16;                          // magic[11], pad, nlibs
-constexpr u64 kOldEntry = 12;                           // flags, key, value
+constexpr char kOldMagic[] = "ld.so-1.7.0";           // 11 bytes, then nlibs at offset 12
+constexpr char kNewMagic[] = "glibc-ld.so.cache1.1";  // magic and version, 20 bytes
+constexpr u64 kOldHeader = 16;                        // magic[11], pad, nlibs
+constexpr u64 kOldEntry = 12;                         // flags, key, value
 constexpr u64 kNewHeader = 48;
-constexpr u64 kNewEntry = 24;                           // flags, key, value, osversion, hwcap
+constexpr u64 kNewEntry = 24;  // flags, key, value, osversion, hwcap
 constexpr u32 kExtensionMagic = 0xEAA42174;
 constexpr u32 kTagGlibcHwcaps = 1;
 // glibc's DL_CACHE_HWCAP_EXTENSION (bit 62) marks an entry of a glibc-hwcaps subdirectory; its

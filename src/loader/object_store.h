@@ -31,8 +31,8 @@ struct FileId {
 struct OpenResult {
   enum class Status {
     kOk,
-    kMissing,      // open() failed: errno text in `error` ("No such file or directory")
-    kInvalid,      // open_verify's message in `error` ("file too short", ...)
+    kMissing,  // open() failed: errno text in `error` ("No such file or directory")
+    kInvalid,  // open_verify's message in `error` ("file too short", ...)
   };
   Status status = Status::kMissing;
   std::string error;

@@ -234,7 +234,8 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
           for (const std::string& d : config_->default_dirs)
             if (path.compare(0, d.size() + 1, d + "/") == 0) in_system_dir = true;
           if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_->cache_path, -1);
-          else r.attempts.push_back({path, "in " + config_->cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
+          else
+            r.attempts.push_back({path, "in " + config_->cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
         } else {
           // Said for the explanation: the cache was asked and had nothing.
           r.attempts.push_back({config_->cache_path, "no entry for " + name});
@@ -272,16 +273,16 @@ static LoadError resolution_error(const Resolution& r, int obj, const std::strin
   err.object = obj;
   err.path = requester;
   err.library = r.name;
-  bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(), [](const Attempt& a) {
-    return a.outcome.rfind("wrong ELF class", 0) == 0;
-  });
+  bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(),
+                                 [](const Attempt& a) { return a.outcome.rfind("wrong ELF class", 0) == 0; });
   if (!r.attempts.empty() && r.attempts.back().path.empty()) {
     err.kind = LoadError::Kind::kInvalidElf;
     err.path = r.rejected;
     err.message = r.attempts.back().outcome;
   } else if (other_class) {
     err.kind = LoadError::Kind::kWrongElfClass;
-    err.message = r.name + ": wrong ELF class: " + elf::elf_class_name(host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+    err.message =
+        r.name + ": wrong ELF class: " + elf::elf_class_name(host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
   } else {
     err.kind = LoadError::Kind::kMissingLibrary;
     err.message = r.name + ": cannot open shared object file: No such file or directory";
@@ -421,9 +422,8 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
     const elf::ElfFile* p = objects_[provider].elf.get();
     if (!p || !p->has_verdef()) continue;  // "no version information available": not an error
     for (const elf::VersionNeedAux& need : vn.versions) {
-      bool found = std::any_of(p->verdef.begin(), p->verdef.end(), [&](const elf::VersionDef& d) {
-        return d.hash == need.hash && d.name == need.name;
-      });
+      bool found = std::any_of(p->verdef.begin(), p->verdef.end(),
+                               [&](const elf::VersionDef& d) { return d.hash == need.hash && d.name == need.name; });
       if (found || (need.flags & VER_FLG_WEAK)) continue;
       LoadError err;
       err.kind = LoadError::Kind::kMissingVersion;
@@ -431,8 +431,7 @@ void Process::check_versions(int object, std::vector<LoadError>& errors) {
       err.path = o.path;
       err.library = objects_[provider].path;
       err.version = std::string(need.name);
-      err.message = objects_[provider].path + ": version `" + err.version + "' not found (required by " +
-                    o.path + ")";
+      err.message = objects_[provider].path + ": version `" + err.version + "' not found (required by " + o.path + ")";
       errors.push_back(err);
     }
   }
@@ -478,9 +477,8 @@ namespace {
 const elf::ElfFile* find_provider(std::vector<const elf::ElfFile*>& ask, const elf::SymbolKey& key,
                                   const std::optional<SymbolVersion>& version, std::vector<u32>& scratch) {
   if (version) {
-    auto expected = std::find_if(ask.begin(), ask.end(), [&](const elf::ElfFile* e) {
-      return e->soname && *e->soname == version->file;
-    });
+    auto expected = std::find_if(ask.begin(), ask.end(),
+                                 [&](const elf::ElfFile* e) { return e->soname && *e->soname == version->file; });
     if (expected != ask.end() && defines(**expected, key, version, scratch)) return *expected;
   }
   for (auto it = ask.begin(); it != ask.end(); ++it) {
@@ -577,13 +575,13 @@ bool Process::load_main(const std::string& path) {
   auto op = store_.open(path);
   if (op->status != OpenResult::Status::kOk) {
     LoadError err;
-    err.kind = op->status == OpenResult::Status::kInvalid ? LoadError::Kind::kInvalidElf
-                                                          : LoadError::Kind::kMissingLibrary;
+    err.kind =
+        op->status == OpenResult::Status::kInvalid ? LoadError::Kind::kInvalidElf : LoadError::Kind::kMissingLibrary;
     err.path = path;
     err.library = path;
-    err.message = path + ": " + (op->status == OpenResult::Status::kInvalid
-                                     ? op->error
-                                     : "cannot open shared object file: " + op->error);
+    err.message =
+        path + ": " +
+        (op->status == OpenResult::Status::kInvalid ? op->error : "cannot open shared object file: " + op->error);
     errors_.push_back(err);
     return false;
   }
@@ -608,8 +606,7 @@ bool Process::load_main(const std::string& path) {
   interpreter_ = add_object(interp, iop->status == OpenResult::Status::kOk ? iop : nullptr, -1, Rule::kInterpreter);
   add_name(interpreter_, interp);
   objects_[interpreter_].is_interpreter = true;
-  if (iop->status != OpenResult::Status::kOk)
-    add_name(interpreter_, interp.substr(interp.rfind('/') + 1));
+  if (iop->status != OpenResult::Status::kOk) add_name(interpreter_, interp.substr(interp.rfind('/') + 1));
 
   std::vector<LoadError> missing, versions, symbols;
   std::vector<int> searchlist = map_deps(main, missing, /*trace=*/true);
@@ -625,8 +622,7 @@ bool Process::load_main(const std::string& path) {
   for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
     if (*it != interpreter_) bind_symbols(*it, scope, symbols);
 
-  for (auto* list : {&missing, &versions, &symbols})
-    errors_.insert(errors_.end(), list->begin(), list->end());
+  for (auto* list : {&missing, &versions, &symbols}) errors_.insert(errors_.end(), list->begin(), list->end());
   return true;
 }
 

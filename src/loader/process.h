@@ -48,41 +48,41 @@ struct Attempt {
 };
 
 struct Resolution {
-  std::string name;        // the DT_NEEDED string
+  std::string name;  // the DT_NEEDED string
   Rule rule = Rule::kNotFound;
-  std::string source;      // the directory list entry that found it, or the cache
-  int rpath_owner = -1;    // for kRpath: the object whose DT_RPATH it was
-  int object = -1;         // index into Process::objects(); -1 when not found
+  std::string source;             // the directory list entry that found it, or the cache
+  int rpath_owner = -1;           // for kRpath: the object whose DT_RPATH it was
+  int object = -1;                // index into Process::objects(); -1 when not found
   std::vector<Attempt> attempts;  // every path tried, in order
-  std::string rejected;    // a file open_verify rejected, which ended the search (kNotFound)
+  std::string rejected;           // a file open_verify rejected, which ended the search (kNotFound)
 };
 
 struct LoadedObject {
-  std::string path;                 // l_name: the path it was opened by
-  std::vector<std::string> names;   // every name it answers to (requested names, SONAME)
+  std::string path;                // l_name: the path it was opened by
+  std::vector<std::string> names;  // every name it answers to (requested names, SONAME)
   std::shared_ptr<const elf::ElfFile> elf;
   FileId id;
-  int loader = -1;                  // the object whose NEEDED (or dlopen) loaded it
-  Rule rule = Rule::kMain;          // how it was found first
-  std::string source;               // and where: the directory or the cache
-  std::vector<Resolution> deps;     // one per DT_NEEDED, in order
-  int local_root = -1;              // for a dlopen'd object and its deps: the dlopen'd object
-  std::vector<int> searchlist;      // for a load root: itself and its deps, breadth-first
+  int loader = -1;               // the object whose NEEDED (or dlopen) loaded it
+  Rule rule = Rule::kMain;       // how it was found first
+  std::string source;            // and where: the directory or the cache
+  std::vector<Resolution> deps;  // one per DT_NEEDED, in order
+  int local_root = -1;           // for a dlopen'd object and its deps: the dlopen'd object
+  std::vector<int> searchlist;   // for a load root: itself and its deps, breadth-first
   bool is_interpreter = false;
-  bool global = true;               // in the global scope (main's searchlist or RTLD_GLOBAL)
+  bool global = true;  // in the global scope (main's searchlist or RTLD_GLOBAL)
 };
 
 struct LoadError {
   enum class Kind { kMissingLibrary, kMissingVersion, kUndefinedSymbol, kWrongElfClass, kInvalidElf };
   Kind kind;
-  int object = -1;        // the object whose need failed
+  int object = -1;  // the object whose need failed
   // The file the error is in: the object whose need failed (the path it was opened by), the
   // name given to dlopen when it failed itself, or, for kInvalidElf, the file the loader rejected.
   std::string path;
-  std::string library;    // the library name (missing, invalid) or the provider's path (version)
+  std::string library;  // the library name (missing, invalid) or the provider's path (version)
   std::string symbol;
   std::string version;
-  std::string message;    // the loader's words, as dlerror() would give them: "PATH: reason"
+  std::string message;  // the loader's words, as dlerror() would give them: "PATH: reason"
 
   // The message without its leading "PATH: ".
   std::string reason() const;
@@ -98,10 +98,10 @@ class Process {
 
   // What one dlopen call did.
   struct DlopenResult {
-    int object = -1;                   // the loaded object, or -1
-    std::vector<LoadError> errors;     // every error found (trace-mode style)
-    std::optional<LoadError> first;    // what dlopen() would fail with
-    std::vector<int> new_objects;      // objects this call added, in load order
+    int object = -1;                 // the loaded object, or -1
+    std::vector<LoadError> errors;   // every error found (trace-mode style)
+    std::optional<LoadError> first;  // what dlopen() would fail with
+    std::vector<int> new_objects;    // objects this call added, in load order
   };
   // dlopen(path, RTLD_NOW | (global ? RTLD_GLOBAL : RTLD_LOCAL)) called from `caller`. On
   // failure the objects it added stay listed (for the report) but leave no trace in later loads.
@@ -157,7 +157,7 @@ class Process {
   void report_unbound(int object, std::vector<u32> unbound, std::vector<LoadError>& errors) const;
   std::vector<int> scope_of(int object) const;
 
-  const LoaderConfig* config_;                 // the caller's, which outlives the process
+  const LoaderConfig* config_;                      // the caller's, which outlives the process
   std::shared_ptr<const LoaderConfig> own_config_;  // when the main program needs another (i386)
   ObjectStore& store_;
   std::vector<ListEntry> chain_;  // creation order, as ld.so's l_next chain
@@ -178,7 +178,8 @@ class Process {
     int object;
   };
   std::vector<NameEntry> by_name_;
-  bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen: listed, never matched again
+  bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen:
+                        // listed, never matched again
 };
 
 }  // namespace envdoctor::loader

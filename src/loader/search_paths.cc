@@ -11,12 +11,10 @@ std::vector<std::string> supported_x86_64_levels() {
 #if defined(__x86_64__)
   // sysdeps/x86/get-isa-level.h: each level needs the previous one and these features.
   __builtin_cpu_init();
-  bool v2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse3") &&
-            __builtin_cpu_supports("ssse3") && __builtin_cpu_supports("sse4.1") &&
-            __builtin_cpu_supports("sse4.2");
-  bool v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") &&
-            __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2") &&
-            __builtin_cpu_supports("fma");
+  bool v2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse3") && __builtin_cpu_supports("ssse3") &&
+            __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2");
+  bool v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
+            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
   bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
             __builtin_cpu_supports("avx512vl");
@@ -39,8 +37,7 @@ LoaderConfig LoaderConfig::for_host(const std::string& root) {
   for (const std::string& level : c.hwcaps) c.subdirs.push_back("glibc-hwcaps/" + level);
   // glibc 2.36's legacy hwcaps: the power set of {AT_PLATFORM, the "x86_64" hwcap string} under
   // "tls", then without it, as LD_DEBUG=libs shows (duplicates kept out; they change nothing).
-  for (const char* s : {"tls/x86_64/x86_64", "tls/x86_64", "tls", "x86_64/x86_64", "x86_64"})
-    c.subdirs.push_back(s);
+  for (const char* s : {"tls/x86_64/x86_64", "tls/x86_64", "tls", "x86_64/x86_64", "x86_64"}) c.subdirs.push_back(s);
   std::string err;
   c.cache = LdCache::load(root + c.cache_path, &err);
   return c;
@@ -90,8 +87,7 @@ std::optional<std::string> expand_dst(std::string_view s, const std::optional<st
 }
 
 std::vector<std::string> split_search_path(std::string_view list, std::string_view separators,
-                                           const std::optional<std::string>& origin,
-                                           const LoaderConfig& config) {
+                                           const std::optional<std::string>& origin, const LoaderConfig& config) {
   std::vector<std::string> dirs;
   size_t start = 0;
   while (start <= list.size()) {

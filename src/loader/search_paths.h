@@ -21,8 +21,7 @@ struct LoaderConfig {
   std::string root;
 
   // System search path (Debian 12 x86_64, `ld.so --help`), in order.
-  std::vector<std::string> default_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
-                                           "/lib", "/usr/lib"};
+  std::vector<std::string> default_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
 
   // Subdirectories tried inside every search directory before the directory itself, most
   // preferred first: glibc-hwcaps/x86-64-vN for the levels this CPU has, then glibc 2.36's legacy
@@ -32,7 +31,7 @@ struct LoaderConfig {
   std::vector<std::string> hwcaps;
 
   std::string dst_lib = "lib/x86_64-linux-gnu";  // $LIB
-  std::string dst_platform = "x86_64";            // $PLATFORM
+  std::string dst_platform = "x86_64";           // $PLATFORM
 
   std::string ld_library_path;  // raw, as in the environment
 
@@ -61,8 +60,7 @@ std::vector<std::string> supported_x86_64_levels();
 // kept as "" (the current directory), duplicates removed. An element whose DST cannot be
 // expanded is dropped.
 std::vector<std::string> split_search_path(std::string_view list, std::string_view separators,
-                                           const std::optional<std::string>& origin,
-                                           const LoaderConfig& config);
+                                           const std::optional<std::string>& origin, const LoaderConfig& config);
 
 // Expands $ORIGIN/${ORIGIN}, $LIB, $PLATFORM in `s`; nullopt when it holds $ORIGIN and
 // `origin` is unknown.

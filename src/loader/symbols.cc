@@ -18,8 +18,8 @@ namespace {
 bool usable(const elf::Symbol& s) {
   if (s.value == 0 && s.shndx != SHN_ABS && s.type != STT_TLS) return false;
   if (s.shndx == SHN_UNDEF) return false;
-  constexpr unsigned kAllowed = (1u << STT_NOTYPE) | (1u << STT_OBJECT) | (1u << STT_FUNC) |
-                                (1u << STT_COMMON) | (1u << STT_TLS) | (1u << STT_GNU_IFUNC);
+  constexpr unsigned kAllowed = (1u << STT_NOTYPE) | (1u << STT_OBJECT) | (1u << STT_FUNC) | (1u << STT_COMMON) |
+                                (1u << STT_TLS) | (1u << STT_GNU_IFUNC);
   if (s.type > 15 || ((1u << s.type) & kAllowed) == 0) return false;
   if (s.visibility == STV_HIDDEN || s.visibility == STV_INTERNAL) return false;
   return s.bind == STB_GLOBAL || s.bind == STB_WEAK || s.bind == STB_GNU_UNIQUE;

@@ -12,9 +12,9 @@
 #include <memory>
 #include <mutex>
 #include <optional>
-#include <unordered_map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "elf/elf_file.h"

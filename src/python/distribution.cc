@@ -1,8 +1,8 @@
 #include "python/distribution.h"
 
 #include <algorithm>
-#include <unordered_map>
 #include <nlohmann/json.hpp>
+#include <unordered_map>
 
 #include "python/metadata_file.h"
 
@@ -69,8 +69,7 @@ std::vector<Requirement> Distribution::requirements_for(const MarkerEnvironment&
 bool Distribution::metadata_only() const {
   if (record.empty()) return false;
   fs::path dir = metadata_dir.lexically_normal();
-  return std::all_of(record.begin(), record.end(),
-                     [&](const RecordEntry& e) { return path_within(e.resolved, dir); });
+  return std::all_of(record.begin(), record.end(), [&](const RecordEntry& e) { return path_within(e.resolved, dir); });
 }
 
 std::string Distribution::installation_key() const {
@@ -95,7 +94,7 @@ void identify_installers(Inventory& inventory, const DpkgIndex& dpkg) {
           conda_metadata.emplace(e.resolved.string(), &d);
   for (Distribution& d : inventory.distributions) {
     if (d.kind == Distribution::kConda) continue;
-    fs::path metadata = d.kind == Distribution::kDistInfo ? d.metadata_dir / "METADATA"
+    fs::path metadata = d.kind == Distribution::kDistInfo  ? d.metadata_dir / "METADATA"
                         : fs::is_directory(d.metadata_dir) ? d.metadata_dir / "PKG-INFO"
                                                            : d.metadata_dir;
     metadata = metadata.lexically_normal();

@@ -28,7 +28,7 @@ namespace fs = std::filesystem;
 struct Distribution {
   enum Kind { kDistInfo, kEggInfo, kConda };
 
-  std::string name;        // as METADATA spells it ("Flash_Attn")
+  std::string name;  // as METADATA spells it ("Flash_Attn")
   std::string version;
   // Who installed the files and answers for them: INSTALLER's first line as written ("pip",
   // "uv", "conda", "poetry", ...); "conda" for a conda-meta record; "debian" for a distribution
@@ -39,8 +39,8 @@ struct Distribution {
   // .dist-info ("pytorch", "2.1.0").
   std::string installer_package;
   std::string installer_version;
-  fs::path metadata_dir;   // the .dist-info/.egg-info directory, or conda-meta/<pkg>.json
-  fs::path site_dir;       // the directory the record's paths are relative to (prefix for conda)
+  fs::path metadata_dir;  // the .dist-info/.egg-info directory, or conda-meta/<pkg>.json
+  fs::path site_dir;      // the directory the record's paths are relative to (prefix for conda)
   std::vector<Requirement> requires_dist;
   std::vector<RecordEntry> record;
   std::vector<std::string> problems;

@@ -45,15 +45,15 @@ class DpkgIndex {
   bool loaded() const;
 
  private:
-  void load() const;  // holds mu_
-  void load_diversions() const;  // holds mu_
+  void load() const;                                    // holds mu_
+  void load_diversions() const;                         // holds mu_
   std::optional<DpkgPackage> package(u32 index) const;  // holds mu_
 
   std::string root_;
   mutable std::mutex mu_;
   mutable bool loaded_ = false;
-  mutable std::vector<std::string> packages_;       // names
-  mutable std::vector<std::string> info_stems_;     // "libstdc++6:amd64": info/<stem>.md5sums
+  mutable std::vector<std::string> packages_;    // names
+  mutable std::vector<std::string> info_stems_;  // "libstdc++6:amd64": info/<stem>.md5sums
   mutable std::unordered_map<std::string, u32> file_to_package_;
   mutable std::unordered_map<std::string, std::string> versions_;
   // dpkg-divert: the path a package's file was moved to, and the package that moved it.

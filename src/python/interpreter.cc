@@ -60,7 +60,6 @@ std::vector<std::string> PythonEnvironment::site_dirs() const {
   return out;
 }
 
-
 std::optional<std::string> installed_environment_python(const std::string& executable) {
   fs::path bin = fs::path(executable).parent_path();
   std::error_code ec;
@@ -222,8 +221,8 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   env.soabi = str_of(config, "SOABI");
   // packaging.tags._cpython_abis: Py_DEBUG, or when unknown, sys.gettotalrefcount.
   auto debug = config.find("Py_DEBUG");
-  env.py_debug = (debug == config.end() || debug->is_null()) ? j.value("has_refcount", false)
-                                                             : truthy(config, "Py_DEBUG");
+  env.py_debug =
+      (debug == config.end() || debug->is_null()) ? j.value("has_refcount", false) : truthy(config, "Py_DEBUG");
   auto pymalloc = config.find("WITH_PYMALLOC");
   env.with_pymalloc = pymalloc == config.end() || pymalloc->is_null() || truthy(config, "WITH_PYMALLOC");
   env.gil_disabled = truthy(config, "Py_GIL_DISABLED");
@@ -337,7 +336,8 @@ void add_pth_entries(std::vector<std::string>& sys_path, const FileRoot& root) {
     // Under a root the directory is read below it; the .pth files' names stay in-root.
     std::string host_dir = root.host(dir);
     for (fs::directory_iterator it(host_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-      if (it->path().extension() == ".pth" && !it->path().filename().string().starts_with(".")) pth_files.push_back(it->path());
+      if (it->path().extension() == ".pth" && !it->path().filename().string().starts_with("."))
+        pth_files.push_back(it->path());
     std::sort(pth_files.begin(), pth_files.end());
     for (const fs::path& pth : pth_files) {
       auto text = read_bounded_file(pth, 1 << 20, nullptr);
@@ -455,14 +455,16 @@ std::optional<PythonEnvironment> environment_from_prefix(const std::string& pref
   if (!version) {
     std::vector<std::string> libs = lib_python_dirs(prefix, root);
     if (libs.empty()) return fail(prefix.string() + ": no pyvenv.cfg version and no lib/python3.X directory");
-    if (libs.size() > 1) return fail(prefix.string() + ": several lib/python3.X directories and no pyvenv.cfg to choose");
+    if (libs.size() > 1)
+      return fail(prefix.string() + ": several lib/python3.X directories and no pyvenv.cfg to choose");
     version = parse_version_text(libs.front());
     if (!version) return fail(prefix.string() + ": cannot read the version of lib/python" + libs.front());
   }
   env.version_info = *version;
   env.executable = find_executable(env, root);
   if (!env.executable.empty())
-    env.real_executable = root.empty() ? fs::weakly_canonical(env.executable, ec).string() : root.canonical(env.executable);
+    env.real_executable =
+        root.empty() ? fs::weakly_canonical(env.executable, ec).string() : root.canonical(env.executable);
   fill_layout(env, root);
   fill_platform(env);
   return env;

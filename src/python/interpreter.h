@@ -47,14 +47,14 @@ struct PythonEnvironment {
   // libpython: sysconfig's LIBDIR, LDLIBRARY ("libpython3.11.so" or the static ".a") and
   // INSTSONAME ("libpython3.11.so.1.0").
   std::string libdir, ldlibrary, instsoname;
-  bool py_enable_shared = false;  // Py_ENABLE_SHARED: the executable links libpython
-  std::string ext_suffix;         // ".cpython-311-x86_64-linux-gnu.so"
-  std::string soabi;              // "cpython-311-x86_64-linux-gnu"
-  std::string sys_platform;       // "linux"
-  std::string machine;            // platform.machine(): "x86_64"
-  std::string sysconfig_platform; // sysconfig.get_platform(): "linux-x86_64"
-  std::string glibc_version;      // "2.36"; "" when the C library is not glibc
-  std::string implementation;     // sys.implementation.name: "cpython"
+  bool py_enable_shared = false;   // Py_ENABLE_SHARED: the executable links libpython
+  std::string ext_suffix;          // ".cpython-311-x86_64-linux-gnu.so"
+  std::string soabi;               // "cpython-311-x86_64-linux-gnu"
+  std::string sys_platform;        // "linux"
+  std::string machine;             // platform.machine(): "x86_64"
+  std::string sysconfig_platform;  // sysconfig.get_platform(): "linux-x86_64"
+  std::string glibc_version;       // "2.36"; "" when the C library is not glibc
+  std::string implementation;      // sys.implementation.name: "cpython"
   // For packaging.tags: Py_DEBUG, WITH_PYMALLOC, Py_GIL_DISABLED and a 32-bit interpreter.
   bool py_debug = false, with_pymalloc = false, gil_disabled = false, is_32bit = false;
   MarkerEnvironment markers;
@@ -100,6 +100,5 @@ using support::FileRoot;
 // path and so is every path of the result; the files are read below the root.
 std::optional<PythonEnvironment> environment_from_prefix(const std::string& prefix, std::string* error,
                                                          const FileRoot& root = {});
-
 
 }  // namespace envdoctor::python

@@ -27,10 +27,18 @@ std::optional<std::string> canonical_variable(std::string_view name) {
       {"platform.python_implementation", "platform_python_implementation"},
       {"python_implementation", "platform_python_implementation"},
   };
-  static const char* const kNames[] = {
-      "implementation_name", "implementation_version", "os_name", "platform_machine",
-      "platform_python_implementation", "platform_release", "platform_system", "platform_version",
-      "python_full_version", "python_version", "sys_platform", "extra"};
+  static const char* const kNames[] = {"implementation_name",
+                                       "implementation_version",
+                                       "os_name",
+                                       "platform_machine",
+                                       "platform_python_implementation",
+                                       "platform_release",
+                                       "platform_system",
+                                       "platform_version",
+                                       "python_full_version",
+                                       "python_version",
+                                       "sys_platform",
+                                       "extra"};
   for (const char* n : kNames)
     if (name == n) return std::string(name);
   if (auto it = kAliases.find(name); it != kAliases.end()) return std::string(it->second);
@@ -151,8 +159,7 @@ class MarkerParser {
     return nullptr;
   }
   bool fail_bool(const std::string& what) {
-    if (error_ && error_->empty())
-      *error_ = what + " at '" + std::string(s_.substr(std::min(pos_, s_.size()))) + "'";
+    if (error_ && error_->empty()) *error_ = what + " at '" + std::string(s_.substr(std::min(pos_, s_.size()))) + "'";
     return false;
   }
 
@@ -187,8 +194,8 @@ bool evaluate_compare(const Marker::Node& n, const MarkerEnvironment& env, const
   }
   if (n.op == "in") return rhs.find(lhs) != std::string::npos;
   if (n.op == "not in") return rhs.find(lhs) == std::string::npos;
-  if (auto clauses = parse_specifier(n.op + rhs); clauses && clauses->size() == 1 &&
-                                                   (n.op == "===" || Version::parse(lhs)))
+  if (auto clauses = parse_specifier(n.op + rhs);
+      clauses && clauses->size() == 1 && (n.op == "===" || Version::parse(lhs)))
     return satisfies(lhs, clauses->front());
   return compare_strings(lhs, n.op, rhs);
 }
@@ -203,15 +210,12 @@ bool evaluate_node(const Marker::Node& n, const MarkerEnvironment& env, const st
       for (const NodePtr& c : n.children)
         if (evaluate_node(*c, env, extra)) return true;
       return false;
-    case Marker::Node::kCompare:
-      return evaluate_compare(n, env, extra);
+    case Marker::Node::kCompare: return evaluate_compare(n, env, extra);
   }
   return false;
 }
 
-bool is_name_char(char c) {
-  return isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.';
-}
+bool is_name_char(char c) { return isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
 
 }  // namespace
 
@@ -295,8 +299,7 @@ std::optional<Requirement> parse_requirement(std::string_view text, std::string*
   return r;
 }
 
-std::vector<Requirement> applicable_requirements(const std::vector<Requirement>& all,
-                                                 const MarkerEnvironment& env,
+std::vector<Requirement> applicable_requirements(const std::vector<Requirement>& all, const MarkerEnvironment& env,
                                                  const std::vector<std::string>& extras) {
   std::vector<Requirement> out;
   for (const Requirement& r : all)

@@ -47,7 +47,7 @@ struct Requirement {
   std::string url;                  // after "@", for a direct reference
   std::string marker_text;          // after ";", trimmed; "" for none
   std::optional<Marker> marker;
-  std::string text;                 // the whole specifier as read
+  std::string text;  // the whole specifier as read
 
   // True when there is no marker or it holds.
   bool applies(const MarkerEnvironment& env, const std::vector<std::string>& extras = {}) const {
@@ -59,8 +59,7 @@ struct Requirement {
 std::optional<Requirement> parse_requirement(std::string_view text, std::string* error);
 
 // The requirements of `all` that apply to `env` when `extras` are requested.
-std::vector<Requirement> applicable_requirements(const std::vector<Requirement>& all,
-                                                 const MarkerEnvironment& env,
+std::vector<Requirement> applicable_requirements(const std::vector<Requirement>& all, const MarkerEnvironment& env,
                                                  const std::vector<std::string>& extras = {});
 
 }  // namespace envdoctor::python

@@ -37,8 +37,7 @@ bool iequals(std::string_view a, std::string_view b) {
 
 }  // namespace
 
-std::optional<std::string> read_bounded_file(const fs::path& path, u64 limit, std::string* error,
-                                             bool* truncated) {
+std::optional<std::string> read_bounded_file(const fs::path& path, u64 limit, std::string* error, bool* truncated) {
   if (truncated) *truncated = false;
   auto fail = [&](int err) -> std::optional<std::string> {
     if (error) *error = path.filename().string() + ": " + std::strerror(err);

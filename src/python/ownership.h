@@ -8,8 +8,8 @@
 #pragma once
 
 #include <filesystem>
-#include <string>
 #include <mutex>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -37,8 +37,8 @@ class OwnershipIndex {
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
   mutable bool canonical_built_ = false;
   mutable std::unordered_map<std::string, std::string> canonical_dirs_;  // directory -> realpath
-  mutable std::mutex mu_;  // guards the three members above
-  std::string canonical_dir(const std::string& dir) const;  // holds mu_
+  mutable std::mutex mu_;                                                // guards the three members above
+  std::string canonical_dir(const std::string& dir) const;               // holds mu_
 };
 
 // The directory part resolved through symlinks (when it exists), the last component kept:

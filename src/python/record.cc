@@ -247,8 +247,7 @@ std::vector<RecordEntry> parse_record(std::string_view text, const RecordContext
     e.path = std::move(row.fields[0]);
     fs::path written(e.path);
     e.resolved = lexically_resolve(context.site_dir, written);
-    if (written.is_absolute())
-      problem(row.line, "absolute path '" + e.path + "'");
+    if (written.is_absolute()) problem(row.line, "absolute path '" + e.path + "'");
     else if (!context.root.empty() && !path_within(e.resolved, root))
       problem(row.line, "path '" + e.path + "' escapes the environment prefix " + root.string());
     if (row.fields.size() > 1 && !row.fields[1].empty()) {

@@ -25,12 +25,12 @@ constexpr u64 kMaxRecordRow = 64 * 1024;
 constexpr u64 kMaxRecordFile = 64 * 1024 * 1024;
 
 struct RecordEntry {
-  std::string path;             // as written in RECORD
-  fs::path resolved;            // absolute: site dir / path, lexically normalized
-  std::string hash_algorithm;   // "sha256"; empty when the row has no hash (RECORD itself)
-  std::vector<u8> digest;       // decoded; empty when absent or undecodable
+  std::string path;            // as written in RECORD
+  fs::path resolved;           // absolute: site dir / path, lexically normalized
+  std::string hash_algorithm;  // "sha256"; empty when the row has no hash (RECORD itself)
+  std::vector<u8> digest;      // decoded; empty when absent or undecodable
   std::optional<u64> size;
-  u64 line = 0;                 // 1-based line of the row's start, for messages
+  u64 line = 0;  // 1-based line of the row's start, for messages
 };
 
 // One CSV row with the line it starts on.
@@ -44,8 +44,7 @@ struct CsvRow {
 // outside quotes; blank lines yield no row. A row longer than `max_row` bytes, a row holding a
 // NUL byte (csv: "line contains NUL") or an unterminated quote at the end of the text is
 // dropped with a problem "RECORD line N: ..." appended to `problems`.
-std::vector<CsvRow> parse_csv(std::string_view text, std::vector<std::string>* problems,
-                              u64 max_row = kMaxRecordRow);
+std::vector<CsvRow> parse_csv(std::string_view text, std::vector<std::string>* problems, u64 max_row = kMaxRecordRow);
 
 // Where the paths of a RECORD are allowed to point. Paths are resolved against `site_dir`; a
 // resolved path outside `root` (the environment's prefix) is a problem but is still kept.

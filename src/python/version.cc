@@ -11,13 +11,12 @@ namespace {
 // PEP 440 Appendix B's VERSION_PATTERN, with the spellings the spec normalizes: "alpha",
 // "beta", "pre"/"preview" and "rc" for the pre-release letters; "rev"/"r" and "-N" for post.
 const std::regex& version_pattern() {
-  static const std::regex re(
-      R"(^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*))"
-      R"((?:[-_.]?(alpha|beta|preview|pre|rc|a|b|c)[-_.]?(\d+)?)?)"
-      R"((?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?)"
-      R"((?:[-_.]?(dev)[-_.]?(\d+)?)?)"
-      R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)",
-      std::regex::icase | std::regex::optimize);
+  static const std::regex re(R"(^\s*v?(?:(\d+)!)?(\d+(?:\.\d+)*))"
+                             R"((?:[-_.]?(alpha|beta|preview|pre|rc|a|b|c)[-_.]?(\d+)?)?)"
+                             R"((?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?)"
+                             R"((?:[-_.]?(dev)[-_.]?(\d+)?)?)"
+                             R"((?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?\s*$)",
+                             std::regex::icase | std::regex::optimize);
   return re;
 }
 

@@ -3,8 +3,8 @@
 #include <map>
 #include <set>
 
-#include "support/lazy_library.h"
 #include "python/metadata_file.h"
+#include "support/lazy_library.h"
 
 namespace envdoctor::python {
 
@@ -31,15 +31,14 @@ const Libzip* libzip(std::string* error) {
   static support::LazyLibrary lib(ENVDOCTOR_LIBZIP_SONAME);
   static Libzip api;
   static std::string why;
-  static const bool ok = lib.get(api.open, "zip_open", &why) && lib.get(api.discard, "zip_discard", &why) &&
-                         lib.get(api.get_num_entries, "zip_get_num_entries", &why) &&
-                         lib.get(api.stat_index, "zip_stat_index", &why) && lib.get(api.strerror, "zip_strerror", &why) &&
-                         lib.get(api.fopen_index, "zip_fopen_index", &why) && lib.get(api.fread, "zip_fread", &why) &&
-                         lib.get(api.fclose, "zip_fclose", &why) &&
-                         lib.get(api.file_strerror, "zip_file_strerror", &why) &&
-                         lib.get(api.error_init_with_code, "zip_error_init_with_code", &why) &&
-                         lib.get(api.error_strerror, "zip_error_strerror", &why) &&
-                         lib.get(api.error_fini, "zip_error_fini", &why);
+  static const bool ok =
+      lib.get(api.open, "zip_open", &why) && lib.get(api.discard, "zip_discard", &why) &&
+      lib.get(api.get_num_entries, "zip_get_num_entries", &why) && lib.get(api.stat_index, "zip_stat_index", &why) &&
+      lib.get(api.strerror, "zip_strerror", &why) && lib.get(api.fopen_index, "zip_fopen_index", &why) &&
+      lib.get(api.fread, "zip_fread", &why) && lib.get(api.fclose, "zip_fclose", &why) &&
+      lib.get(api.file_strerror, "zip_file_strerror", &why) &&
+      lib.get(api.error_init_with_code, "zip_error_init_with_code", &why) &&
+      lib.get(api.error_strerror, "zip_error_strerror", &why) && lib.get(api.error_fini, "zip_error_fini", &why);
   if (!ok && error) *error = "cannot read wheels: " + why;
   return ok ? &api : nullptr;
 }
@@ -68,8 +67,7 @@ std::string first_component(std::string_view name) { return std::string(name.sub
 }  // namespace
 
 bool safe_member_name(std::string_view member) {
-  if (member.empty() || member.front() == '/' || member.find('\\') != member.npos ||
-      member.find('\0') != member.npos)
+  if (member.empty() || member.front() == '/' || member.find('\\') != member.npos || member.find('\0') != member.npos)
     return false;
   for (const std::string& part : split(member, '/'))
     if (part == "..") return false;
@@ -127,8 +125,7 @@ InstallScheme install_scheme(const PythonEnvironment& env, std::string_view proj
   // <prefix>/include/site/pythonX.Y/<project>; otherwise to sysconfig's include/<project>.
   if (env.in_venv())
     s.headers = fs::path(env.prefix) / "include" / "site" / ("python" + env.version_info.short_str()) / project;
-  else
-    s.headers = fs::path(env.paths.include) / project;
+  else s.headers = fs::path(env.paths.include) / project;
   return s;
 }
 
@@ -155,7 +152,7 @@ std::unique_ptr<Wheel> Wheel::open(const fs::path& path, std::string* error, con
   w->zip_ = zip->open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
   if (!w->zip_) {
     // libzip refuses duplicate names itself (ZIP_ER_EXISTS) without saying which.
-    std::string why = code == ZIP_ER_NOZIP ? "not a zip archive"
+    std::string why = code == ZIP_ER_NOZIP    ? "not a zip archive"
                       : code == ZIP_ER_EXISTS ? "two members have the same name"
                                               : zip_error_text(*zip, code);
     if (error) *error = path.filename().string() + ": " + why;
@@ -325,7 +322,8 @@ void Wheel::check_data_dir() {
   InstallScheme probe{"/purelib", "/platlib", "/scripts", "/headers", "/data"};
   for (const WheelMember& m : members_)
     if (!m.is_directory && m.name.starts_with(data) && !install_path(m, probe))
-      metadata_.problems.push_back("'" + m.name + "' is in no scheme of " + data + " (purelib, platlib, scripts, "
+      metadata_.problems.push_back("'" + m.name + "' is in no scheme of " + data +
+                                   " (purelib, platlib, scripts, "
                                    "headers, data): pip refuses the wheel");
 }
 
@@ -338,7 +336,7 @@ std::optional<fs::path> Wheel::install_path(const WheelMember& member, const Ins
   size_t slash = rest.find('/');
   if (slash == rest.npos) return std::nullopt;
   std::string_view key = rest.substr(0, slash), file = rest.substr(slash + 1);
-  const fs::path* dir = key == "purelib" ? &scheme.purelib
+  const fs::path* dir = key == "purelib"   ? &scheme.purelib
                         : key == "platlib" ? &scheme.platlib
                         : key == "scripts" ? &scheme.scripts
                         : key == "headers" ? &scheme.headers

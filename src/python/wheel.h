@@ -65,7 +65,7 @@ struct WheelMember {
   std::string name;  // as in the zip
   u64 size = 0;      // declared uncompressed size
   u64 compressed_size = 0;
-  u64 index = 0;     // libzip index
+  u64 index = 0;  // libzip index
   bool is_directory = false;
 };
 

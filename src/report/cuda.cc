@@ -63,15 +63,15 @@ std::string cuda_json(const checks::CudaSummary& s) {
     driver["forward_compat"] = {{"path", s.forward_compat->path},
                                 {"version", s.forward_compat->version.text},
                                 {"where", s.forward_compat->where}};
-  else
-    driver["forward_compat"] = nullptr;
+  else driver["forward_compat"] = nullptr;
   driver["effective"] = optional_text(s.effective_driver);
   driver["problems"] = s.target.problems;
   out["driver"] = std::move(driver);
 
   ordered_json gpus = ordered_json::array();
   for (const cuda::Gpu& g : s.target.gpus)
-    gpus.push_back({{"name", g.name}, {"arch", "sm_" + std::to_string(g.sm)},
+    gpus.push_back({{"name", g.name},
+                    {"arch", "sm_" + std::to_string(g.sm)},
                     {"compute_capability", cuda::compute_capability_name(g.sm)}});
   out["gpus"] = std::move(gpus);
   out["gpus_source"] = s.target.gpus.empty() ? ordered_json(nullptr) : ordered_json(s.target.gpus_source);
@@ -147,7 +147,8 @@ std::string cuda_text(const checks::CudaSummary& s) {
   if (s.target.driver) {
     out << s.target.driver->text << " (" << s.target.driver_source << ")";
     if (s.driver_cuda) out << ", runs CUDA " << s.driver_cuda->str() << " and older";
-    else if (s.driver_beyond_table) out << ", newer than this envdoctor's CUDA table: which CUDA it runs is unknown (update envdoctor)";
+    else if (s.driver_beyond_table)
+      out << ", newer than this envdoctor's CUDA table: which CUDA it runs is unknown (update envdoctor)";
     out << "\n";
   } else {
     out << "none found (pass --driver VERSION)\n";
@@ -171,8 +172,8 @@ std::string cuda_text(const checks::CudaSummary& s) {
     std::optional<cuda::DriverVersion> need = r.verdict.need.full ? r.verdict.need.full : r.verdict.need.minor_floor;
     std::string verdict = verdict_text(r.verdict.fit);
     out << "  " << rt.soname << "  " << (rt.version ? rt.version->str() : std::to_string(rt.major) + ".x") << "  "
-        << (rt.owner ? rt.owner->name + " " + rt.owner->version : rt.origin) << "  needs driver >= "
-        << (need ? need->text : std::string("?")) << verdict << "\n";
+        << (rt.owner ? rt.owner->name + " " + rt.owner->version : rt.origin)
+        << "  needs driver >= " << (need ? need->text : std::string("?")) << verdict << "\n";
     out << "    " << rt.path << "\n";
     out << "    used by: " << joined(r.users, "nothing in the environment") << "\n";
   }
@@ -189,8 +190,12 @@ std::string cuda_text(const checks::CudaSummary& s) {
       std::vector<std::string> majors, uses;
       for (int m : p.cuda_majors) majors.push_back(std::to_string(m));
       for (const auto& [soname, origin] : p.uses) uses.push_back(soname);
-      std::vector<std::string> row = {p.name.empty() ? "(no package)" : p.name, p.version.empty() ? "-" : p.version,
-                                      joined(majors), joined(uses), joined(names_of(p.sass)), joined(names_of(p.ptx))};
+      std::vector<std::string> row = {p.name.empty() ? "(no package)" : p.name,
+                                      p.version.empty() ? "-" : p.version,
+                                      joined(majors),
+                                      joined(uses),
+                                      joined(names_of(p.sass)),
+                                      joined(names_of(p.ptx))};
       for (const cuda::Gpu& g : s.target.gpus) {
         auto it = p.coverage.find(g.sm);
         row.push_back(it == p.coverage.end() ? "-" : cuda::coverage_kind_name(it->second));

@@ -17,12 +17,9 @@ void render_changes(std::string& out, const char* title, const std::vector<snaps
   for (const snapshot::Change& c : changes) {
     if (facts)
       out += "  ~ " + c.subject + ": " + c.before.value_or("(none)") + " \u2192 " + c.after.value_or("(none)") + "\n";
-    else if (!c.before)
-      out += "  + " + c.subject + " " + *c.after + "\n";
-    else if (!c.after)
-      out += "  - " + c.subject + " " + *c.before + "\n";
-    else
-      out += "  ~ " + c.subject + ": " + *c.before + " \u2192 " + *c.after + "\n";
+    else if (!c.before) out += "  + " + c.subject + " " + *c.after + "\n";
+    else if (!c.after) out += "  - " + c.subject + " " + *c.before + "\n";
+    else out += "  ~ " + c.subject + ": " + *c.before + " \u2192 " + *c.after + "\n";
     for (const std::string& f : c.files) out += "      for " + f + "\n";
   }
 }
@@ -123,8 +120,10 @@ std::string render_nhc(const Report& report) {
   }
   if (!first) return "envdoctor: OK\n";
   std::string out = std::string("envdoctor: ") + checks::code_name(first->code) + " " +
-                    (first->library ? *first->library : first->file.empty() ? "-" : first->file) + " " +
-                    first->package.value_or("-");
+                    (first->library        ? *first->library
+                     : first->file.empty() ? "-"
+                                           : first->file) +
+                    " " + first->package.value_or("-");
   if (errors > 1) out += " (+" + std::to_string(errors - 1) + " more)";
   return out + "\n";
 }

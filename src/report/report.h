@@ -17,7 +17,7 @@ struct Report {
   std::vector<std::string> site_packages;
   size_t packages = 0;
   size_t elf_files = 0;
-  std::string installer;  // who manages the environment: "conda", "debian", "uv", "pip"; "" unknown
+  std::string installer;                  // who manages the environment: "conda", "debian", "uv", "pip"; "" unknown
   std::vector<checks::Finding> findings;  // sorted, de-duplicated
   std::vector<std::string> notes;         // what was not checked, and why (text only)
 

@@ -38,9 +38,7 @@ std::string printable(const std::string& s) {
   return out;
 }
 
-std::string plural(size_t n, const char* word) {
-  return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
-}
+std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
 }  // namespace
 
@@ -48,8 +46,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
   Style s{options.color};
   std::ostringstream out;
   out << s.bold() << report.python << s.reset() << " (Python " << report.version
-      << (report.installer.empty() ? "" : ", managed by " + report.installer) << "): "
-      << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
+      << (report.installer.empty() ? "" : ", managed by " + report.installer)
+      << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
 
   // Grouped by package, in the findings' order (new, errors, then warnings first).
   std::vector<std::string> order;
@@ -73,8 +71,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
         continue;
       }
       bool error = f->severity == checks::Severity::kError;
-      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f->code)
-          << (f->is_new ? " [new]" : "") << "\n";
+      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " "
+          << checks::code_name(f->code) << (f->is_new ? " [new]" : "") << "\n";
       if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
       out << "    " << printable(f->message) << "\n";
       if (!f->hint.empty()) out << "    fix: " << printable(f->hint) << "\n";

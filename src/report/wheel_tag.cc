@@ -72,7 +72,8 @@ std::string render_wheel_tag_text(const WheelTagReport& r) {
 std::string render_wheel_tag_json(const WheelTagReport& r) {
   ordered_json out;
   out["schema"] = 1;
-  out["policy"] = {{"libraries", r.policy_libraries}, {"floor", "the highest GLIBC_2.N symbol version needed from them"}};
+  out["policy"] = {{"libraries", r.policy_libraries},
+                   {"floor", "the highest GLIBC_2.N symbol version needed from them"}};
   ordered_json files = ordered_json::array();
   for (const checks::ManylinuxNeeds& f : r.files) files.push_back(file_json(f));
   out["files"] = std::move(files);

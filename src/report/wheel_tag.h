@@ -11,9 +11,9 @@
 namespace envdoctor::report {
 
 struct WheelTagReport {
-  std::vector<checks::ManylinuxNeeds> files;   // ELF files given on the command line
-  std::vector<checks::WheelTagAudit> wheels;   // wheels given on the command line
-  std::vector<std::string> policy_libraries;   // checks::manylinux_libraries of the files' machine
+  std::vector<checks::ManylinuxNeeds> files;  // ELF files given on the command line
+  std::vector<checks::WheelTagAudit> wheels;  // wheels given on the command line
+  std::vector<std::string> policy_libraries;  // checks::manylinux_libraries of the files' machine
 };
 
 // One sentence stating the policy the verdicts follow.

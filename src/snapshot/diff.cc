@@ -55,10 +55,8 @@ void compare(const std::map<std::string, std::string>& a, const std::map<std::st
              std::vector<Change>& out) {
   for (const auto& [subject, before] : a) {
     auto it = b.find(subject);
-    if (it == b.end())
-      out.push_back({subject, before, std::nullopt, {}});
-    else if (it->second != before)
-      out.push_back({subject, before, it->second, {}});
+    if (it == b.end()) out.push_back({subject, before, std::nullopt, {}});
+    else if (it->second != before) out.push_back({subject, before, it->second, {}});
   }
   for (const auto& [subject, after] : b)
     if (!a.count(subject)) out.push_back({subject, std::nullopt, after, {}});
@@ -113,8 +111,10 @@ void resolutions(const json& a, const json& b, std::vector<Change>& out) {
 
 std::map<std::string, std::string> environment(const json& s) {
   const json& e = member(s, "environment");
-  return {{"python", text(e, "python")}, {"version", text(e, "version")},
-          {"implementation", text(e, "implementation")}, {"soabi", text(e, "soabi")}};
+  return {{"python", text(e, "python")},
+          {"version", text(e, "version")},
+          {"implementation", text(e, "implementation")},
+          {"soabi", text(e, "soabi")}};
 }
 
 std::map<std::string, std::string> loader(const json& s) {
@@ -137,8 +137,8 @@ std::map<std::string, std::string> cuda(const json& s) {
   for (const json& rt : member(c, "runtimes")) {
     std::string version = text(rt, "version");
     std::string owner = text(rt, "owner");
-    out["runtime " + text(rt, "path")] = text(rt, "soname") + (version.empty() ? "" : " " + version) +
-                                         (owner.empty() ? "" : " (" + owner + ")");
+    out["runtime " + text(rt, "path")] =
+        text(rt, "soname") + (version.empty() ? "" : " " + version) + (owner.empty() ? "" : " (" + owner + ")");
   }
   // A fact absent on both sides is no difference; one absent on one side reads as "none".
   return out;
@@ -153,7 +153,8 @@ void compare_facts(const std::map<std::string, std::string>& a, const std::map<s
     auto ia = a.find(k), ib = b.find(k);
     std::string va = ia == a.end() ? "" : ia->second, vb = ib == b.end() ? "" : ib->second;
     if (va == vb) continue;
-    out.push_back({k, va.empty() ? std::optional<std::string>() : va, vb.empty() ? std::optional<std::string>() : vb, {}});
+    out.push_back(
+        {k, va.empty() ? std::optional<std::string>() : va, vb.empty() ? std::optional<std::string>() : vb, {}});
   }
 }
 
@@ -167,8 +168,8 @@ std::string identity(const json& f) {
 }
 
 FindingChange finding_change(const json& f) {
-  return {text(f, "code"), text(f, "severity"), text(f, "file"), text(f, "package"), text(f, "library"),
-          text(f, "message")};
+  return {text(f, "code"),    text(f, "severity"), text(f, "file"),
+          text(f, "package"), text(f, "library"),  text(f, "message")};
 }
 
 void findings(const json& a, const json& b, Diff& d) {

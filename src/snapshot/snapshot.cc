@@ -126,7 +126,9 @@ json files(const checks::Environment& env, const Paths& paths) {
     for (const python::Distribution* d : r.owners) owners.push_back(d->name);
     json file = {{"path", paths.rel(r.path)},
                  {"owners", owners},
-                 {"kind", r.extension_module ? "extension" : r.executable ? "program" : "library"}};
+                 {"kind", r.extension_module ? "extension"
+                          : r.executable     ? "program"
+                                             : "library"}};
     if (r.opened->status == loader::OpenResult::Status::kOk) {
       const elf::ElfFile& e = *r.opened->elf;
       file["size"] = e.bytes().size();

@@ -78,7 +78,8 @@ std::string FileRoot::host_no_follow(const std::string& path) const {
 std::string FileRoot::strip(const std::string& host_path) const {
   if (empty()) return host_path;
   if (host_path == root_) return "/";
-  if (host_path.size() > root_.size() && host_path.compare(0, root_.size(), root_) == 0 && host_path[root_.size()] == '/')
+  if (host_path.size() > root_.size() && host_path.compare(0, root_.size(), root_) == 0 &&
+      host_path[root_.size()] == '/')
     return host_path.substr(root_.size());
   return "";
 }

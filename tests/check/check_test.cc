@@ -26,11 +26,13 @@ TEST_F(CheckTest, CleanEnvironmentHasNoErrorsAndImports) {
   std::string ext = tmp_ / ("build/clean/cleanpkg/_core" + suffix_);
   build_ext(ext, "_core", "int clean_fn(void);", "clean_fn()",
             "-L" + quote(tmp_ / "build/clean/cleanpkg/lib") + " -lclean -Wl,-rpath,'$ORIGIN/lib'");
-  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "cleanpkg"}, {"version", "1.0"},
-                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                   {"files", {{"cleanpkg/__init__.py", ""}}},
-                                                   {"paths", {{"cleanpkg/lib/libclean.so", lib},
-                                                              {"cleanpkg/_core" + suffix_, ext}}}});
+  std::string wheel =
+      make_wheel(tmp_ / "wheels", {{"name", "cleanpkg"},
+                                   {"version", "1.0"},
+                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                   {"purelib", false},
+                                   {"files", {{"cleanpkg/__init__.py", ""}}},
+                                   {"paths", {{"cleanpkg/lib/libclean.so", lib}, {"cleanpkg/_core" + suffix_, ext}}}});
   Venv venv(tmp_, "clean");
   venv.install({wheel});
   int status = -1;
@@ -50,8 +52,10 @@ TEST_F(CheckTest, ExtensionNeedingALibraryNobodyProvides) {
   build_shared(lib, "int ghost_fn(void) { return 1; }", "-Wl,-soname,libghost.so.3", tmp_);
   std::string ext = tmp_ / ("build/lonely/lonely/_ext" + suffix_);
   build_ext(ext, "_ext", "int ghost_fn(void);", "ghost_fn()", quote(lib));
-  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "lonely"}, {"version", "2.0"},
-                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "lonely"},
+                                                   {"version", "2.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                                   {"purelib", false},
                                                    {"files", {{"lonely/__init__.py", ""}}},
                                                    {"paths", {{"lonely/_ext" + suffix_, ext}}}});
   Venv venv(tmp_, "lonely");
@@ -125,20 +129,23 @@ TEST_F(CheckTest, UndefinedSymbolThroughTheImportContext) {
   std::string v1 = tmp_ / "build/v1/libbase.so";
   std::string v2 = tmp_ / "build/v2/libbase.so";
   build_shared(v1, "int base_fn_v1(void) { return 1; }", "-Wl,-soname,libbase.so", tmp_);
-  build_shared(v2, "int base_fn_v1(void) { return 1; } int base_fn_v2(void) { return 2; }",
-               "-Wl,-soname,libbase.so", tmp_);
+  build_shared(v2, "int base_fn_v1(void) { return 1; } int base_fn_v2(void) { return 2; }", "-Wl,-soname,libbase.so",
+               tmp_);
   std::string base_ext = tmp_ / ("build/basepkg/_core" + suffix_);
-  build_ext(base_ext, "_core", "int base_fn_v1(void);", "base_fn_v1()",
-            quote(v1) + " -Wl,-rpath,'$ORIGIN/lib'");
+  build_ext(base_ext, "_core", "int base_fn_v1(void);", "base_fn_v1()", quote(v1) + " -Wl,-rpath,'$ORIGIN/lib'");
   std::string ext = tmp_ / ("build/extpkg/_ext" + suffix_);
   build_ext(ext, "_ext", "int base_fn_v2(void);", "base_fn_v2()", quote(v2));
-  std::string base = make_wheel(tmp_ / "wheels", {{"name", "basepkg"}, {"version", "1.0"},
-                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                  {"files", {{"basepkg/__init__.py", "from . import _core\n"}}},
-                                                  {"paths", {{"basepkg/lib/libbase.so", v1},
-                                                             {"basepkg/_core" + suffix_, base_ext}}}});
-  std::string extw = make_wheel(tmp_ / "wheels", {{"name", "extpkg"}, {"version", "0.5"},
-                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+  std::string base =
+      make_wheel(tmp_ / "wheels", {{"name", "basepkg"},
+                                   {"version", "1.0"},
+                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                   {"purelib", false},
+                                   {"files", {{"basepkg/__init__.py", "from . import _core\n"}}},
+                                   {"paths", {{"basepkg/lib/libbase.so", v1}, {"basepkg/_core" + suffix_, base_ext}}}});
+  std::string extw = make_wheel(tmp_ / "wheels", {{"name", "extpkg"},
+                                                  {"version", "0.5"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"},
+                                                  {"purelib", false},
                                                   {"requires", {"basepkg>=1"}},
                                                   {"files", {{"extpkg/__init__.py", "import basepkg\n"}}},
                                                   {"paths", {{"extpkg/_ext" + suffix_, ext}}}});
@@ -166,12 +173,14 @@ TEST_F(CheckTest, SiblingModuleImportedFirstByInit) {
   build_ext(first, "_core", "int core_fn(void);", "core_fn()", quote(core) + " -Wl,-rpath,'$ORIGIN/lib'");
   std::string second = tmp_ / ("build/sib/sib/_ext" + suffix_);
   build_ext(second, "_ext", "int core_fn(void);", "core_fn()", quote(core));
-  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "sib"}, {"version", "1.0"},
-                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                   {"files", {{"sib/__init__.py", "from . import _core  # first\nfrom . import _ext\n"}}},
-                                                   {"paths", {{"sib/lib/libcore.so", core},
-                                                              {"sib/_core" + suffix_, first},
-                                                              {"sib/_ext" + suffix_, second}}}});
+  std::string wheel = make_wheel(
+      tmp_ / "wheels",
+      {{"name", "sib"},
+       {"version", "1.0"},
+       {"tag", "cp311-cp311-linux_x86_64"},
+       {"purelib", false},
+       {"files", {{"sib/__init__.py", "from . import _core  # first\nfrom . import _ext\n"}}},
+       {"paths", {{"sib/lib/libcore.so", core}, {"sib/_core" + suffix_, first}, {"sib/_ext" + suffix_, second}}}});
   Venv venv(tmp_, "sib");
   venv.install({wheel});
   int status = -1;

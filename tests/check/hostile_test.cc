@@ -44,11 +44,15 @@ TEST(CheckHostile, BrokenRecordsAndLibrariesAreFindings) {
   fs::create_directories(tmp / "wheels");
   std::string lib = tmp / "build/libgood.so";
   build_shared(lib, "int good(void) { return 1; }", "-Wl,-soname,libgood.so", tmp);
-  std::string good = make_wheel(tmp / "wheels", {{"name", "goodpkg"}, {"version", "1.0"},
-                                                 {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+  std::string good = make_wheel(tmp / "wheels", {{"name", "goodpkg"},
+                                                 {"version", "1.0"},
+                                                 {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                 {"purelib", false},
                                                  {"paths", {{"goodpkg/libgood.so", lib}}}});
-  std::string bad = make_wheel(tmp / "wheels", {{"name", "badpkg"}, {"version", "1.0"},
-                                                {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+  std::string bad = make_wheel(tmp / "wheels", {{"name", "badpkg"},
+                                                {"version", "1.0"},
+                                                {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                {"purelib", false},
                                                 {"paths", {{"badpkg/libbad.so", lib}}}});
   Venv venv(tmp, "v");
   venv.install({good, bad});
@@ -86,9 +90,12 @@ TEST(CheckHostile, ExtensionModuleThatIsNotElf) {
   fs::create_directories(tmp / "wheels");
   std::string suffix = ext_suffix();
   std::string junk(200, 'x');
-  std::string wheel = make_wheel(tmp / "wheels", {{"name", "junkmod"}, {"version", "1.0"},
-                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                  {"files", {{"junkmod/__init__.py", ""}, {"junkmod/_m" + suffix, junk}}}});
+  std::string wheel =
+      make_wheel(tmp / "wheels", {{"name", "junkmod"},
+                                  {"version", "1.0"},
+                                  {"tag", "cp311-cp311-linux_x86_64"},
+                                  {"purelib", false},
+                                  {"files", {{"junkmod/__init__.py", ""}, {"junkmod/_m" + suffix, junk}}}});
   Venv venv(tmp, "v");
   venv.install({wheel});
   int status = -1;

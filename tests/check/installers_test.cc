@@ -106,7 +106,8 @@ TEST(Installers, DistroPythonErrorsAreTheRealImportFailures) {
 TEST(Installers, DpkgOwnsWhatRecordsDoNotList) {
   if (!have_debian_torch() || !fs::exists("/usr/lib/python3/dist-packages/torch/bin/test_jit"))
     GTEST_SKIP() << "needs python3-torch's test_jit";
-  CommandResult r = run(quote(envdoctor()) + " why --python /usr/bin/python3 /usr/lib/python3/dist-packages/torch/bin/test_jit");
+  CommandResult r =
+      run(quote(envdoctor()) + " why --python /usr/bin/python3 /usr/lib/python3/dist-packages/torch/bin/test_jit");
   EXPECT_NE(r.out.find("python3-torch"), std::string::npos) << r.out << r.err;
 }
 
@@ -119,8 +120,10 @@ TEST(Installers, PipWheelOnTopOfDebian) {
   fs::create_directories(tmp / "wheels");
   std::string lib = tmp / "build/libpipped.so";
   build_shared(lib, "int pipped(void) { return 1; }", "-Wl,-soname,libpipped.so", tmp);
-  std::string wheel = make_wheel(tmp / "wheels", {{"name", "pipped"}, {"version", "1.0"},
-                                                  {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+  std::string wheel = make_wheel(tmp / "wheels", {{"name", "pipped"},
+                                                  {"version", "1.0"},
+                                                  {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                  {"purelib", false},
                                                   {"paths", {{"pipped/libpipped.so", lib}}}});
   ASSERT_EQ(run("python3 -m venv --system-site-packages --without-pip " + quote(tmp / "v")).status, 0);
   std::string python = tmp / "v/bin/python";
@@ -176,16 +179,22 @@ TEST(Installers, CondaAndUvSpeakTheirOwnCommands) {
   std::string rel_site = fs::relative(site, prefix).string();
   // conda's package "condalib" 2.0 (build 0), whose Python distribution is "CondaLib".
   build_shared(site + "/condalib/_native.so", "int native(void) { return 2; }", "-Wl,-soname,_native.so", tmp);
-  tmp.write("env/" + rel_site + "/CondaLib-2.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: CondaLib\nVersion: 2.0\n");
+  tmp.write("env/" + rel_site + "/CondaLib-2.0.dist-info/METADATA",
+            "Metadata-Version: 2.1\nName: CondaLib\nVersion: 2.0\n");
   tmp.write("env/" + rel_site + "/CondaLib-2.0.dist-info/INSTALLER", "conda\n");
   tmp.write("env/" + rel_site + "/CondaLib-2.0.dist-info/RECORD", "condalib/_native.so,,\n");
   json files = json::array(), paths = json::array();
   for (const std::string& f : {rel_site + "/condalib/_native.so", rel_site + "/CondaLib-2.0.dist-info/METADATA"}) {
     files.push_back(f);
-    paths.push_back({{"_path", f}, {"path_type", "hardlink"}, {"sha256", sha256_hex(prefix + "/" + f)},
+    paths.push_back({{"_path", f},
+                     {"path_type", "hardlink"},
+                     {"sha256", sha256_hex(prefix + "/" + f)},
                      {"size_in_bytes", fs::file_size(prefix + "/" + f)}});
   }
-  json record = {{"name", "condalib"}, {"version", "2.0"}, {"build", "0"}, {"files", files},
+  json record = {{"name", "condalib"},
+                 {"version", "2.0"},
+                 {"build", "0"},
+                 {"files", files},
                  {"paths_data", {{"paths_version", 1}, {"paths", paths}}}};
   tmp.write("env/conda-meta/condalib-2.0-0.json", record.dump());
   // uv's "uvpkg" 3.0: a .dist-info whose INSTALLER is uv and whose RECORD has sizes.
@@ -254,7 +263,9 @@ TEST(Installers, RejectedFilesInTheLoadersWords) {
   for (int i = 0; i < 4000; ++i) tail += static_cast<char>(random() & 0xff);
   std::map<std::string, std::string> files = {
       {"one", "\x7f"},
-      {"four", "\x7f" "ELF"},
+      {"four",
+       "\x7f"
+       "ELF"},
       {"sixtythree", base.substr(0, 63)},
       {"class32", patched(4, "\x01")},
       {"bigendian", patched(5, "\x02")},
@@ -276,8 +287,10 @@ TEST(Installers, RejectedFilesInTheLoadersWords) {
   for (const json& f : report["findings"]) predicted[f["file"]] = f["message"];
   for (const auto& [name, bytes] : files) {
     std::string path = site + "/" + name + (name == "one" ? ".so" : ext_suffix());
-    CommandResult r = run("python3 -c " + quote("import ctypes, sys\ntry:\n    ctypes.CDLL(sys.argv[1])\nexcept OSError as e:\n    print(e)") +
-                          " " + quote(path));
+    CommandResult r =
+        run("python3 -c " +
+            quote("import ctypes, sys\ntry:\n    ctypes.CDLL(sys.argv[1])\nexcept OSError as e:\n    print(e)") + " " +
+            quote(path));
     std::string referee = r.out.empty() ? "" : r.out.substr(0, r.out.size() - 1);
     if (referee.empty()) {
       EXPECT_FALSE(predicted.count(path)) << name << ": the loader accepts it, envdoctor said " << predicted[path];

@@ -50,16 +50,21 @@ TEST(TorchContext, GlobalDepsPreloadMakesNvidiaLibrariesVisible) {
   build_shared(ext, extension_source("_C", "int torch_cuda_fn(void);", "torch_cuda_fn()"),
                "-I" + quote(include) + " " + quote(cuda) + " -Wl,-rpath,'$ORIGIN/lib'", tmp);
 
-  std::string nvidia = make_wheel(tmp / "wheels", {{"name", "nvidia-fakecublas-cu12"}, {"version", "12.4"},
-                                                   {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+  std::string nvidia = make_wheel(tmp / "wheels", {{"name", "nvidia-fakecublas-cu12"},
+                                                   {"version", "12.4"},
+                                                   {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                   {"purelib", false},
                                                    {"paths", {{"nvidia/fakecublas/lib/libfakecublas.so.12", cublas}}}});
-  std::string torch = make_wheel(tmp / "wheels", {{"name", "torch"}, {"version", "2.9.0"},
-                                                  {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+  std::string torch = make_wheel(tmp / "wheels", {{"name", "torch"},
+                                                  {"version", "2.9.0"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"},
+                                                  {"purelib", false},
                                                   {"requires", {"nvidia-fakecublas-cu12"}},
                                                   {"files", {{"torch/__init__.py", kTorchInit}}},
-                                                  {"paths", {{"torch/lib/libtorch_cuda.so", cuda},
-                                                             {"torch/lib/libtorch_global_deps.so", deps},
-                                                             {"torch/_C" + suffix, ext}}}});
+                                                  {"paths",
+                                                   {{"torch/lib/libtorch_cuda.so", cuda},
+                                                    {"torch/lib/libtorch_global_deps.so", deps},
+                                                    {"torch/_C" + suffix, ext}}}});
   Venv venv(tmp, "v");
   venv.install({nvidia, torch});
 

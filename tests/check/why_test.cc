@@ -23,13 +23,17 @@ class WhyTest : public ::testing::Test {
     std::string ext = tmp / ("build/user/_use" + suffix_);
     build_shared(ext, extension_source("_use", "int core_fn(void);", "core_fn()"),
                  "-I" + quote(include) + " " + quote(lib) + " -Wl,-rpath,'$ORIGIN/../corelib/lib'", tmp);
-    std::string core = make_wheel(tmp / "wheels", {{"name", "corelib"}, {"version", "2.1"},
-                                                    {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                    {"paths", {{"corelib/lib/libcorelib.so.2", lib}}}});
-    std::string user = make_wheel(tmp / "wheels", {{"name", "userlib"}, {"version", "0.3"},
-                                                    {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                                                    {"requires", {"corelib"}},
-                                                    {"paths", {{"userlib/_use" + suffix_, ext}}}});
+    std::string core = make_wheel(tmp / "wheels", {{"name", "corelib"},
+                                                   {"version", "2.1"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                                   {"purelib", false},
+                                                   {"paths", {{"corelib/lib/libcorelib.so.2", lib}}}});
+    std::string user = make_wheel(tmp / "wheels", {{"name", "userlib"},
+                                                   {"version", "0.3"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                                   {"purelib", false},
+                                                   {"requires", {"corelib"}},
+                                                   {"paths", {{"userlib/_use" + suffix_, ext}}}});
     venv_ = std::make_unique<Venv>(tmp, "v");
     venv_->install({core, user});
   }
@@ -64,8 +68,7 @@ TEST_F(WhyTest, ASonameResolvesWhereLdSoResolvesIt) {
   CommandResult r = why("libcorelib.so.2");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("    " + site + "/corelib/lib/libcorelib.so.2  (corelib 2.1)\n"), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("    " + consumer + "  (userlib 0.3)\n      => " + expected + "  [RUNPATH"),
-            std::string::npos)
+  EXPECT_NE(r.out.find("    " + consumer + "  (userlib 0.3)\n      => " + expected + "  [RUNPATH"), std::string::npos)
       << r.out;
 }
 

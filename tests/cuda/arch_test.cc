@@ -21,25 +21,24 @@ struct RuleCase {
 // "Feature Availability" (a: that GPU only; f: its family, table 28). Thor's sm_101 of CUDA <= 12.9
 // is sm_110 (cuRANDDx release notes, PTX ISA 9.4).
 const RuleCase kRules[] = {
-    {80, 0, 80, true, true},     {80, 0, 86, true, true},      {80, 0, 89, true, true},
-    {86, 0, 80, false, false},   {80, 0, 90, false, true},     {75, 0, 80, false, true},
-    {90, 0, 90, true, true},     {90, 0, 100, false, true},    {90, 'a', 90, true, true},
-    {90, 'a', 100, false, false},{100, 'a', 103, false, false},{100, 'a', 100, true, true},
-    {100, 'f', 100, true, true}, {100, 'f', 103, true, true},  {103, 'f', 100, false, false},
-    {100, 'f', 110, false, false},{100, 'f', 120, false, false},{120, 'f', 121, true, true},
-    {120, 0, 121, true, true},   {121, 0, 120, false, false},  {120, 0, 100, false, false},
-    {100, 0, 120, false, true},
-    {100, 'f', 107, true, true}, {103, 'f', 107, true, true},  {107, 'f', 103, false, false},
-    {110, 'f', 110, true, true}, {121, 'f', 120, false, false},
-    {101, 0, 110, true, true},   {101, 'a', 110, true, true},  {110, 0, 101, true, true},
-    {101, 0, 100, false, false}, {101, 0, 103, false, false},  {100, 0, 110, false, true},
-    {86, 0, 88, true, true},     {88, 0, 89, true, true},      {75, 0, 88, false, true},
+    {80, 0, 80, true, true},       {80, 0, 86, true, true},       {80, 0, 89, true, true},
+    {86, 0, 80, false, false},     {80, 0, 90, false, true},      {75, 0, 80, false, true},
+    {90, 0, 90, true, true},       {90, 0, 100, false, true},     {90, 'a', 90, true, true},
+    {90, 'a', 100, false, false},  {100, 'a', 103, false, false}, {100, 'a', 100, true, true},
+    {100, 'f', 100, true, true},   {100, 'f', 103, true, true},   {103, 'f', 100, false, false},
+    {100, 'f', 110, false, false}, {100, 'f', 120, false, false}, {120, 'f', 121, true, true},
+    {120, 0, 121, true, true},     {121, 0, 120, false, false},   {120, 0, 100, false, false},
+    {100, 0, 120, false, true},    {100, 'f', 107, true, true},   {103, 'f', 107, true, true},
+    {107, 'f', 103, false, false}, {110, 'f', 110, true, true},   {121, 'f', 120, false, false},
+    {101, 0, 110, true, true},     {101, 'a', 110, true, true},   {110, 0, 101, true, true},
+    {101, 0, 100, false, false},   {101, 0, 103, false, false},   {100, 0, 110, false, true},
+    {86, 0, 88, true, true},       {88, 0, 89, true, true},       {75, 0, 88, false, true},
 };
 
 TEST(ArchRules, Table) {
   for (const RuleCase& c : kRules) {
-    std::string what = std::to_string(c.sm) + (c.variant ? std::string(1, c.variant) : "") + " on " +
-                       std::to_string(c.gpu);
+    std::string what =
+        std::to_string(c.sm) + (c.variant ? std::string(1, c.variant) : "") + " on " + std::to_string(c.gpu);
     EXPECT_EQ(sass_runs_on(test::shipped_cuda_tables(), c.sm, c.variant, c.gpu), c.sass) << "SASS " << what;
     EXPECT_EQ(ptx_compiles_for(test::shipped_cuda_tables(), c.sm, c.variant, c.gpu), c.ptx) << "PTX " << what;
   }
@@ -136,8 +135,7 @@ TEST(Classify, FamilySpecificSassRunsAcrossTheFamily) {
   Coverage c = classify(info({sass(100, 'f')}), 103, driver("580.65.06"), tables());
   EXPECT_EQ(c.kind, Coverage::Kind::kSass);
   EXPECT_EQ(c.reason, "SASS sm_100f runs on 10.3");
-  EXPECT_EQ(classify(info({sass(100, 'f')}), 120, driver("580.65.06"), tables()).kind,
-            Coverage::Kind::kUnsupported);
+  EXPECT_EQ(classify(info({sass(100, 'f')}), 120, driver("580.65.06"), tables()).kind, Coverage::Kind::kUnsupported);
 }
 
 TEST(Classify, NoSassNoPtx) {
@@ -172,8 +170,9 @@ TEST(Classify, PtxIsaNewerThanTheTable) {
   Coverage c = classify(info({ptx(90, 9, 9)}), 100, driver("580.65.06"), tables());
   EXPECT_EQ(c.kind, Coverage::Kind::kPtxJit);
   EXPECT_TRUE(c.ptx_isa_unknown);
-  EXPECT_EQ(c.reason,
-            "no SASS for 10.0; PTX compute_90 is JIT-compiled on first use (PTX ISA 9.9 is newer than the known table)");
+  EXPECT_EQ(
+      c.reason,
+      "no SASS for 10.0; PTX compute_90 is JIT-compiled on first use (PTX ISA 9.9 is newer than the known table)");
 }
 
 TEST(Classify, ModulesWithoutCodeAreCounted) {
@@ -203,7 +202,7 @@ TEST(ArchRules, TegraRunsOnlyItsOwnCubins) {
   EXPECT_TRUE(cuda::sass_runs_on(t, 87, 0, 87));
   EXPECT_FALSE(cuda::sass_runs_on(t, 87, 0, 89));
   EXPECT_FALSE(cuda::sass_runs_on(t, 72, 0, 75));
-  EXPECT_TRUE(cuda::sass_runs_on(t, 80, 0, 86));  // desktop to desktop is unchanged
+  EXPECT_TRUE(cuda::sass_runs_on(t, 80, 0, 86));      // desktop to desktop is unchanged
   EXPECT_TRUE(cuda::ptx_compiles_for(t, 80, 0, 87));  // PTX still JIT-compiles for Tegra
 }
 
@@ -231,13 +230,11 @@ TEST_P(FamilyTable, RunsOnExactlyItsFamily) {
 
 INSTANTIATE_TEST_SUITE_P(Nvidia, FamilyTable,
                          ::testing::Values(FamilyCase{100, {100, 103, 107}}, FamilyCase{103, {103, 107}},
-                                           FamilyCase{107, {107}}, FamilyCase{110, {110}},
-                                           FamilyCase{120, {120, 121}}, FamilyCase{121, {121}}),
+                                           FamilyCase{107, {107}}, FamilyCase{110, {110}}, FamilyCase{120, {120, 121}},
+                                           FamilyCase{121, {121}}),
                          [](const auto& info) { return "sm_" + std::to_string(info.param.sm) + "f"; });
 
-TEST(FamilyTable, EveryFamilyRowIsTested) {
-  EXPECT_EQ(shipped_cuda_tables().families.size(), 6u);
-}
+TEST(FamilyTable, EveryFamilyRowIsTested) { EXPECT_EQ(shipped_cuda_tables().families.size(), 6u); }
 
 // A GPU the architecture table does not know is not judged by the rules: sm_120 SASS on a
 // "13.0" GPU is neither said to run nor said not to.

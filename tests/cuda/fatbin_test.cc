@@ -91,9 +91,7 @@ void expect_matches_cuobjdump(const std::string& path) {
 
 // --- committed fixtures (tests/data/cuda/build.sh made them with nvcc 13.0) ---
 
-TEST(FatbinFixtures, Sm80SassOnly) {
-  EXPECT_EQ(listing(kData + "sm80.so"), (std::vector<std::string>{"sm_80"}));
-}
+TEST(FatbinFixtures, Sm80SassOnly) { EXPECT_EQ(listing(kData + "sm80.so"), (std::vector<std::string>{"sm_80"})); }
 
 TEST(FatbinFixtures, Sm80WithPtx) {
   // nvcc compresses PTX by default, not cubins.
@@ -105,14 +103,12 @@ TEST(FatbinFixtures, ArchSpecificVariantComesFromTheHeaderFlag) {
 }
 
 TEST(FatbinFixtures, FamilySpecificVariant) {
-  EXPECT_EQ(listing(kData + "sm100f.so"),
-            (std::vector<std::string>{"sm_100f", "compute_100f isa9.0 compressed"}));
+  EXPECT_EQ(listing(kData + "sm100f.so"), (std::vector<std::string>{"sm_100f", "compute_100f isa9.0 compressed"}));
 }
 
 TEST(FatbinFixtures, CompressAllCompressesTheCubinToo) {
   Read r = read_file(kData + "compressed.so");
-  EXPECT_EQ(describe(r.info),
-            (std::vector<std::string>{"sm_80 compressed", "compute_80 isa9.0 compressed"}));
+  EXPECT_EQ(describe(r.info), (std::vector<std::string>{"sm_80 compressed", "compute_80 isa9.0 compressed"}));
   // Sizes from the headers: the stored bytes are smaller than what they inflate to.
   for (const FatbinEntry& e : r.info.entries) EXPECT_LT(e.size, e.uncompressed_size);
   // The stored payload is a zstd frame (magic 28 b5 2f fd), found at the offset reported.
@@ -127,15 +123,16 @@ TEST(FatbinFixtures, UncompressedPtxAndCubinPayloadsAreWhereTheHeaderSays) {
   Bytes file = r.elf->bytes();
   const u8* cubin = file.at(r.info.entries[0].offset, 4);
   ASSERT_TRUE(cubin);
-  EXPECT_EQ(std::string(reinterpret_cast<const char*>(cubin), 4), "\x7f" "ELF");
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(cubin), 4),
+            "\x7f"
+            "ELF");
   std::string_view ptx = file.slice(r.info.entries[1].offset, r.info.entries[1].size)->as_string_view();
   EXPECT_NE(ptx.find(".target sm_90"), std::string_view::npos);
 }
 
 TEST(FatbinFixtures, RelocatableDeviceCodeKeepsBothLinkedAndRelocatableImages) {
-  EXPECT_EQ(listing(kData + "rdc.so"),
-            (std::vector<std::string>{"sm_80", "sm_80 compressed relocatable",
-                                      "compute_80 isa9.0 compressed relocatable"}));
+  EXPECT_EQ(listing(kData + "rdc.so"), (std::vector<std::string>{"sm_80", "sm_80 compressed relocatable",
+                                                                 "compute_80 isa9.0 compressed relocatable"}));
 }
 
 TEST(FatbinFixtures, PlainLibraryHasNoFatbin) {
@@ -168,7 +165,8 @@ TEST(FatbinVariant, UncompressedPtxTargetLineSaysTheVariant) {
   TempDir tmp;
   if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
   std::string cu = tmp.write("k.cu", "__global__ void k(int* p) { *p = 1; }\n");
-  test::CommandResult r = test::run(kNvcc + " -shared -Xcompiler -fPIC -cudart none -gencode "
+  test::CommandResult r = test::run(kNvcc +
+                                    " -shared -Xcompiler -fPIC -cudart none -gencode "
                                     "'arch=compute_90a,code=[compute_90a]' -Xfatbin -compress=false -o " +
                                     tmp / "ptx90a.so " + cu);
   ASSERT_EQ(r.status, 0) << r.err;
@@ -230,12 +228,15 @@ TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
   };
   const std::vector<Fixture> fixtures = {
       {"sm80.so", "-cudart none -gencode arch=compute_80,code=sm_80", {"sm_80"}},
-      {"sm80_ptx.so", "-cudart none -gencode 'arch=compute_80,code=[sm_80,compute_80]'",
+      {"sm80_ptx.so",
+       "-cudart none -gencode 'arch=compute_80,code=[sm_80,compute_80]'",
        {"sm_80", "compute_80 isa9.0 compressed"}},
       {"sm90.so", "-cudart none -gencode arch=compute_90,code=sm_90", {"sm_90"}},
-      {"sm90a.so", "-cudart none -gencode 'arch=compute_90a,code=[sm_90a,compute_90a]'",
+      {"sm90a.so",
+       "-cudart none -gencode 'arch=compute_90a,code=[sm_90a,compute_90a]'",
        {"sm_90a", "compute_90a isa9.0 compressed"}},
-      {"compressed.so", "-cudart none -gencode 'arch=compute_80,code=[sm_80,compute_80]' -Xfatbin -compress-all",
+      {"compressed.so",
+       "-cudart none -gencode 'arch=compute_80,code=[sm_80,compute_80]' -Xfatbin -compress-all",
        {"sm_80 compressed", "compute_80 isa9.0 compressed"}},
       // -rdc needs the runtime for the device link that fills .nv_fatbin.
       {"rdc.so", "-cudart shared -rdc=true -gencode 'arch=compute_80,code=[sm_80,compute_80]'", {}},
@@ -278,8 +279,8 @@ struct SectionWriter {
     return put(magic).put(version).put(header_size).put(fat_size);
   }
   // A 64-byte entry header followed by `payload` bytes of 'x'.
-  SectionWriter& entry(u16 kind, u32 arch, u64 payload, u64 flags = 0x11, u32 header_size = 64,
-                       u16 major = 9, u16 minor = 0) {
+  SectionWriter& entry(u16 kind, u32 arch, u64 payload, u64 flags = 0x11, u32 header_size = 64, u16 major = 9,
+                       u16 minor = 0) {
     put(kind).put(u16(0x0101)).put(header_size).put(payload).put(u32(0)).put(u32(0));
     put(minor).put(major).put(arch).put(u32(0)).put(u32(0)).put(flags).put(u64(0)).put(u64(0));
     for (u32 i = 64; i < header_size; ++i) bytes.push_back(0);
@@ -329,8 +330,9 @@ TEST(FatbinMalformed, FatSizeOverflowingKeepsWhatFits) {
   SectionWriter w;
   w.container(~u64(0) - 4).entry(2, 80, 8);
   FatbinInfo info = w.parse();
-  EXPECT_EQ(info.problems, (std::vector<std::string>{
-                               ".nv_fatbin+0x0: container claims 18446744073709551611 bytes but the section has 72 left"}));
+  EXPECT_EQ(info.problems,
+            (std::vector<std::string>{
+                ".nv_fatbin+0x0: container claims 18446744073709551611 bytes but the section has 72 left"}));
   EXPECT_EQ(describe(info), (std::vector<std::string>{"sm_80"}));
 }
 
@@ -410,8 +412,8 @@ TEST(FatbinMalformed, SectionOutsideTheFile) {
     std::memcpy(&bytes[shoff + u64(i) * shentsize + 0x18], &huge, 8);  // sh_offset
   }
   FatbinInfo info = read_buffer(bytes);
-  EXPECT_EQ(info.problems, (std::vector<std::string>{".nv_fatbin: section at 0x10000000000 of " +
-                                                     std::to_string(size) + " bytes lies outside the file"}));
+  EXPECT_EQ(info.problems, (std::vector<std::string>{".nv_fatbin: section at 0x10000000000 of " + std::to_string(size) +
+                                                     " bytes lies outside the file"}));
   EXPECT_TRUE(info.entries.empty());
 }
 

@@ -34,7 +34,8 @@ Listing read_listing(const std::string& path) {
   for (const FatbinEntry& e : l.info.entries) {
     if (e.relocatable) continue;
     std::string s = e.arch_name();
-    if (e.kind == FatbinEntry::Kind::kPtx) s += " isa" + std::to_string(e.ptx_isa_major) + "." + std::to_string(e.ptx_isa_minor);
+    if (e.kind == FatbinEntry::Kind::kPtx)
+      s += " isa" + std::to_string(e.ptx_isa_major) + "." + std::to_string(e.ptx_isa_minor);
     l.lines.push_back(s);
   }
   return l;
@@ -104,8 +105,9 @@ TEST(PatchedFatbin, NvccSm110CubinRunsOnThorReportedAs101) {
   if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
   test::TempDir tmp;
   std::string cu = tmp.write("k.cu", "__global__ void k(int* p) { *p = 1; }\n");
-  test::CommandResult r = test::run(kNvcc + " -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_110,code=sm_110 -o " +
-                                    tmp / "sm110.so " + cu);
+  test::CommandResult r =
+      test::run(kNvcc + " -shared -Xcompiler -fPIC -cudart none -gencode arch=compute_110,code=sm_110 -o " +
+                tmp / "sm110.so " + cu);
   ASSERT_EQ(r.status, 0) << r.err;
   bool skipped = false;
   std::vector<std::string> walk = test::fatbin_walk(tmp / "sm110.so", &skipped);
@@ -122,11 +124,13 @@ TEST(PatchedFatbin, NvccSm110CubinRunsOnThorReportedAs101) {
 TEST(PatchedFatbin, Ptx94OnA590Driver) {
   const CudaTables& t = test::shipped_cuda_tables();
   test::TempDir tmp;
-  Listing l = patched(kData + "sm80_ptx.so", tmp / "ptx94.so", test::ptx_isa_patch(9, 4), {"sm_80", "compute_80 isa9.4"});
+  Listing l =
+      patched(kData + "sm80_ptx.so", tmp / "ptx94.so", test::ptx_isa_patch(9, 4), {"sm_80", "compute_80 isa9.4"});
   Coverage c = classify(l.info, 90, driver("590.44.01"), t);
   EXPECT_EQ(c.kind, Coverage::Kind::kUnsupported);
-  EXPECT_EQ(c.reason, "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.4, which needs driver 615 or newer, "
-                      "and the driver is 590.44.01");
+  EXPECT_EQ(c.reason,
+            "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.4, which needs driver 615 or newer, "
+            "and the driver is 590.44.01");
   EXPECT_EQ(classify(l.info, 90, driver("615.20"), t).kind, Coverage::Kind::kPtxJit);
   // Minor-version compatibility does not reach PTX: 595.45.04 runs a 13.4 runtime, not its PTX.
   EXPECT_EQ(classify(l.info, 90, driver("595.45.04"), t).kind, Coverage::Kind::kUnsupported);
@@ -137,14 +141,16 @@ TEST(PatchedFatbin, Ptx94OnA590Driver) {
 TEST(PatchedFatbin, Ptx95IsUnknownOnANewDriver) {
   const CudaTables& t = test::shipped_cuda_tables();
   test::TempDir tmp;
-  Listing l = patched(kData + "sm80_ptx.so", tmp / "ptx95.so", test::ptx_isa_patch(9, 5), {"sm_80", "compute_80 isa9.5"});
+  Listing l =
+      patched(kData + "sm80_ptx.so", tmp / "ptx95.so", test::ptx_isa_patch(9, 5), {"sm_80", "compute_80 isa9.5"});
   Coverage newer = classify(l.info, 90, driver("620.10"), t);
   EXPECT_EQ(newer.kind, Coverage::Kind::kPtxJit);
   EXPECT_TRUE(newer.ptx_isa_unknown);
   Coverage older = classify(l.info, 90, driver("590.44.01"), t);
   EXPECT_EQ(older.kind, Coverage::Kind::kUnsupported);
-  EXPECT_EQ(older.reason, "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.5, which needs a driver newer than "
-                          "615, and the driver is 590.44.01");
+  EXPECT_EQ(older.reason,
+            "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.5, which needs a driver newer than "
+            "615, and the driver is 590.44.01");
 }
 
 }  // namespace

@@ -104,7 +104,8 @@ TEST_P(DriverTableRow, DriverRunsThatCudaAndNoNewer) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Shipped, DriverTableRow, ::testing::ValuesIn(test::shipped_cuda_tables().toolkit_driver_minimum),
+INSTANTIATE_TEST_SUITE_P(Shipped, DriverTableRow,
+                         ::testing::ValuesIn(test::shipped_cuda_tables().toolkit_driver_minimum),
                          [](const auto& info) { return test_name(info.param.release); });
 
 TEST(CudaTables, DriverOfTheIssue) {
@@ -115,7 +116,7 @@ TEST(CudaTables, DriverOfTheIssue) {
   // 13.4 has no Table 3 row; its driver branch is r615 (PTX ISA 9.4).
   EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("615.10"))), "13.4");
   EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("565.57.01"))), "12.7");  // PTX 8.6's r565
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("418.39"))), "none");      // older than every row
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("418.39"))), "none");     // older than every row
 }
 
 TEST(CudaTables, DriverNewerThanEveryRowIsUnknown) {
@@ -201,7 +202,8 @@ TEST(CudaTables, PtxIsaToCudaRelease) {
 }
 
 TEST(CudaTables, Architectures) {
-  for (int sm : {75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121}) EXPECT_FALSE(shipped().gpu_beyond_table(sm)) << sm;
+  for (int sm : {75, 80, 86, 87, 88, 89, 90, 100, 103, 107, 110, 120, 121})
+    EXPECT_FALSE(shipped().gpu_beyond_table(sm)) << sm;
   for (int sm : {122, 130, 95}) EXPECT_TRUE(shipped().gpu_beyond_table(sm)) << sm;
   EXPECT_FALSE(shipped().gpu_beyond_table(70));  // older than the table: judged as always
   EXPECT_EQ(shipped().current_sm(101), 110);

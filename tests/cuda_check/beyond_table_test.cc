@@ -20,7 +20,6 @@ using nlohmann::json;
 const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
 const std::string kTag = "py3-none-linux_x86_64";
 
-
 bool has_line(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
 
 // The committed nvcc fixtures are built with -cudart none: nothing defines __cudaLaunchKernel and
@@ -46,8 +45,8 @@ class BeyondTable : public ::testing::Test {
     fs::create_directories(tmp_ / "wheels");
   }
   std::string wheel(const std::string& name, const std::string& version, const json& paths) {
-    return make_wheel(tmp_ / "wheels", {{"name", name}, {"version", version}, {"tag", kTag}, {"purelib", false},
-                                        {"paths", paths}});
+    return make_wheel(tmp_ / "wheels",
+                      {{"name", name}, {"version", version}, {"tag", kTag}, {"purelib", false}, {"paths", paths}});
   }
   std::string runtime_wheel(const std::string& version) {
     return wheel("nvidia-cuda-runtime", version, {{"nvidia/cu13/lib/libcudart.so.13", kCudart13}});
@@ -94,16 +93,18 @@ TEST_F(BeyondTable, RuntimeNewerThanTheTableIsUnknown) {
   // On a 590 driver 13.2 runs through minor-version compatibility (13.x from 580); on 575, not.
   r = known.envdoctor_run("check", "--gpu sm_80 --driver 590.48.01");
   EXPECT_EQ(r.status, 0) << r.out;
-  EXPECT_TRUE(has_line(r.out, "only through CUDA minor-version compatibility (13.x needs >= 580; 13.2 itself needs "
-                              "595.45.04): APIs and PTX newer than CUDA 13.1 are unavailable"))
+  EXPECT_TRUE(has_line(r.out,
+                       "only through CUDA minor-version compatibility (13.x needs >= 580; 13.2 itself needs "
+                       "595.45.04): APIs and PTX newer than CUDA 13.1 are unavailable"))
       << r.out;
   int status = -1;
   json report = known.check(&status, "--gpu sm_80 --driver 575.57.08");
   EXPECT_EQ(status, 1);
   auto too_old = findings_with_code(report, "cuda-driver-too-old");
   ASSERT_EQ(too_old.size(), 1u) << report.dump(1);
-  EXPECT_EQ(too_old[0]["message"], "CUDA runtime 13.2 (libcudart.so.13, nvidia-cuda-runtime 13.2.86) needs driver >= "
-                                   "595.45.04; this driver is 575.57.08");
+  EXPECT_EQ(too_old[0]["message"],
+            "CUDA runtime 13.2 (libcudart.so.13, nvidia-cuda-runtime 13.2.86) needs driver >= "
+            "595.45.04; this driver is 575.57.08");
 }
 
 // The same libcudart.so.13, reached through LD_LIBRARY_PATH in a system-toolkit layout whose real
@@ -122,13 +123,15 @@ TEST_F(BeyondTable, RuntimeReleaseFromItsRealFileName) {
     CommandResult r = venv.envdoctor_run("check", "--gpu sm_80 --driver 575.57.08 --ld-library-path " + quote(dir));
     if (std::string(release) == "13.5.37") {
       EXPECT_EQ(r.status, 0) << r.out << r.err;
-      EXPECT_TRUE(has_line(r.out, "note: libcudart.so.13 13.5 (file libcudart.so.13.5.37) is newer than this "
-                                  "envdoctor's CUDA table (13.4): driver requirement unknown; fix: update envdoctor"))
+      EXPECT_TRUE(has_line(r.out,
+                           "note: libcudart.so.13 13.5 (file libcudart.so.13.5.37) is newer than this "
+                           "envdoctor's CUDA table (13.4): driver requirement unknown; fix: update envdoctor"))
           << r.out;
     } else {
       EXPECT_EQ(r.status, 1) << r.out << r.err;
-      EXPECT_TRUE(has_line(r.out, "CUDA runtime 13.2 (libcudart.so.13, file libcudart.so.13.2.86) needs driver >= "
-                                  "595.45.04; this driver is 575.57.08"))
+      EXPECT_TRUE(has_line(r.out,
+                           "CUDA runtime 13.2 (libcudart.so.13, file libcudart.so.13.2.86) needs driver >= "
+                           "595.45.04; this driver is 575.57.08"))
           << r.out;
     }
   }
@@ -141,12 +144,14 @@ TEST_F(BeyondTable, DriverNewerThanEveryRow) {
   venv.install({runtime_wheel("13.0.96"), user_wheel()});
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_80 --driver 620.10");
   EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_TRUE(has_line(r.out, "note: driver 620.10 is newer than this envdoctor's CUDA table (driver 615, CUDA 13.4): "
-                              "the CUDA releases it runs beyond 13.4 are unknown; fix: update envdoctor"))
+  EXPECT_TRUE(has_line(r.out,
+                       "note: driver 620.10 is newer than this envdoctor's CUDA table (driver 615, CUDA 13.4): "
+                       "the CUDA releases it runs beyond 13.4 are unknown; fix: update envdoctor"))
       << r.out;
   CommandResult table = venv.envdoctor_run("cuda", "--driver 620.10");
-  EXPECT_TRUE(has_line(table.out, "driver: 620.10 (--driver), newer than this envdoctor's CUDA table: which CUDA it "
-                                  "runs is unknown (update envdoctor)"))
+  EXPECT_TRUE(has_line(table.out,
+                       "driver: 620.10 (--driver), newer than this envdoctor's CUDA table: which CUDA it "
+                       "runs is unknown (update envdoctor)"))
       << table.out;
   EXPECT_TRUE(has_line(table.out, "needs driver >= 580.65.06  ok")) << table.out;
   json j = json::parse(venv.envdoctor_run("cuda", "--json --driver 620.10").out);
@@ -163,8 +168,9 @@ TEST_F(BeyondTable, GpusOutsideTheTable) {
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
   EXPECT_FALSE(has_line(r.out, "gpu-arch-unsupported")) << r.out;
-  EXPECT_TRUE(has_line(r.out, "note: GPU sm_130 (compute capability 13.0) is newer than this envdoctor's CUDA table "
-                              "(up to sm_121): which code runs on it is unknown; fix: update envdoctor"))
+  EXPECT_TRUE(has_line(r.out,
+                       "note: GPU sm_130 (compute capability 13.0) is newer than this envdoctor's CUDA table "
+                       "(up to sm_121): which code runs on it is unknown; fix: update envdoctor"))
       << r.out;
   json j = json::parse(venv.envdoctor_run("cuda", "--json --gpu sm_130 --driver 580.65.06").out);
   for (const json& p : j["packages"]) {
@@ -182,12 +188,15 @@ TEST_F(BeyondTable, GpusOutsideTheTable) {
   ASSERT_EQ(at_runtime.size(), 1u) << report.dump(1);
   EXPECT_EQ(at_runtime[0]["file"], venv.site() + "/nvidia/cu13/lib/libcudart.so.13");
   EXPECT_EQ(at_runtime[0]["arch"], "sm_70");
-  EXPECT_EQ(at_runtime[0]["message"],
-            "CUDA 13 does not support sm_70 (compute capability 7.0): libcudart.so.13 needs compute capability 7.5 or newer");
-  EXPECT_EQ(at_runtime[0]["hint"], "CUDA 13 dropped GPUs older than compute capability 7.5: install builds for a CUDA "
-                                   "major that supports 7.0 of user13");
+  EXPECT_EQ(
+      at_runtime[0]["message"],
+      "CUDA 13 does not support sm_70 (compute capability 7.0): libcudart.so.13 needs compute capability 7.5 or newer");
+  EXPECT_EQ(at_runtime[0]["hint"],
+            "CUDA 13 dropped GPUs older than compute capability 7.5: install builds for a CUDA "
+            "major that supports 7.0 of user13");
   report = venv.check(&status, "--gpu sm_75 --driver 580.65.06");
-  for (const json& f : findings_with_code(report, "gpu-arch-unsupported")) EXPECT_NE(f.value("library", ""), "libcudart.so.13");
+  for (const json& f : findings_with_code(report, "gpu-arch-unsupported"))
+    EXPECT_NE(f.value("library", ""), "libcudart.so.13");
 }
 
 // PTX patched to ISA 9.4 (CUDA 13.4, r615) in a wheel: a 590 driver cannot JIT it. Patched to
@@ -211,16 +220,20 @@ TEST_F(BeyondTable, PatchedPtxIsaAgainstTheDriverBranch) {
   for (const json& f : findings_with_code(report, "gpu-arch-unsupported"))
     if (f["package"] == "kern-ptx94") {
       found = true;
-      EXPECT_EQ(f["message"], "no kernel image for sm_90 in " + venv.site() + "/kern_ptx94/libk.so: SASS for sm_80; "
-                              "PTX compute_80; the driver 590.44.01 cannot JIT compute_80 (PTX ISA 9.4, needs 615 or newer)");
+      EXPECT_EQ(f["message"],
+                "no kernel image for sm_90 in " + venv.site() +
+                    "/kern_ptx94/libk.so: SASS for sm_80; "
+                    "PTX compute_80; the driver 590.44.01 cannot JIT compute_80 (PTX ISA 9.4, needs 615 or newer)");
     }
   EXPECT_TRUE(found) << report.dump(1);
 
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_90 --driver 620.10");
   EXPECT_EQ(r.status, 1) << r.out << r.err;
   EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
-  EXPECT_TRUE(has_line(r.out, "note: PTX ISA 9.5 of " + venv.site() + "/kern_ptx95/libk.so is newer than this "
-                              "envdoctor's CUDA table (9.4): whether driver 620.10 can JIT it is unknown; fix: update envdoctor"))
+  EXPECT_TRUE(has_line(
+      r.out, "note: PTX ISA 9.5 of " + venv.site() +
+                 "/kern_ptx95/libk.so is newer than this "
+                 "envdoctor's CUDA table (9.4): whether driver 620.10 can JIT it is unknown; fix: update envdoctor"))
       << r.out;
 }
 

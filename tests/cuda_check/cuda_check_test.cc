@@ -24,9 +24,6 @@ const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
 const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
 const std::string kTag = "py3-none-linux_x86_64";
 
-
-
-
 // The CUDA findings as (code, package, arch) for comparing whole sets at once.
 using Key = std::tuple<std::string, std::string, std::string>;
 std::set<Key> cuda_keys(const json& report) {
@@ -84,11 +81,11 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
   EXPECT_EQ(status, 1);
   // sm_80 SASS runs on 8.6 (same major, newer minor); nothing runs sm_90a but 9.0.
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"gpu-arch-unsupported", "kern-sm90a", "sm_86"},
-                                               {"gpu-arch-unsupported", "kern-sm80", "sm_90"},
-                                               {"ptx-jit-only", "kern-ptx", "sm_90"},
-                                               {"gpu-arch-unsupported", "kern-sm80", "sm_100"},
-                                               {"gpu-arch-unsupported", "kern-sm90a", "sm_100"},
-                                               {"ptx-jit-only", "kern-ptx", "sm_100"}}))
+                                              {"gpu-arch-unsupported", "kern-sm80", "sm_90"},
+                                              {"ptx-jit-only", "kern-ptx", "sm_90"},
+                                              {"gpu-arch-unsupported", "kern-sm80", "sm_100"},
+                                              {"gpu-arch-unsupported", "kern-sm90a", "sm_100"},
+                                              {"ptx-jit-only", "kern-ptx", "sm_100"}}))
       << report.dump(1);
 
   report = venv.check(&status, "--gpu sm_90 --driver 580.65.06");
@@ -97,7 +94,8 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
   ASSERT_EQ(unsupported.size(), 1u) << report.dump(1);
   EXPECT_EQ(unsupported[0]["severity"], "error");
   EXPECT_EQ(unsupported[0]["file"], venv.site() + "/kern_sm80/libk.so");
-  EXPECT_EQ(unsupported[0]["message"], "no kernel image for sm_90 in " + venv.site() + "/kern_sm80/libk.so: SASS for sm_80; PTX none");
+  EXPECT_EQ(unsupported[0]["message"],
+            "no kernel image for sm_90 in " + venv.site() + "/kern_sm80/libk.so: SASS for sm_80; PTX none");
   EXPECT_EQ(unsupported[0]["hint"],
             "kern-sm80 1.0 carries no code that runs on sm_90 (compute capability 9.0): install a build of kern-sm80 "
             "for sm_90, or a wheel built with PTX (compute_90 or lower) for the driver to JIT; from source: "
@@ -105,8 +103,9 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
   auto jit = findings_with_code(report, "ptx-jit-only");
   ASSERT_EQ(jit.size(), 1u);
   EXPECT_EQ(jit[0]["severity"], "warning");
-  EXPECT_EQ(jit[0]["message"], "no SASS for sm_90 in " + venv.site() +
-                                   "/kern_ptx/libk.so: SASS for sm_80; PTX compute_80; the driver JIT-compiles the PTX on first use");
+  EXPECT_EQ(jit[0]["message"],
+            "no SASS for sm_90 in " + venv.site() +
+                "/kern_ptx/libk.so: SASS for sm_80; PTX compute_80; the driver JIT-compiles the PTX on first use");
 
   report = venv.check(&status, "--gpu sm_100 --driver 580.65.06");
   bool found = false;
@@ -143,12 +142,14 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
 // cuda` says who uses it and what the package covers.
 TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   if (!fs::exists(kNvcc) || !fs::exists(kCudart13)) GTEST_SKIP() << "needs nvcc and " << kCudart13;
-  std::string cu = tmp_.write("build/kern.cu", "__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }\n"
-                                               "extern \"C\" void launch(float* a) { add<<<1, 32>>>(a); }\n");
+  std::string cu = tmp_.write("build/kern.cu",
+                              "__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }\n"
+                              "extern \"C\" void launch(float* a) { add<<<1, 32>>>(a); }\n");
   std::string lib = tmp_ / "build/libkern.so";
-  CommandResult nvcc = run(quote(kNvcc) + " -shared -Xcompiler -fPIC -cudart shared -gencode " +
-                           "'arch=compute_86,code=[sm_86,compute_86]' -Xlinker -rpath,'$ORIGIN/../nvidia/cu13/lib' -o " +
-                           quote(lib) + " " + quote(cu));
+  CommandResult nvcc =
+      run(quote(kNvcc) + " -shared -Xcompiler -fPIC -cudart shared -gencode " +
+          "'arch=compute_86,code=[sm_86,compute_86]' -Xlinker -rpath,'$ORIGIN/../nvidia/cu13/lib' -o " + quote(lib) +
+          " " + quote(cu));
   ASSERT_EQ(nvcc.status, 0) << nvcc.err;
   Venv venv(tmp_, "runtime");
   venv.install({cudart13_wheel(), wheel("kernpkg", "0.3", {{"kernpkg/libkern.so", lib}})});
@@ -161,9 +162,10 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   EXPECT_EQ(too_old[0]["file"], venv.site() + "/nvidia/cu13/lib/libcudart.so.13");
   EXPECT_EQ(too_old[0]["package"], "nvidia-cuda-runtime");
   EXPECT_EQ(too_old[0]["library"], "libcudart.so.13");
-  EXPECT_EQ(too_old[0]["message"],
-            "CUDA runtime 13.0 (libcudart.so.13, nvidia-cuda-runtime 13.0.96) needs driver >= 580.65.06; this driver is "
-            "550.54.14");
+  EXPECT_EQ(
+      too_old[0]["message"],
+      "CUDA runtime 13.0 (libcudart.so.13, nvidia-cuda-runtime 13.0.96) needs driver >= 580.65.06; this driver is "
+      "550.54.14");
   EXPECT_EQ(too_old[0]["hint"],
             "upgrade the NVIDIA driver to 580.65.06 or newer (any driver >= 580 runs CUDA 13.x through minor-version "
             "compatibility), or install the builds for CUDA 12.4 or older of what uses it: kernpkg");
@@ -173,9 +175,10 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   json hopper = venv.check(&status, "--gpu sm_90 --driver 550.54.14");
   auto no_jit = findings_with_code(hopper, "gpu-arch-unsupported");
   ASSERT_EQ(no_jit.size(), 1u) << hopper.dump(1);
-  EXPECT_EQ(no_jit[0]["message"], "no kernel image for sm_90 in " + venv.site() +
-                                      "/kernpkg/libkern.so: SASS for sm_86; PTX compute_86; the driver 550.54.14 cannot "
-                                      "JIT compute_86 (PTX ISA 9.0, needs 580 or newer)");
+  EXPECT_EQ(no_jit[0]["message"],
+            "no kernel image for sm_90 in " + venv.site() +
+                "/kernpkg/libkern.so: SASS for sm_86; PTX compute_86; the driver 550.54.14 cannot "
+                "JIT compute_86 (PTX ISA 9.0, needs 580 or newer)");
   EXPECT_EQ(no_jit[0]["hint"],
             "kernpkg 0.3 has PTX for sm_90 that this driver is too old to compile: upgrade the NVIDIA driver to "
             "580 or newer, or install a build of kernpkg with SASS for sm_90 (from source: "
@@ -189,7 +192,8 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   std::string compat = tmp_ / "compat/libcuda.so.580.65.06";
   build_shared(compat, "int cuInit(unsigned f) { return 0; }", "-Wl,-soname,libcuda.so.1", tmp_);
   fs::create_symlink("libcuda.so.580.65.06", tmp_ / "compat/libcuda.so.1");
-  CommandResult text = venv.envdoctor_run("check", "--gpu sm_89 --driver 550.54.14 --ld-library-path " + quote(tmp_ / "compat"));
+  CommandResult text =
+      venv.envdoctor_run("check", "--gpu sm_89 --driver 550.54.14 --ld-library-path " + quote(tmp_ / "compat"));
   EXPECT_EQ(text.status, 0) << text.out << text.err;
   EXPECT_EQ(text.out.find("cuda-driver-too-old"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("note: forward-compatibility libcuda " + fs::canonical(compat).string() +
@@ -265,20 +269,23 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
   // The 12.4 runtime is exactly what 550.54.14 supports; the 13.0 one is not.
   report = venv.check(&status, "--driver 550.54.14");
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"cuda-major-mix", "nvidia-cuda-runtime-cu12", ""},
-                                               {"cuda-driver-too-old", "nvidia-cuda-runtime", ""}}))
+                                              {"cuda-driver-too-old", "nvidia-cuda-runtime", ""}}))
       << report.dump(1);
 
   // mixext: one extension module that NEEDs both runtimes.
   std::string both = tmp_ / "build/mixext/_mix.so";
-  build_shared(both, "int cudart12_fn(void); int cudaGetDeviceCount(int*);\n"
-                     "void* PyInit__mix(void) { int n; cudaGetDeviceCount(&n); return (void*)(long)cudart12_fn(); }",
+  build_shared(both,
+               "int cudart12_fn(void); int cudaGetDeviceCount(int*);\n"
+               "void* PyInit__mix(void) { int n; cudaGetDeviceCount(&n); return (void*)(long)cudart12_fn(); }",
                "-Wl,--no-as-needed " + quote(rt12) + " " + quote(rt13) +
                    " -Wl,-rpath,'$ORIGIN/../nvidia/cuda_runtime/lib:$ORIGIN/../nvidia/cu13/lib'",
                tmp_);
   // torchlike (CUDA 13) and extlike (CUDA 12), which requires torchlike.
   std::string torch_ext = tmp_ / "build/torchlike/_C.so";
-  build_shared(torch_ext, "int cudaGetDeviceCount(int*); void* PyInit__C(void) { int n; return (void*)(long)cudaGetDeviceCount(&n); }",
-               "-Wl,--no-as-needed " + quote(rt13) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'", tmp_);
+  build_shared(
+      torch_ext,
+      "int cudaGetDeviceCount(int*); void* PyInit__C(void) { int n; return (void*)(long)cudaGetDeviceCount(&n); }",
+      "-Wl,--no-as-needed " + quote(rt13) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'", tmp_);
   std::string ext12 = tmp_ / "build/extlike/_ext.so";
   build_shared(ext12, "int cudart12_fn(void); void* PyInit__ext(void) { return (void*)(long)cudart12_fn(); }",
                "-Wl,--no-as-needed " + quote(rt12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cuda_runtime/lib'", tmp_);
@@ -289,8 +296,8 @@ TEST_F(CudaCheckTest, MajorsMixedInEnvironmentAndInOneProcess) {
   report = venv.check(&status, "--driver 580.65.06");
   EXPECT_EQ(status, 1) << report.dump(1);
   EXPECT_EQ(cuda_keys(report), (std::set<Key>{{"cuda-major-mix", "nvidia-cuda-runtime-cu12", ""},
-                                               {"cuda-major-mix", "mixext", ""},
-                                               {"cuda-major-mix", "extlike", ""}}))
+                                              {"cuda-major-mix", "mixext", ""},
+                                              {"cuda-major-mix", "extlike", ""}}))
       << report.dump(1);
   for (const json& f : findings_with_code(report, "cuda-major-mix")) {
     if (f["package"] == "mixext") {
@@ -328,10 +335,12 @@ TEST_F(CudaCheckTest, CudaAndCheckJudgeNvidiasOwnLibrariesAlike) {
   std::string fatbin = tmp_ / "build/npps/fatbin.bin";
   std::string lib = tmp_ / "build/npps/libnpps.so.13";
   fs::create_directories(tmp_ / "build/npps");
-  CommandResult r = run("objcopy -O binary --only-section=.nv_fatbin " + quote(cuda_fixture("sm80.so")) + " " + quote(fatbin) +
-                        " && cd " + quote(tmp_ / "build/npps") +
-                        " && objcopy -I binary -O elf64-x86-64 --rename-section .data=.nv_fatbin,alloc,load,readonly,data,contents"
-                        " fatbin.bin fatbin.o && gcc -shared -nostdlib -Wl,-soname,libnpps.so.13 fatbin.o -o " + quote(lib));
+  CommandResult r =
+      run("objcopy -O binary --only-section=.nv_fatbin " + quote(cuda_fixture("sm80.so")) + " " + quote(fatbin) +
+          " && cd " + quote(tmp_ / "build/npps") +
+          " && objcopy -I binary -O elf64-x86-64 --rename-section .data=.nv_fatbin,alloc,load,readonly,data,contents"
+          " fatbin.bin fatbin.o && gcc -shared -nostdlib -Wl,-soname,libnpps.so.13 fatbin.o -o " +
+          quote(lib));
   ASSERT_EQ(r.status, 0) << r.err;
   Venv venv(tmp_, "toolkit");
   venv.install({wheel("nvidia-npp", "13.0.0.50", {{"nvidia/cu13/lib/libnpps.so.13", lib}})});

@@ -28,11 +28,15 @@ class RuntimeNames : public ::testing::Test {
     std::string use = tmp_ / ("build/" + user + "/libuse.so");
     build_shared(use, "int cudaGetDeviceCount(int*); int use(void){int n; return cudaGetDeviceCount(&n);}",
                  quote(rt) + " -Wl,-rpath,'$ORIGIN/../" + rel_dir + "'", tmp_);
-    return {make_wheel(tmp_ / "wheels", {{"name", runtime_pkg}, {"version", version},
-                                         {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+    return {make_wheel(tmp_ / "wheels", {{"name", runtime_pkg},
+                                         {"version", version},
+                                         {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                         {"purelib", false},
                                          {"paths", {{rel_dir + "/" + soname, rt}}}}),
-            make_wheel(tmp_ / "wheels", {{"name", user}, {"version", "1.0"},
-                                         {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+            make_wheel(tmp_ / "wheels", {{"name", user},
+                                         {"version", "1.0"},
+                                         {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                         {"purelib", false},
                                          {"requires", {runtime_pkg}},
                                          {"paths", {{user + "/libuse.so", use}}}})};
   }
@@ -46,8 +50,8 @@ class RuntimeNames : public ::testing::Test {
 };
 
 TEST_F(RuntimeNames, Cuda11RuntimeIsItsPackagesRelease) {
-  auto wheels = runtime_and_user("nvidia-cuda-runtime-cu11", "11.8.89", "nvidia/cuda_runtime/lib",
-                                 "libcudart.so.11.0", "usecu11");
+  auto wheels = runtime_and_user("nvidia-cuda-runtime-cu11", "11.8.89", "nvidia/cuda_runtime/lib", "libcudart.so.11.0",
+                                 "usecu11");
   Venv venv(tmp_, "v");
   venv.install(wheels);
   int status = -1;
@@ -69,12 +73,14 @@ TEST_F(RuntimeNames, RepairedRuntimeNameIsStillTheRuntime) {
 }
 
 TEST_F(RuntimeNames, LibcudaNoSearchReachesIsNoForwardCompatibility) {
-  auto wheels = runtime_and_user("nvidia-cuda-runtime-cu12", "12.8.90", "nvidia/cuda_runtime/lib", "libcudart.so.12",
-                                 "usecu12");
+  auto wheels =
+      runtime_and_user("nvidia-cuda-runtime-cu12", "12.8.90", "nvidia/cuda_runtime/lib", "libcudart.so.12", "usecu12");
   std::string libcuda = tmp_ / "build/libcuda.so.580.65.06";
   build_shared(libcuda, "int cuInit(unsigned f) { return 0; }", "-Wl,-soname,libcuda.so.1", tmp_);
-  wheels.push_back(make_wheel(tmp_ / "wheels", {{"name", "strayfix"}, {"version", "1.0"},
-                                                {"tag", "py3-none-manylinux_2_17_x86_64"}, {"purelib", false},
+  wheels.push_back(make_wheel(tmp_ / "wheels", {{"name", "strayfix"},
+                                                {"version", "1.0"},
+                                                {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                {"purelib", false},
                                                 {"paths", {{"strayfix/_vendor/libcuda.so.580.65.06", libcuda}}}}));
   Venv venv(tmp_, "v");
   venv.install(wheels);

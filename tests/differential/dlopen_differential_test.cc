@@ -45,8 +45,8 @@ Tally compare(const std::string& probe, const std::vector<std::string>& files, c
   Tally t;
   for (size_t i = 0; i < files.size(); ++i) {
     const DlopenVerdict& w = want[i];
-    size_t* skip = w.kind == DlopenVerdict::Kind::kDied   ? &t.died
-                   : w.kind == DlopenVerdict::Kind::kHung ? &t.hung
+    size_t* skip = w.kind == DlopenVerdict::Kind::kDied           ? &t.died
+                   : w.kind == DlopenVerdict::Kind::kHung         ? &t.hung
                    : w.text.find(kStaticTls) != std::string::npos ? &t.static_tls
                                                                   : nullptr;
     if (skip) {
@@ -84,7 +84,8 @@ TEST(DlopenDifferential, SameOutcomeAsDlopenOnEveryLibrary) {
   if (!changed.empty() && t.agreed != t.compared)
     GTEST_SKIP() << "the machine's libraries changed during the run (packages being installed?); "
                  << t.compared - t.agreed << " disagreements not held against the model:\n"
-                 << t.disagreements << "changed:\n" << first_paths(changed);
+                 << t.disagreements << "changed:\n"
+                 << first_paths(changed);
   EXPECT_EQ(t.agreed, t.compared) << t.disagreements;
   EXPECT_GT(t.compared, 0u);
 }
@@ -113,14 +114,16 @@ TEST(DlopenDifferential, ConstructorOutputIsNotTheVerdict) {
                says + "__attribute__((constructor)) static void init(void) { say(); printf(\"ok\\n\"); exit(0); }\n",
                "-fPIC", tmp);
   build_shared(hangs,
-               says + "__attribute__((constructor)) static void init(void) {\n"
-                      "  sigset_t s; sigemptyset(&s); sigaddset(&s, SIGALRM); sigprocmask(SIG_BLOCK, &s, 0);\n"
-                      "  say(); for (;;) pause();\n}\n",
+               says +
+                   "__attribute__((constructor)) static void init(void) {\n"
+                   "  sigset_t s; sigemptyset(&s); sigaddset(&s, SIGALRM); sigprocmask(SIG_BLOCK, &s, 0);\n"
+                   "  say(); for (;;) pause();\n}\n",
                "-fPIC", tmp);
   // Fails to relocate: its constructor never runs, and dlerror()'s text is what is compared.
   build_shared(unbound,
-               says + "void not_defined_anywhere(void);\n"
-                      "__attribute__((constructor)) static void init(void) { say(); not_defined_anywhere(); }\n",
+               says +
+                   "void not_defined_anywhere(void);\n"
+                   "__attribute__((constructor)) static void init(void) { say(); not_defined_anywhere(); }\n",
                "-fPIC", tmp);
   std::vector<std::string> files = {chatty, exits, hangs, unbound};
   std::vector<DlopenVerdict> want = referee_dlopen_each(tmp, files, /*limit_s=*/2);

@@ -127,9 +127,9 @@ TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
       disagreements += "\n";
     }
   }
-  std::cout << "differential: " << files.size() << " ELF files named *.so* (and " << not_elf
-            << " that are not ELF), " << compared << " compared, "
-            << agreed << " agree, " << skipped << " skipped (ld.so cannot list them), " << seconds << " s\n";
+  std::cout << "differential: " << files.size() << " ELF files named *.so* (and " << not_elf << " that are not ELF), "
+            << compared << " compared, " << agreed << " agree, " << skipped << " skipped (ld.so cannot list them), "
+            << seconds << " s\n";
   RecordProperty("compared", static_cast<int>(compared));
   RecordProperty("agreed", static_cast<int>(agreed));
   RecordProperty("skipped", static_cast<int>(skipped));
@@ -173,7 +173,8 @@ TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
   if (!changed.empty() && (agreed != compared || !only_want.empty() || !only_got.empty()))
     GTEST_SKIP() << "the machine's libraries changed during the run (packages being installed?); "
                  << "disagreements not held against the model:\n"
-                 << disagreements << diff << "changed:\n" << first_paths(changed);
+                 << disagreements << diff << "changed:\n"
+                 << first_paths(changed);
   EXPECT_EQ(agreed, compared) << disagreements;
   EXPECT_TRUE(only_want.empty() && only_got.empty()) << diff;
   EXPECT_GT(compared, 0u);

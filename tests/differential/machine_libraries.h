@@ -37,7 +37,9 @@ inline std::vector<std::string> differential_directories() {
 inline bool is_elf(const fs::path& p) {
   char magic[4] = {};
   std::ifstream in(p, std::ios::binary);
-  return in.read(magic, 4) && std::string(magic, 4) == "\x7f" "ELF";
+  return in.read(magic, 4) && std::string(magic, 4) ==
+                                  "\x7f"
+                                  "ELF";
 }
 
 // Calls `visit` with every entry below `dir` (none when it is not a directory), skipping what

@@ -60,7 +60,8 @@ TEST(FindingsPage, HasOneSectionForEveryCodeAndNoOther) {
   std::set<std::string> documented;
   for (const auto& [code, text] : findings_sections()) documented.insert(code);
   std::set<std::string> codes = enum_codes();
-  for (const std::string& c : codes) EXPECT_TRUE(documented.count(c)) << "docs/findings.md has no section `## " << c << "`";
+  for (const std::string& c : codes)
+    EXPECT_TRUE(documented.count(c)) << "docs/findings.md has no section `## " << c << "`";
   for (const std::string& d : documented)
     EXPECT_TRUE(codes.count(d)) << "docs/findings.md has a section `## " << d << "`, which is no code of checks::Code";
 }
@@ -75,11 +76,12 @@ TEST(FindingsPage, EverySectionHasEachPart) {
     std::getline(lines, blank);
     std::getline(lines, summary);
     EXPECT_TRUE(blank.empty());
-    EXPECT_TRUE(std::regex_search(summary, std::regex(R"(^\*(error|warning)\* (\(.*\) )?(or \*(error|warning)\* .*)?· \S)")))
+    EXPECT_TRUE(
+        std::regex_search(summary, std::regex(R"(^\*(error|warning)\* (\(.*\) )?(or \*(error|warning)\* .*)?· \S)")))
         << summary;
     size_t at = 0;
-    for (const char* part : {"**Mechanism.**", "**Message.**", "**Example.**", "**Fix.**", "\n- pip:", "\n- uv:",
-                             "\n- conda:", "\n- apt", "**Error or warning.**", "**Limits.**"}) {
+    for (const char* part : {"**Mechanism.**", "**Message.**", "**Example.**", "**Fix.**",
+                             "\n- pip:", "\n- uv:", "\n- conda:", "\n- apt", "**Error or warning.**", "**Limits.**"}) {
       size_t found = text.find(part, at);
       EXPECT_NE(found, std::string::npos) << "no " << part << " after offset " << at;
       if (found != std::string::npos) at = found;
@@ -119,8 +121,9 @@ TEST(Explain, AnUnknownCodeExitsTwoAndSuggestsTheNearest) {
   CommandResult r = run(quote(envdoctor()) + " explain missing-libary");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
-  EXPECT_EQ(r.err,
-            "envdoctor: no finding code 'missing-libary'; did you mean missing-library? (`envdoctor explain` lists them all)\n");
+  EXPECT_EQ(
+      r.err,
+      "envdoctor: no finding code 'missing-libary'; did you mean missing-library? (`envdoctor explain` lists them all)\n");
   r = run(quote(envdoctor()) + " explain ptx-jit file-owned-twice");
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.out, "");
@@ -147,15 +150,17 @@ TEST(Schemas, ValidatorIsInstalledAndRejects) {
     EXPECT_NE(errors.find("schema : 1 was expected"), std::string::npos) << errors;
   }
   json finding = {{"code", "no-such-code"}, {"severity", "error"}, {"file", "/x"}, {"package", nullptr},
-                  {"message", "m"}, {"hint", "h"}, {"new", false}, {"extra", 1}};
-  json doc = {{"schema", 1},
-              {"environment", {{"python", "p"}, {"version", "3.11.7"}, {"site_packages", json::array()}, {"packages", 0},
-                               {"elf_files", 0}}},
-              {"findings", {finding}},
-              {"summary", {{"errors", 1}, {"warnings", 0}}}};
+                  {"message", "m"},         {"hint", "h"},         {"new", false}, {"extra", 1}};
+  json doc = {
+      {"schema", 1},
+      {"environment",
+       {{"python", "p"}, {"version", "3.11.7"}, {"site_packages", json::array()}, {"packages", 0}, {"elf_files", 0}}},
+      {"findings", {finding}},
+      {"summary", {{"errors", 1}, {"warnings", 0}}}};
   std::string errors = schema_errors("check", doc.dump());
   EXPECT_NE(errors.find("findings/0/code : 'no-such-code' is not one of"), std::string::npos) << errors;
-  EXPECT_NE(errors.find("findings/0 : Additional properties are not allowed ('extra' was unexpected)"), std::string::npos)
+  EXPECT_NE(errors.find("findings/0 : Additional properties are not allowed ('extra' was unexpected)"),
+            std::string::npos)
       << errors;
   doc["findings"][0].erase("extra");
   doc["findings"][0]["code"] = "missing-library";
@@ -196,8 +201,9 @@ std::string link_problem(const fs::path& file, const std::string& target) {
 }
 
 TEST(Links, TheCheckFindsLinksThatLeaveTheRepositoryOrAreMissing) {
-  std::string text = "See [DESIGN.md](../shared/DESIGN.md), [x](docs/nope.md#a), [ok](docs/json.md), "
-                     "[web](https://example.org/a.md), [here](#top).\n```\n[code](not/a/link.md)\n```\n";
+  std::string text =
+      "See [DESIGN.md](../shared/DESIGN.md), [x](docs/nope.md#a), [ok](docs/json.md), "
+      "[web](https://example.org/a.md), [here](#top).\n```\n[code](not/a/link.md)\n```\n";
   std::vector<std::string> links = relative_links(text);
   EXPECT_EQ(links, (std::vector<std::string>{"../shared/DESIGN.md", "docs/nope.md", "docs/json.md"}));
   fs::path readme = kSource / "README.md";
@@ -234,7 +240,8 @@ TEST(Links, EveryFileAHelpTextNamesExists) {
   for (std::sregex_iterator it(help.begin(), help.end(), file), end; it != end; ++it, ++named) {
     std::string path = (*it)[0];
     const std::string installed = "share/envdoctor/";
-    fs::path in_repo = path.rfind(installed, 0) == 0 ? kSource / "data" / path.substr(installed.size()) : kSource / path;
+    fs::path in_repo =
+        path.rfind(installed, 0) == 0 ? kSource / "data" / path.substr(installed.size()) : kSource / path;
     EXPECT_TRUE(fs::exists(in_repo)) << "--help names " << path << ", which is neither in the repository nor installed";
   }
   EXPECT_GE(named, 2u) << help;

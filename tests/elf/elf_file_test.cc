@@ -53,7 +53,10 @@ std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
   const u64 ndyn = 9, total = dynoff + ndyn * dynent;
 
   Writer w(is64, be);
-  w.bytes(std::string("\x7f" "ELF", 4));
+  w.bytes(
+      std::string("\x7f"
+                  "ELF",
+                  4));
   w.out.push_back(is64 ? ELFCLASS64 : ELFCLASS32);
   w.out.push_back(be ? ELFDATA2MSB : ELFDATA2LSB);
   w.out.push_back(EV_CURRENT);
@@ -61,21 +64,35 @@ std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
   w.half(ET_DYN);
   w.half(machine);
   w.word(EV_CURRENT);
-  w.xword(0);       // e_entry
-  w.xword(phoff);   // e_phoff
-  w.xword(0);       // e_shoff
-  w.word(0);        // e_flags
+  w.xword(0);      // e_entry
+  w.xword(phoff);  // e_phoff
+  w.xword(0);      // e_shoff
+  w.word(0);       // e_flags
   w.half(ehsize);
   w.half(phentsize);
-  w.half(2);        // e_phnum
+  w.half(2);  // e_phnum
   w.half(is64 ? 64 : 40);
   w.half(0);
   w.half(0);
   auto phdr = [&](u32 type, u64 off, u64 size) {
     if (is64) {
-      w.word(type); w.word(PF_R); w.xword(off); w.xword(off); w.xword(off); w.xword(size); w.xword(size); w.xword(8);
+      w.word(type);
+      w.word(PF_R);
+      w.xword(off);
+      w.xword(off);
+      w.xword(off);
+      w.xword(size);
+      w.xword(size);
+      w.xword(8);
     } else {
-      w.word(type); w.word(off); w.word(off); w.word(off); w.word(size); w.word(size); w.word(PF_R); w.word(4);
+      w.word(type);
+      w.word(off);
+      w.word(off);
+      w.word(off);
+      w.word(size);
+      w.word(size);
+      w.word(PF_R);
+      w.word(4);
     }
   };
   phdr(PT_LOAD, 0, total);
@@ -84,9 +101,19 @@ std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
   w.pad_to(symoff);
   auto sym = [&](u64 name, u8 info, u16 shndx, u64 value) {
     if (is64) {
-      w.word(name); w.out.push_back(info); w.out.push_back(0); w.half(shndx); w.xword(value); w.xword(0);
+      w.word(name);
+      w.out.push_back(info);
+      w.out.push_back(0);
+      w.half(shndx);
+      w.xword(value);
+      w.xword(0);
     } else {
-      w.word(name); w.word(value); w.word(0); w.out.push_back(info); w.out.push_back(0); w.half(shndx);
+      w.word(name);
+      w.word(value);
+      w.word(0);
+      w.out.push_back(info);
+      w.out.push_back(0);
+      w.half(shndx);
     }
   };
   sym(0, 0, 0, 0);
@@ -94,7 +121,10 @@ std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
   sym(name_b, ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0);
   // nbucket = 1, nchain = 3, bucket[0] = 2, chain = {0, 0, 1}.
   for (u64 v : {1, 3, 2, 0, 0, 1}) w.word(v);
-  auto dyn = [&](i64 tag, u64 val) { w.xword(static_cast<u64>(tag)); w.xword(val); };
+  auto dyn = [&](i64 tag, u64 val) {
+    w.xword(static_cast<u64>(tag));
+    w.xword(val);
+  };
   dyn(DT_NEEDED, name_libc);
   dyn(DT_NEEDED, name_libm);
   dyn(DT_SONAME, name_soname);
@@ -288,8 +318,7 @@ TEST_F(RealLibrary, AbsurdCountsAndOffsets) {
   }
   // The hash tables' counts, and the version records' counts and links.
   for (const elf::Section& s : full_sections(whole)) {
-    if (s.type != SHT_HASH && s.type != SHT_GNU_HASH && s.type != SHT_GNU_verneed && s.type != SHT_GNU_verdef)
-      continue;
+    if (s.type != SHT_HASH && s.type != SHT_GNU_HASH && s.type != SHT_GNU_verneed && s.type != SHT_GNU_verdef) continue;
     for (u64 field = 0; field < 16 && field < s.size; field += 2)
       for (u64 value : {u64{0}, u64{0xffff}, u64{0xffffffff}}) {
         auto g = parse_bytes(patched(whole, s.offset + field, value, field % 4 == 0 ? 4 : 2), &error);

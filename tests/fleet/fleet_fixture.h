@@ -23,13 +23,16 @@ class FleetTest : public VenvTest {
     build_shared(lib, "int " + name + "_fn(void) { return " + std::to_string(value) + "; }",
                  "-Wl,-soname,lib" + name + ".so.1 -Wl,--build-id", tmp_);
     std::string ext = build + "/_core" + suffix_;
-    build_ext(ext, "_core", "int " + name + "_fn(void);", name + "_fn()",
-              "-L" + quote(build + "/lib") + " -l" + name + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -Wl,--build-id");
-    return make_wheel(tmp_ / "wheels", {{"name", name}, {"version", version}, {"tag", "cp311-cp311-linux_x86_64"},
-                                        {"purelib", false},
-                                        {"files", {{name + "/__init__.py", ""}}},
-                                        {"paths", {{name + "/lib/lib" + name + ".so.1", lib},
-                                                   {name + "/_core" + suffix_, ext}}}});
+    build_ext(
+        ext, "_core", "int " + name + "_fn(void);", name + "_fn()",
+        "-L" + quote(build + "/lib") + " -l" + name + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib' -Wl,--build-id");
+    return make_wheel(tmp_ / "wheels",
+                      {{"name", name},
+                       {"version", version},
+                       {"tag", "cp311-cp311-linux_x86_64"},
+                       {"purelib", false},
+                       {"files", {{name + "/__init__.py", ""}}},
+                       {"paths", {{name + "/lib/lib" + name + ".so.1", lib}, {name + "/_core" + suffix_, ext}}}});
   }
 
   // `envdoctor snapshot --python VENV ARGS` as JSON.

@@ -97,9 +97,10 @@ class SlurmTest : public FleetTest {
     fs::permissions(tmp_ / "munge", fs::perms::owner_all, fs::perm_options::replace);
     CommandResult key = run("mungekey -c -b 1024 -k " + quote(tmp_ / "munge/munge.key"));
     if (key.status != 0) return why("mungekey", key.err);
-    CommandResult r = run("munged -f --socket=" + quote(munge_socket()) + " --key-file=" + quote(tmp_ / "munge/munge.key") +
-                          " --log-file=" + quote(tmp_ / "munge/log") + " --pid-file=" + quote(tmp_ / "munge/pid") +
-                          " --seed-file=" + quote(tmp_ / "munge/seed"));
+    CommandResult r =
+        run("munged -f --socket=" + quote(munge_socket()) + " --key-file=" + quote(tmp_ / "munge/munge.key") +
+            " --log-file=" + quote(tmp_ / "munge/log") + " --pid-file=" + quote(tmp_ / "munge/pid") +
+            " --seed-file=" + quote(tmp_ / "munge/seed"));
     if (r.status != 0) return why("munged", r.err + read_text(tmp_ / "munge/log"));
     if (!daemons_.add_from_pid_file(tmp_ / "munge/pid")) return why("munged", "no pid file");
     return true;
@@ -113,19 +114,34 @@ class SlurmTest : public FleetTest {
     int ctld = free_port(), slurmd = free_port();
     std::string d = tmp_ / "slurm";
     tmp_.write("slurm/slurm.conf",
-               "ClusterName=envdoctor\nSlurmctldHost=" + host + "(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
-               "SlurmctldPort=" + std::to_string(ctld) + "\nSlurmdPort=" + std::to_string(slurmd) + "\n"
-               "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" + munge_socket() + "\n"
-               "StateSaveLocation=" + d + "/state\nSlurmdSpoolDir=" + d + "/spool\n"
-               "SlurmctldPidFile=" + d + "/slurmctld.pid\nSlurmdPidFile=" + d + "/slurmd.pid\n"
-               "SlurmctldLogFile=" + d + "/slurmctld.log\nSlurmdLogFile=" + d + "/slurmd.log\n"
-               "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nMpiDefault=none\n"
-               "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
-               "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
-               "ReturnToService=2\nHealthCheckProgram=" + health_check + "\nHealthCheckInterval=2\n"
-               "HealthCheckNodeState=ANY\n"
-               "NodeName=n1 NodeHostname=" + host + " NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n"
-               "PartitionName=debug Nodes=n1 Default=YES MaxTime=INFINITE State=UP\n");
+               "ClusterName=envdoctor\nSlurmctldHost=" + host +
+                   "(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n"
+                   "SlurmctldPort=" +
+                   std::to_string(ctld) + "\nSlurmdPort=" + std::to_string(slurmd) +
+                   "\n"
+                   "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=" +
+                   munge_socket() +
+                   "\n"
+                   "StateSaveLocation=" +
+                   d + "/state\nSlurmdSpoolDir=" + d +
+                   "/spool\n"
+                   "SlurmctldPidFile=" +
+                   d + "/slurmctld.pid\nSlurmdPidFile=" + d +
+                   "/slurmd.pid\n"
+                   "SlurmctldLogFile=" +
+                   d + "/slurmctld.log\nSlurmdLogFile=" + d +
+                   "/slurmd.log\n"
+                   "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nMpiDefault=none\n"
+                   "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n"
+                   "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
+                   "ReturnToService=2\nHealthCheckProgram=" +
+                   health_check +
+                   "\nHealthCheckInterval=2\n"
+                   "HealthCheckNodeState=ANY\n"
+                   "NodeName=n1 NodeHostname=" +
+                   host +
+                   " NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN\n"
+                   "PartitionName=debug Nodes=n1 Default=YES MaxTime=INFINITE State=UP\n");
     ::setenv("SLURM_CONF", (d + "/slurm.conf").c_str(), 1);
     CommandResult r = run("slurmctld -i");
     if (r.status != 0 || !daemons_.add_from_pid_file(d + "/slurmctld.pid"))
@@ -158,22 +174,22 @@ TEST_F(SlurmTest, HealthCheckDrainsAndResumesTheNode) {
   std::string wheel = package_wheel("gamma", "1.0", 1);
   Venv venv(tmp_, "venv");
   venv.install({wheel});
-  std::string conf = tmp_.write("healthcheck.conf", "ENVDOCTOR=" + quote(envdoctor()) + "\nENVDOCTOR_PYTHONS=" +
-                                                        quote(venv.python()) + "\nexport SLURM_CONF=" +
-                                                        quote(tmp_ / "slurm/slurm.conf") + "\n");
+  std::string conf =
+      tmp_.write("healthcheck.conf", "ENVDOCTOR=" + quote(envdoctor()) + "\nENVDOCTOR_PYTHONS=" + quote(venv.python()) +
+                                         "\nexport SLURM_CONF=" + quote(tmp_ / "slurm/slurm.conf") + "\n");
   // slurmd gives its HealthCheckProgram no environment: the configuration's path is the one
   // thing a site would put in /etc/envdoctor/healthcheck.conf instead.
-  std::string program = tmp_.write("healthcheck", "#!/bin/sh\nENVDOCTOR_HEALTHCHECK_CONF=" + quote(conf) +
-                                                      " exec " + quote(std::string(ENVDOCTOR_SOURCE_DIR) +
-                                                                       "/contrib/slurm/envdoctor-healthcheck") + "\n");
+  std::string program = tmp_.write(
+      "healthcheck", "#!/bin/sh\nENVDOCTOR_HEALTHCHECK_CONF=" + quote(conf) + " exec " +
+                         quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/contrib/slurm/envdoctor-healthcheck") + "\n");
   fs::permissions(program, fs::perms::owner_all, fs::perm_options::replace);
   if (!start_munge() || !start_slurm(program)) GTEST_SKIP() << skip_reason_;
 
   std::this_thread::sleep_for(5s);  // two health checks
   EXPECT_EQ(node(), "idle|none");
 
-  CommandResult job = run("timeout 60 srun -N1 " + quote(envdoctor()) + " snapshot --python " + quote(venv.python()) +
-                          " --digest");
+  CommandResult job =
+      run("timeout 60 srun -N1 " + quote(envdoctor()) + " snapshot --python " + quote(venv.python()) + " --digest");
   EXPECT_EQ(job.status, 0) << job.err;
   EXPECT_EQ(job.out, venv.envdoctor_run("snapshot", "--digest").out);
 
@@ -208,8 +224,8 @@ TEST_F(FleetTest, PdshGroupsIdenticalEnvironments) {
   CommandResult r = run("pdsh -R exec -w 'n[1-3]' " + quote(envdoctor()) + " snapshot --python " +
                         quote(tmp_.path().string()) + "/%h/venv/bin/python --digest | dshbak -c");
   EXPECT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(r.out, "----------------\nn[1-2]\n----------------\n" + good + "\n----------------\nn3\n----------------\n" +
-                       bad + "\n");
+  EXPECT_EQ(r.out, "----------------\nn[1-2]\n----------------\n" + good +
+                       "\n----------------\nn3\n----------------\n" + bad + "\n");
 }
 
 // node_exporter's textfile collector reads what `check --format prom --output` wrote: no scrape
@@ -223,15 +239,17 @@ TEST_F(FleetTest, NodeExporterServesTheMetrics) {
   std::string digest = trim(venv.envdoctor_run("snapshot", "--digest").out);
 
   int port = free_port();
-  CommandResult start = run("prometheus-node-exporter --collector.disable-defaults --collector.textfile "
-                            "--collector.textfile.directory=" + quote(tmp_ / "textfile") +
-                            " --web.listen-address=127.0.0.1:" + std::to_string(port) + " >" +
-                            quote(tmp_ / "node_exporter.log") + " 2>&1 </dev/null & echo $!");
+  CommandResult start =
+      run("prometheus-node-exporter --collector.disable-defaults --collector.textfile "
+          "--collector.textfile.directory=" +
+          quote(tmp_ / "textfile") + " --web.listen-address=127.0.0.1:" + std::to_string(port) + " >" +
+          quote(tmp_ / "node_exporter.log") + " 2>&1 </dev/null & echo $!");
   Daemons daemons;
   daemons.add(static_cast<pid_t>(std::atol(start.out.c_str())));
-  std::string scrape = "python3 -c 'import sys, urllib.request; "
-                       "sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:" + std::to_string(port) +
-                       "/metrics\", timeout=2).read().decode())'";
+  std::string scrape =
+      "python3 -c 'import sys, urllib.request; "
+      "sys.stdout.write(urllib.request.urlopen(\"http://127.0.0.1:" +
+      std::to_string(port) + "/metrics\", timeout=2).read().decode())'";
   CommandResult metrics;
   if (!eventually([&] { return (metrics = run(scrape)).status == 0; }, 10s))
     GTEST_SKIP() << "node_exporter cannot start here: " << read_text(tmp_ / "node_exporter.log");

@@ -51,7 +51,9 @@ for k in ("digest", "envdoctor", "notes"): s.pop(k)
 s["environment"].pop("prefix")
 for f in s["findings"]: f.pop("message"); f.pop("hint")
 text = json.dumps(s, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-print("sha256:" + hashlib.sha256(text.encode()).hexdigest()))py") + " " + quote(save("digest.json", first.out))).out);
+print("sha256:" + hashlib.sha256(text.encode()).hexdigest()))py") +
+                                       " " + quote(save("digest.json", first.out)))
+                                       .out);
   EXPECT_EQ(python_digest, s["digest"]);
 
   // Files inside the environment are named relative to it, with readelf's build-id.
@@ -78,8 +80,8 @@ print("sha256:" + hashlib.sha256(text.encode()).hexdigest()))py") + " " + quote(
   EXPECT_TRUE(found) << s["resolutions"].dump(1);
 
   // `diff` of the two: nothing differs, exit 0.
-  CommandResult d = run(quote(envdoctor()) + " diff " + quote(save("a.json", first.out)) + " " +
-                        quote(save("b.json", t.dump())));
+  CommandResult d =
+      run(quote(envdoctor()) + " diff " + quote(save("a.json", first.out)) + " " + quote(save("b.json", t.dump())));
   EXPECT_EQ(d.status, 0) << d.out << d.err;
   EXPECT_NE(d.out.find("no differences"), std::string::npos) << d.out;
 }
@@ -105,9 +107,9 @@ TEST_F(FleetTest, DiffAfterUninstallingASharedLibrarysOwner) {
       << d.out;
   std::string referee = venv.import("faketorch._C");
   EXPECT_EQ(referee, "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
-  EXPECT_NE(d.out.find("  error   missing-library " + rel_site + "/faketorch/_C" + suffix_ + " (faketorch)\n    " +
-                       referee),
-            std::string::npos)
+  EXPECT_NE(
+      d.out.find("  error   missing-library " + rel_site + "/faketorch/_C" + suffix_ + " (faketorch)\n    " + referee),
+      std::string::npos)
       << d.out;
   EXPECT_NE(d.out.find("error   record-missing-file " + lib_rel + " (fake-cudnn-cu13)"), std::string::npos) << d.out;
 
@@ -139,8 +141,8 @@ TEST_F(FleetTest, DiffAfterAnUpgrade) {
   EXPECT_EQ(d.status, 0) << d.out << d.err;
   EXPECT_NE(d.out.find("  ~ beta: 1.0 (pip) \u2192 2.0 (pip)\n"), std::string::npos) << d.out;
   std::string rel = fs::relative(lib, tmp_ / "upgrade").string();
-  std::regex changed("  ~ " + rel + ": size [0-9]+, build-id " + id1 + ", SONAME libbeta.so.1 \u2192 size [0-9]+, build-id " +
-                     id2 + ", SONAME libbeta.so.1\n");
+  std::regex changed("  ~ " + rel + ": size [0-9]+, build-id " + id1 +
+                     ", SONAME libbeta.so.1 \u2192 size [0-9]+, build-id " + id2 + ", SONAME libbeta.so.1\n");
   EXPECT_TRUE(std::regex_search(d.out, changed)) << d.out;
   EXPECT_EQ(d.out.find("findings new on B"), std::string::npos) << d.out;
 }
@@ -153,20 +155,25 @@ TEST_F(FleetTest, DiffAfterLdLibraryPathChanges) {
   build_shared(libdir + "/libghost.so.3", "int ghost_fn(void) { return 3; }", "-Wl,-soname,libghost.so.3", tmp_);
   std::string ext = tmp_ / ("build/lonely/lonely/_ext" + suffix_);
   build_ext(ext, "_ext", "int ghost_fn(void);", "ghost_fn()", quote(libdir + "/libghost.so.3"));
-  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "lonely"}, {"version", "2.0"},
-                                                   {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+  std::string wheel = make_wheel(tmp_ / "wheels", {{"name", "lonely"},
+                                                   {"version", "2.0"},
+                                                   {"tag", "cp311-cp311-linux_x86_64"},
+                                                   {"purelib", false},
                                                    {"files", {{"lonely/__init__.py", ""}}},
                                                    {"paths", {{"lonely/_ext" + suffix_, ext}}}});
   Venv venv(tmp_, "ldpath");
   venv.install({wheel});
   EXPECT_EQ(run("cd / && LD_LIBRARY_PATH= " + quote(venv.python()) + " -c 'import lonely._ext'").status != 0, true);
-  EXPECT_EQ(run("cd / && LD_LIBRARY_PATH=" + quote(libdir) + " " + quote(venv.python()) + " -c 'import lonely._ext'").status, 0);
+  EXPECT_EQ(
+      run("cd / && LD_LIBRARY_PATH=" + quote(libdir) + " " + quote(venv.python()) + " -c 'import lonely._ext'").status,
+      0);
 
   std::string without = save("without.json", venv.envdoctor_run("snapshot", "--ld-library-path ''").out);
   std::string with = save("with.json", venv.envdoctor_run("snapshot", "--ld-library-path " + quote(libdir)).out);
   CommandResult fixed = run(quote(envdoctor()) + " diff " + quote(without) + " " + quote(with));
   EXPECT_EQ(fixed.status, 0) << fixed.out << fixed.err;
-  EXPECT_NE(fixed.out.find("loader\n  ~ LD_LIBRARY_PATH: (none) \u2192 " + libdir + "\n"), std::string::npos) << fixed.out;
+  EXPECT_NE(fixed.out.find("loader\n  ~ LD_LIBRARY_PATH: (none) \u2192 " + libdir + "\n"), std::string::npos)
+      << fixed.out;
   EXPECT_NE(fixed.out.find("  ~ libghost.so.3: not found \u2192 " + libdir + "/libghost.so.3 (ld_library_path)\n"),
             std::string::npos)
       << fixed.out;
@@ -196,10 +203,13 @@ TEST_F(FleetTest, HealthCheckFormats) {
   ASSERT_EQ(venv.envdoctor_run("check", "--format prom --output " + quote(prom)).status, 0);
   std::string text = run("cat " + quote(prom)).out;
   std::string env = "environment=\"" + venv.python() + "\"";
-  EXPECT_NE(text.find("# TYPE envdoctor_check_ok gauge\nenvdoctor_check_ok{" + env + "} 1\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("# TYPE envdoctor_check_ok gauge\nenvdoctor_check_ok{" + env + "} 1\n"), std::string::npos)
+      << text;
   EXPECT_NE(text.find("envdoctor_snapshot_info{" + env + ",digest=\"" + digest + "\"} 1\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"missing-library\",severity=\"error\"} 0\n"), std::string::npos);
-  EXPECT_EQ(std::distance(fs::directory_iterator(tmp_ / "textfile"), fs::directory_iterator()), 1) << "no temporary left";
+  EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"missing-library\",severity=\"error\"} 0\n"),
+            std::string::npos);
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp_ / "textfile"), fs::directory_iterator()), 1)
+      << "no temporary left";
 
   fs::remove(venv.site() + "/gamma/lib/libgamma.so.1");
   CommandResult broken = venv.envdoctor_run("check", "--format nhc");
@@ -208,7 +218,8 @@ TEST_F(FleetTest, HealthCheckFormats) {
   ASSERT_EQ(venv.envdoctor_run("check", "--format prom --output " + quote(prom)).status, 1);
   text = run("cat " + quote(prom)).out;
   EXPECT_NE(text.find("envdoctor_check_ok{" + env + "} 0\n"), std::string::npos) << text;
-  EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"missing-library\",severity=\"error\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"missing-library\",severity=\"error\"} 1\n"),
+            std::string::npos);
   EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"record-missing-file\",severity=\"error\"} 1\n"),
             std::string::npos);
 }
@@ -222,8 +233,10 @@ TEST_F(FleetTest, NhcCheckFunction) {
   venv.install({package_wheel("zeta", "1.0", 1)});
   auto check = [&] {
     return run("ENVDOCTOR=" + quote(envdoctor()) + " bash -c " +
-               quote(". " + std::string(ENVDOCTOR_SOURCE_DIR) + "/contrib/nhc/envdoctor.nhc; "
-                     "die() { echo \"die $1: $2\"; }; check_envdoctor " + venv.python() + "; echo \"status $?\""));
+               quote(". " + std::string(ENVDOCTOR_SOURCE_DIR) +
+                     "/contrib/nhc/envdoctor.nhc; "
+                     "die() { echo \"die $1: $2\"; }; check_envdoctor " +
+                     venv.python() + "; echo \"status $?\""));
   };
   EXPECT_EQ(check().out, "status 0\n");
   fs::remove(venv.site() + "/zeta/lib/libzeta.so.1");
@@ -235,7 +248,9 @@ TEST_F(FleetTest, DiffRefusesWhatIsNotASnapshot) {
   CommandResult r = run(quote(envdoctor()) + " diff " + quote(bad) + " " + quote(bad));
   EXPECT_EQ(r.status, 2);
   EXPECT_EQ(r.err, "envdoctor: " + bad + ": not an envdoctor snapshot\n");
-  std::string hostile = save("hostile.json", R"({"schema":1,"digest":5,"files":[1,{"path":[]}],"packages":[null],"resolutions":[],"findings":[{"severity":7}]})");
+  std::string hostile = save(
+      "hostile.json",
+      R"({"schema":1,"digest":5,"files":[1,{"path":[]}],"packages":[null],"resolutions":[],"findings":[{"severity":7}]})");
   r = run(quote(envdoctor()) + " diff " + quote(hostile) + " " + quote(bad));
   EXPECT_EQ(r.status, 2);
   r = run(quote(envdoctor()) + " diff " + quote(hostile) + " " + quote(hostile));

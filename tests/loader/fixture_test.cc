@@ -141,8 +141,8 @@ TEST_F(LoaderFixture, VersionScriptAndMissingVersion) {
   std::string map = tmp.write("v.map", "V1 { global: f1; local: *; };\nV2 { global: f2; } V1;\n");
   lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
       "-Wl,-soname,libv.so -Wl,--version-script=" + map);
-  std::string top = lib("libtop.so", "int f2(void); int top(void){return f2();}",
-                        "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
+  std::string top =
+      lib("libtop.so", "int f2(void); int top(void){return f2();}", "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
   expect_same_listing(top);
   expect_same_dlopen(top);
   // The provider loses V2: "version `V2' not found (required by ...)".
@@ -157,8 +157,8 @@ TEST_F(LoaderFixture, WeakVersionNeed) {
   std::string map = tmp.write("v.map", "V1 { global: f1; local: *; };\nV2 { global: f2; } V1;\n");
   lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
       "-Wl,-soname,libv.so -Wl,--version-script=" + map);
-  std::string top = lib("libtop.so", "int f1(void); int top(void){return f1();}",
-                        "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
+  std::string top =
+      lib("libtop.so", "int f1(void); int top(void){return f1();}", "-L" + tmp / "d" + " -lv -Wl,-rpath," + tmp / "d");
   make_version_weak(top, "V1");
   std::string map1 = tmp.write("v1.map", "V2 { global: f1; f2; local: *; };\n");
   lib("d/libv.so", "int f1(void){return 1;} int f2(void){return 2;}",
@@ -173,7 +173,8 @@ class SearchOrder : public LoaderFixture {
   void SetUp() override {
     LoaderFixture::SetUp();
     if (IsSkipped()) return;
-    for (const char* d : {"rpath", "llp", "runpath", "leafdir"}) lib(std::string(d) + "/libdep.so", "int dep(void){return 1;}");
+    for (const char* d : {"rpath", "llp", "runpath", "leafdir"})
+      lib(std::string(d) + "/libdep.so", "int dep(void){return 1;}");
   }
   std::string top_with(const std::string& dtags, const std::string& dir) {
     return lib("top-" + dtags + "/libtop.so", "int dep(void); int top(void){return dep();}",
@@ -199,8 +200,7 @@ TEST_F(SearchOrder, LdLibraryPathBeforeRunpath) {
 // which lies only in d: found through the inherited RPATH, not through a RUNPATH.
 void build_chain(LoaderFixture* f, TempDir& tmp, const std::string& dtags, std::string* top) {
   build_shared(tmp / "d/libleaf.so", "int leaf(void){return 1;}", "", tmp);
-  build_shared(tmp / "d/libmid.so", "int leaf(void); int mid(void){return leaf();}",
-               "-L" + tmp / "d" + " -lleaf", tmp);
+  build_shared(tmp / "d/libmid.so", "int leaf(void); int mid(void){return leaf();}", "-L" + tmp / "d" + " -lleaf", tmp);
   *top = tmp / (dtags + "/libtop.so");
   build_shared(*top, "int mid(void); int top(void){return mid();}",
                "-L" + tmp / "d" + " -lmid -Wl,--" + dtags + "-new-dtags -Wl,-rpath," + tmp / "d", tmp);
@@ -233,8 +233,7 @@ TEST_F(LoaderFixture, OriginThroughSymlinkedDirectory) {
 }
 
 TEST_F(LoaderFixture, NodeflibKeepsSystemDirectoriesOut) {
-  std::string top = lib("libtop.so", "double cos(double); double top(double x){return cos(x);}",
-                        "-lm -Wl,-z,nodeflib");
+  std::string top = lib("libtop.so", "double cos(double); double top(double x){return cos(x);}", "-lm -Wl,-z,nodeflib");
   expect_same_listing(top);
   expect_same_dlopen(top);
 }
@@ -261,8 +260,7 @@ TEST_F(LoaderFixture, WrongClassCandidateIsSkipped) {
     build_shared(bad, "int dep(void){return 1;}", "", tmp);
     patch(bad, EI_CLASS, std::string(1, ELFCLASS32));  // a 32-bit header on 64-bit contents
   }
-  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
-                        "-L" + tmp / "good" + " -ldep");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}", "-L" + tmp / "good" + " -ldep");
   std::string both = tmp / "bad" + ":" + tmp / "good", only_bad = tmp / "bad";
   expect_same_listing(top, &both);
   expect_same_dlopen(top, &both);
@@ -295,8 +293,7 @@ TEST_F(LoaderFixture, WrongMachineCandidateIsSkipped) {
   std::string bad = lib("bad/libdep.so", "int dep(void){return 1;}");
   u16 aarch64 = EM_AARCH64;
   patch(bad, offsetof(Elf64_Ehdr, e_machine), std::string(reinterpret_cast<char*>(&aarch64), 2));
-  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
-                        "-L" + tmp / "good" + " -ldep");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}", "-L" + tmp / "good" + " -ldep");
   std::string both = tmp / "bad" + ":" + tmp / "good", only_bad = tmp / "bad";
   expect_same_listing(top, &both);
   expect_same_listing(top, &only_bad);
@@ -305,8 +302,7 @@ TEST_F(LoaderFixture, WrongMachineCandidateIsSkipped) {
 
 TEST_F(LoaderFixture, TruncatedCandidateIsFatal) {
   lib("good/libdep.so", "int dep(void){return 1;}");
-  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
-                        "-L" + tmp / "good" + " -ldep");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}", "-L" + tmp / "good" + " -ldep");
   std::string llp = tmp / "bad" + ":" + tmp / "good";
   for (int size : {0, 10, 100}) {
     SCOPED_TRACE(size);
@@ -325,8 +321,9 @@ TEST_F(LoaderFixture, UndefinedSymbol) {
 }
 
 TEST_F(LoaderFixture, WeakUndefinedSymbolIsNoError) {
-  std::string top = lib("libw.so", "extern int maybe(void) __attribute__((weak));"
-                                   "int top(void){return maybe ? maybe() : 0;}");
+  std::string top = lib("libw.so",
+                        "extern int maybe(void) __attribute__((weak));"
+                        "int top(void){return maybe ? maybe() : 0;}");
   expect_same_listing(top);
   expect_same_dlopen(top);
   EXPECT_EQ(model_dlopen(top), "ok");
@@ -362,8 +359,8 @@ TEST_F(LoaderFixture, DependencyCycle) {
   lib("d/libb.so", "int b(void){return 1;}", "");
   lib("d/liba.so", "int b(void); int a(void){return b();}", "-L" + tmp / "d" + " -lb -Wl,-rpath," + tmp / "d");
   lib("d/libb.so", "int a(void); int b(void){return 1;}", "-L" + tmp / "d" + " -la -Wl,-rpath," + tmp / "d");
-  std::string top = lib("libtop.so", "int a(void); int top(void){return a();}",
-                        "-L" + tmp / "d" + " -la -Wl,-rpath," + tmp / "d");
+  std::string top =
+      lib("libtop.so", "int a(void); int top(void){return a();}", "-L" + tmp / "d" + " -la -Wl,-rpath," + tmp / "d");
   expect_same_listing(top);
   expect_same_dlopen(top);
 }
@@ -402,9 +399,10 @@ TEST_F(LoaderFixture, MainProgramRpathServesItsDependencies) {
   lib("d/libleaf.so", "int leaf(void){return 1;}");
   lib("e/libmid.so", "int leaf(void); int mid(void){return leaf();}", "-L" + tmp / "d" + " -lleaf");
   std::string prog = tmp / "bin/prog";
-  build_executable(prog, "int mid(void); int main(void){return mid();}",
-                   "-L" + tmp / "e" + " -lmid -L" + tmp / "d" + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../d:$ORIGIN/../e'",
-                   tmp);
+  build_executable(
+      prog, "int mid(void); int main(void){return mid();}",
+      "-L" + tmp / "e" + " -lmid -L" + tmp / "d" + " -Wl,--disable-new-dtags -Wl,-rpath,'$ORIGIN/../d:$ORIGIN/../e'",
+      tmp);
   expect_same_listing(prog);
   // Through a symbolic link to its directory: `ld.so FILE` takes $ORIGIN from the path as given.
   run("ln -s bin " + quote(tmp / "binlink"));
@@ -487,10 +485,12 @@ TEST_F(LoaderFixture, SymlinkLoopStopsTheSearchList) {
   fs::create_directories(tmp / "loop");
   fs::create_symlink("libdep.so", tmp / "loop/libdep.so");
   tmp.write("afile", "");
-  std::string stops = lib("stops/libtop.so", "int dep(void); int top(void){return dep();}",
-                          "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "loop" + ":" + tmp / "d");
-  std::string goes_on = lib("goes-on/libtop.so", "int dep(void); int top(void){return dep();}",
-                            "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "afile" + ":" + tmp / "d");
+  std::string stops =
+      lib("stops/libtop.so", "int dep(void); int top(void){return dep();}",
+          "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "loop" + ":" + tmp / "d");
+  std::string goes_on =
+      lib("goes-on/libtop.so", "int dep(void); int top(void){return dep();}",
+          "-L" + tmp / "d" + " -ldep -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "afile" + ":" + tmp / "d");
   std::string llp = tmp / "d";
   for (const std::string& top : {stops, goes_on}) {
     SCOPED_TRACE(top);
@@ -516,8 +516,9 @@ TEST_F(LoaderFixture, FiltersAndAuxiliaryObjects) {
   lib("f/libaux.so", fx);
   lib("f/libflt.so", fx, "-Wl,-soname,libflt.so -Wl,-F,libfiltee.so");
   lib("f/libax.so", fx, "-Wl,-soname,libax.so -Wl,-f,libaux.so -Wl,-f,libmissingaux.so");
-  std::string top = lib("libtop.so", "int fx(void); int top(void){return fx();}",
-                        "-Wl,--no-as-needed -L" + tmp / "f" + " -lax -lflt -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "f");
+  std::string top =
+      lib("libtop.so", "int fx(void); int top(void){return fx();}",
+          "-Wl,--no-as-needed -L" + tmp / "f" + " -lax -lflt -Wl,--disable-new-dtags -Wl,-rpath," + tmp / "f");
   expect_same_listing(top);
   expect_same_dlopen(top);
   EXPECT_NE(envdoctor_ldd(top).out.find("libaux.so"), std::string::npos);

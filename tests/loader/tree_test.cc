@@ -21,7 +21,8 @@ std::vector<std::string> ld_so_tried(const std::string& debug, const std::string
   bool inside = false;
   *asked_cache = false;
   for (std::string line; std::getline(in, line);) {
-    if (line.find("find library=") != std::string::npos) inside = line.find("find library=" + name + " ") != std::string::npos;
+    if (line.find("find library=") != std::string::npos)
+      inside = line.find("find library=" + name + " ") != std::string::npos;
     if (!inside) continue;
     if (line.find("search cache=") != std::string::npos) *asked_cache = true;
     size_t at = line.find("trying file=");
@@ -41,9 +42,10 @@ TEST(Tree, RulesAndThePathsConsideredAsLdSoTriesThem) {
   build_shared(tmp / "d/libdep.so", "int dep(void){return 1;}", "-nostdlib -Wl,-soname,libdep.so", tmp);
   build_shared(tmp / "gone/libgone.so", "int gone(void){return 1;}", "-nostdlib -Wl,-soname,libgone.so", tmp);
   std::string top = tmp / "libtop.so";
-  build_shared(top, "int dep(void); int gone(void); int top(void){return dep()+gone();}",
-               "-nostdlib -L" + tmp / "d" + " -ldep -L" + tmp / "gone" + " -lgone -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/d'",
-               tmp);
+  build_shared(
+      top, "int dep(void); int gone(void); int top(void){return dep()+gone();}",
+      "-nostdlib -L" + tmp / "d" + " -ldep -L" + tmp / "gone" + " -lgone -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/d'",
+      tmp);
   fs::remove_all(tmp / "gone");
 
   CommandResult tree = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " tree " + quote(top));
@@ -57,8 +59,8 @@ TEST(Tree, RulesAndThePathsConsideredAsLdSoTriesThem) {
   EXPECT_EQ(got[2], "└── libgone.so => not found");
   EXPECT_EQ(got[3], "    Paths considered in this order:");
 
-  CommandResult debug = run("env -u LD_LIBRARY_PATH LD_DEBUG=libs LD_TRACE_LOADED_OBJECTS=1 " + std::string(kLdSo) +
-                            " " + quote(top));
+  CommandResult debug =
+      run("env -u LD_LIBRARY_PATH LD_DEBUG=libs LD_TRACE_LOADED_OBJECTS=1 " + std::string(kLdSo) + " " + quote(top));
   EXPECT_NE(debug.out.find("libgone.so => not found"), std::string::npos) << debug.out;
   bool asked_cache = false;
   std::vector<std::string> tried = ld_so_tried(debug.err, "libgone.so", &asked_cache);

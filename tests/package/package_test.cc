@@ -101,7 +101,9 @@ TEST(WheelTag, SystemLibrariesAgreeWithObjdump) {
     GlibcNeed need = objdump_glibc_need(lib);
     json f = wheel_tag_json(quote(lib))["files"][0];
     EXPECT_EQ(f["glibc"], need.major ? "2." + std::to_string(std::max(need.minor, 5)) : "2.5");
-    bool only_glibc = run("readelf -d " + quote(lib) + " | grep NEEDED | grep -Ev 'libc.so.6|libpthread|libm.so|libdl|librt'").out.empty();
+    bool only_glibc =
+        run("readelf -d " + quote(lib) + " | grep NEEDED | grep -Ev 'libc.so.6|libpthread|libm.so|libdl|librt'")
+            .out.empty();
     EXPECT_EQ(f["tag"].is_string(), only_glibc) << f.dump();
   }
 }
@@ -156,8 +158,8 @@ print(w)
   // The wheel passes its own check: `check --with` lays it into a fresh venv in memory.
   TempDir tmp;
   ASSERT_EQ(run("python3 -m venv --without-pip " + quote(tmp / "venv")).status, 0);
-  CommandResult with = run(quote(envdoctor()) + " check --json --verify-hashes --python " + quote(tmp / "venv/bin/python") +
-                           " --with " + quote(wheel));
+  CommandResult with = run(quote(envdoctor()) + " check --json --verify-hashes --python " +
+                           quote(tmp / "venv/bin/python") + " --with " + quote(wheel));
   EXPECT_EQ(with.status, 0) << with.err;
   json checked = json::parse(with.out.empty() ? "{}" : with.out);
   EXPECT_EQ(checked["environment"]["packages"], 1);
@@ -247,8 +249,8 @@ TEST_P(InstalledWheel, ExaminesItsOwnVenvAndUninstallsCleanly) {
   ASSERT_EQ(installed.status, 0) << installed.err;
 
   std::string base_prefix = fs::path(base).parent_path().parent_path().string();
-  std::string env = "cd / && env -u CONDA_PREFIX -u ENVDOCTOR_PYTHON VIRTUAL_ENV=" + quote(base_prefix) +
-                    " PATH=/usr/bin:/bin ";
+  std::string env =
+      "cd / && env -u CONDA_PREFIX -u ENVDOCTOR_PYTHON VIRTUAL_ENV=" + quote(base_prefix) + " PATH=/usr/bin:/bin ";
   CommandResult named = run(quote(envdoctor()) + " check --json --verify-hashes --python " + quote(python));
   ASSERT_EQ(named.status, 0) << named.out << named.err;
   json expected = json::parse(named.out);
@@ -297,8 +299,8 @@ TEST(Install, PutsBinaryDataManPageAndCompletionsInPlace) {
   ASSERT_EQ(r.status, 0) << r.err;
   for (const char* f : {"bin/envdoctor", "share/envdoctor/sonames.json", "share/envdoctor/schemas/check.schema.json",
                         "share/envdoctor/schemas/cuda.schema.json", "share/envdoctor/schemas/wheel-tag.schema.json",
-                        "share/man/man1/envdoctor.1",
-                        "share/bash-completion/completions/envdoctor", "share/zsh/site-functions/_envdoctor"})
+                        "share/man/man1/envdoctor.1", "share/bash-completion/completions/envdoctor",
+                        "share/zsh/site-functions/_envdoctor"})
     EXPECT_TRUE(fs::is_regular_file(prefix + "/" + f)) << f;
 
   // The installed binary reads its own tables: a broken copy is what it complains about.
@@ -317,7 +319,8 @@ TEST(Install, PutsBinaryDataManPageAndCompletionsInPlace) {
   std::string bash = prefix + "/share/bash-completion/completions/envdoctor";
   CommandResult help = run(quote(envdoctor()) + " --help");
   std::string subcommands = help.out.substr(help.out.find("Subcommands:\n"));
-  std::string complete = "source " + quote(bash) + "; COMP_WORDS=(envdoctor ''); COMP_CWORD=1; _envdoctor; "
+  std::string complete = "source " + quote(bash) +
+                         "; COMP_WORDS=(envdoctor ''); COMP_CWORD=1; _envdoctor; "
                          "printf '%s\\n' \"${COMPREPLY[@]}\"";
   CommandResult words = run("bash -c " + quote(complete));
   EXPECT_EQ(words.status, 0) << words.err;
@@ -331,7 +334,8 @@ TEST(Install, PutsBinaryDataManPageAndCompletionsInPlace) {
   }
   EXPECT_GE(count, 6);
   // Options of a subcommand complete too.
-  complete = "source " + quote(bash) + "; COMP_WORDS=(envdoctor check --verify); COMP_CWORD=2; _envdoctor; "
+  complete = "source " + quote(bash) +
+             "; COMP_WORDS=(envdoctor check --verify); COMP_CWORD=2; _envdoctor; "
              "printf '%s\\n' \"${COMPREPLY[@]}\"";
   EXPECT_EQ(run("bash -c " + quote(complete)).out, "--verify-hashes\n");
 }

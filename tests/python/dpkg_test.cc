@@ -12,9 +12,9 @@ TEST(Dpkg, AgreesWithDpkgSearchOnThisMachine) {
   python::DpkgIndex index;
   for (const char* path : {"/lib/x86_64-linux-gnu/libc.so.6", "/usr/lib/x86_64-linux-gnu/libstdc++.so.6"}) {
     if (!fs::exists(path)) continue;
-    CommandResult r = run(std::string("dpkg -S ") + quote(path) + " 2>/dev/null || dpkg -S " +
-                          quote(std::string(path).rfind("/usr", 0) == 0 ? std::string(path).substr(4)
-                                                                          : "/usr" + std::string(path)));
+    CommandResult r =
+        run(std::string("dpkg -S ") + quote(path) + " 2>/dev/null || dpkg -S " +
+            quote(std::string(path).rfind("/usr", 0) == 0 ? std::string(path).substr(4) : "/usr" + std::string(path)));
     ASSERT_EQ(r.status, 0) << path;
     std::string expected = r.out.substr(0, r.out.find_first_of(":,"));
     auto owner = index.owner(path);
@@ -27,9 +27,11 @@ TEST(Dpkg, AgreesWithDpkgSearchOnThisMachine) {
 
 TEST(Dpkg, ReadsARootsDatabase) {
   TempDir root;
-  root.write("var/lib/dpkg/info/libfoo1:amd64.list", "/.\n/usr\n/usr/lib/x86_64-linux-gnu/libfoo.so.1\n/usr/share/doc/x\n");
-  root.write("var/lib/dpkg/status", "Package: libfoo1\nStatus: install ok installed\nVersion: 1.2-3\n\n"
-                                    "Package: other\nVersion: 9\n\n");
+  root.write("var/lib/dpkg/info/libfoo1:amd64.list",
+             "/.\n/usr\n/usr/lib/x86_64-linux-gnu/libfoo.so.1\n/usr/share/doc/x\n");
+  root.write("var/lib/dpkg/status",
+             "Package: libfoo1\nStatus: install ok installed\nVersion: 1.2-3\n\n"
+             "Package: other\nVersion: 9\n\n");
   python::DpkgIndex index(root.path().string());
   auto owner = index.owner("/usr/lib/x86_64-linux-gnu/libfoo.so.1");
   ASSERT_TRUE(owner);

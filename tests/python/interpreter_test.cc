@@ -78,7 +78,10 @@ TEST(Interpreter, DefaultOrderPrefersVirtualEnvThenConda) {
   TempDir tmp;
   std::string venv_python = script(tmp, "venv/bin/python", "");
   std::string conda_python = script(tmp, "conda/bin/python", "");
-  auto saved = [](const char* n) { const char* v = std::getenv(n); return v ? std::optional<std::string>(v) : std::nullopt; };
+  auto saved = [](const char* n) {
+    const char* v = std::getenv(n);
+    return v ? std::optional<std::string>(v) : std::nullopt;
+  };
   auto venv = saved("VIRTUAL_ENV"), conda = saved("CONDA_PREFIX");
   std::string error;
   ::setenv("VIRTUAL_ENV", (tmp / "venv").c_str(), 1);

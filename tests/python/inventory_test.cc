@@ -38,17 +38,22 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
   std::string wheels = tmp / "wheels";
   fs::create_directories(wheels);
   std::vector<std::string> paths = {
-      test::make_wheel(wheels, {{"name", "Alpha_Pkg"}, {"version", "1.0"},
-                                {"requires", {"numpy>=1; python_version >= '3.8'", "pytest; extra == 'test'",
-                                              "pywin32; sys_platform == 'win32'"}},
-                                {"files", {{"alpha/__init__.py", "X = 1\n"},
-                                           {"alpha/lib/libalpha.so.1", "ELF?"},
-                                           {"Alpha_Pkg-1.0.data/scripts/alpha-tool", "#!python\nprint(1)\n"},
-                                           {"Alpha_Pkg-1.0.data/headers/alpha.h", "int alpha;\n"},
-                                           {"Alpha_Pkg-1.0.data/data/share/alpha/README", "hi\n"}}}}),
-      test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu12"}, {"version", "9.1.0.70"},
+      test::make_wheel(wheels, {{"name", "Alpha_Pkg"},
+                                {"version", "1.0"},
+                                {"requires",
+                                 {"numpy>=1; python_version >= '3.8'", "pytest; extra == 'test'",
+                                  "pywin32; sys_platform == 'win32'"}},
+                                {"files",
+                                 {{"alpha/__init__.py", "X = 1\n"},
+                                  {"alpha/lib/libalpha.so.1", "ELF?"},
+                                  {"Alpha_Pkg-1.0.data/scripts/alpha-tool", "#!python\nprint(1)\n"},
+                                  {"Alpha_Pkg-1.0.data/headers/alpha.h", "int alpha;\n"},
+                                  {"Alpha_Pkg-1.0.data/data/share/alpha/README", "hi\n"}}}}),
+      test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu12"},
+                                {"version", "9.1.0.70"},
                                 {"files", {{"nvidia/__init__.py", ""}, {"nvidia/cudnn/lib/libcudnn.so.9", "cu12"}}}}),
-      test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu13"}, {"version", "9.13.0.50"},
+      test::make_wheel(wheels, {{"name", "nvidia-cudnn-cu13"},
+                                {"version", "9.13.0.50"},
                                 {"files", {{"nvidia/__init__.py", ""}, {"nvidia/cudnn/lib/libcudnn.so.9", "cu13"}}}}),
       test::make_wheel(wheels, {{"name", "nvidia-npp-cu13"}, {"version", "0.0.0a0"}, {"files", json::object()}}),
   };
@@ -131,10 +136,10 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
   EXPECT_TRUE(owners.owners(site / "nothing.so").empty());
   std::string pyc = "nvidia/__pycache__/__init__.cpython-" + std::to_string(env->version_info.major) +
                     std::to_string(env->version_info.minor) + ".pyc";
-  EXPECT_EQ(owners.shared_paths(),
-            (std::vector<fs::path>{site / "nvidia/__init__.py", site / pyc, cudnn}));
+  EXPECT_EQ(owners.shared_paths(), (std::vector<fs::path>{site / "nvidia/__init__.py", site / pyc, cudnn}));
   // venv's lib64 -> lib link: the same file by another spelling.
-  fs::path via_lib64 = fs::path(venv) / ("lib64/python" + env->version_info.short_str()) / "site-packages/alpha/__init__.py";
+  fs::path via_lib64 =
+      fs::path(venv) / ("lib64/python" + env->version_info.short_str()) / "site-packages/alpha/__init__.py";
   if (fs::is_symlink(fs::path(venv) / "lib64")) {
     EXPECT_EQ(names_of(owners.owners(via_lib64)), (std::vector<std::string>{"Alpha_Pkg"}));
   }
@@ -150,18 +155,18 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
   const Distribution* cu13 = after.find("nvidia-cudnn-cu13");
   ASSERT_TRUE(cu13);
   EXPECT_FALSE(after.find("nvidia-cudnn-cu12"));
-  auto listed = std::find_if(cu13->record.begin(), cu13->record.end(),
-                             [&](const RecordEntry& e) { return e.resolved == cudnn; });
+  auto listed =
+      std::find_if(cu13->record.begin(), cu13->record.end(), [&](const RecordEntry& e) { return e.resolved == cudnn; });
   EXPECT_NE(listed, cu13->record.end());
   EXPECT_FALSE(fs::exists(cudnn));
 }
 
 TEST(Inventory, EggInfoRequiresSections) {
-  EXPECT_EQ(egg_requires_to_pep508("six\n\n[cuda]\ncupy>=12\n\n[:python_version < \"3.8\"]\nimportlib-metadata\n"
-                                   "[test:sys_platform == \"linux\"]\npytest\n"),
-            (std::vector<std::string>{"six", "cupy>=12; extra == \"cuda\"",
-                                      "importlib-metadata; python_version < \"3.8\"",
-                                      "pytest; (sys_platform == \"linux\") and extra == \"test\""}));
+  EXPECT_EQ(
+      egg_requires_to_pep508("six\n\n[cuda]\ncupy>=12\n\n[:python_version < \"3.8\"]\nimportlib-metadata\n"
+                             "[test:sys_platform == \"linux\"]\npytest\n"),
+      (std::vector<std::string>{"six", "cupy>=12; extra == \"cuda\"", "importlib-metadata; python_version < \"3.8\"",
+                                "pytest; (sys_platform == \"linux\") and extra == \"test\""}));
 }
 
 TEST(Inventory, EggInfoCondaAndHostileDirectories) {
@@ -179,8 +184,8 @@ TEST(Inventory, EggInfoCondaAndHostileDirectories) {
   fs::create_symlink("loop-1.0.dist-info", site / "loop-1.0.dist-info");
   tmp.write("conda-meta/zlib-1.3-h4.json",
             R"({"name": "zlib", "version": "1.3", "files": ["lib/libz.so.1"],
-                "paths_data": {"paths": [{"_path": "lib/libz.so.1", "sha256": ")" + std::string(64, 'a') +
-                R"(", "size_in_bytes": 100}, {"_path": "../escape"}]}})");
+                "paths_data": {"paths": [{"_path": "lib/libz.so.1", "sha256": ")" +
+                std::string(64, 'a') + R"(", "size_in_bytes": 100}, {"_path": "../escape"}]}})");
   tmp.write("conda-meta/bad-1.0-0.json", "{not json");
   tmp.write("conda-meta/history", "");
 
@@ -188,25 +193,27 @@ TEST(Inventory, EggInfoCondaAndHostileDirectories) {
   env.prefix = prefix.string();
   env.sys_path = {"", site.string(), (prefix / "missing").string()};
   Inventory inv = read_inventory(env);
-  EXPECT_EQ(inv.problems, (std::vector<std::string>{
-                              (site / "loop-1.0.dist-info").string() + ": Too many levels of symbolic links",
-                              (site / "notadir-1.0.dist-info").string() + ": not a directory"}));
+  EXPECT_EQ(inv.problems,
+            (std::vector<std::string>{(site / "loop-1.0.dist-info").string() + ": Too many levels of symbolic links",
+                                      (site / "notadir-1.0.dist-info").string() + ": not a directory"}));
   std::vector<std::string> found;
   for (const Distribution& d : inv.distributions) {
     std::string line = d.name + " " + d.version + " [" + std::to_string(d.record.size()) + " files]";
     for (const std::string& p : d.problems) line += " | " + p;
     found.push_back(line);
   }
-  EXPECT_EQ(found,
-            (std::vector<std::string>{
-                "Legacy 0.9 [4 files] | installed-files.txt line 4: path '../../../../../etc/x' escapes the environment prefix " +
-                    prefix.string(),
-                "broken 2.0 [2 files] | METADATA: No such file or directory | RECORD line 2: path '../../../../../x' "
-                "escapes the environment prefix " + prefix.string(),
-                "single 1.0 [0 files]",
-                "bad 1.0 [0 files] | bad-1.0-0.json: not a JSON object",
-                "zlib 1.3 [2 files] | zlib-1.3-h4.json: file '../escape' lies outside the prefix",
-            }));
+  EXPECT_EQ(
+      found,
+      (std::vector<std::string>{
+          "Legacy 0.9 [4 files] | installed-files.txt line 4: path '../../../../../etc/x' escapes the environment prefix " +
+              prefix.string(),
+          "broken 2.0 [2 files] | METADATA: No such file or directory | RECORD line 2: path '../../../../../x' "
+          "escapes the environment prefix " +
+              prefix.string(),
+          "single 1.0 [0 files]",
+          "bad 1.0 [0 files] | bad-1.0-0.json: not a JSON object",
+          "zlib 1.3 [2 files] | zlib-1.3-h4.json: file '../escape' lies outside the prefix",
+      }));
   const Distribution* legacy = inv.find("legacy");
   ASSERT_TRUE(legacy);
   EXPECT_EQ(legacy->kind, Distribution::kEggInfo);

@@ -9,13 +9,17 @@
 namespace envdoctor::python {
 namespace {
 
-const MarkerEnvironment kLinux311 = {
-    {"implementation_name", "cpython"},      {"implementation_version", "3.11.7"},
-    {"os_name", "posix"},                    {"platform_machine", "x86_64"},
-    {"platform_python_implementation", "CPython"}, {"platform_release", "6.1.0-13-amd64"},
-    {"platform_system", "Linux"},            {"platform_version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1"},
-    {"python_full_version", "3.11.7"},       {"python_version", "3.11"},
-    {"sys_platform", "linux"}};
+const MarkerEnvironment kLinux311 = {{"implementation_name", "cpython"},
+                                     {"implementation_version", "3.11.7"},
+                                     {"os_name", "posix"},
+                                     {"platform_machine", "x86_64"},
+                                     {"platform_python_implementation", "CPython"},
+                                     {"platform_release", "6.1.0-13-amd64"},
+                                     {"platform_system", "Linux"},
+                                     {"platform_version", "#1 SMP PREEMPT_DYNAMIC Debian 6.1.55-1"},
+                                     {"python_full_version", "3.11.7"},
+                                     {"python_version", "3.11"},
+                                     {"sys_platform", "linux"}};
 
 struct MarkerCase {
   const char* marker;
@@ -136,8 +140,8 @@ TEST(Requirements, FilteredForTheEnvironment) {
 }
 
 TEST(Versions, OrderingFollowsPep440) {
-  const char* ordered[] = {"1.0.dev0", "1.0a1", "1.0a2.dev1", "1.0a2", "1.0b1", "1.0rc1", "1.0",
-                           "1.0+local", "1.0+local.7", "1.0.post1.dev0", "1.0.post1", "1.1", "1!0.1"};
+  const char* ordered[] = {"1.0.dev0",  "1.0a1",       "1.0a2.dev1",     "1.0a2",     "1.0b1", "1.0rc1", "1.0",
+                           "1.0+local", "1.0+local.7", "1.0.post1.dev0", "1.0.post1", "1.1",   "1!0.1"};
   for (size_t i = 0; i + 1 < std::size(ordered); i++) {
     auto a = Version::parse(ordered[i]), b = Version::parse(ordered[i + 1]);
     ASSERT_TRUE(a && b) << ordered[i] << " " << ordered[i + 1];
@@ -180,17 +184,24 @@ TEST(Versions, SpecifierClauses) {
 // The referee: packaging's own marker evaluation, in the interpreter of this machine.
 TEST(Markers, AgreeWithPackagingOnThisInterpreter) {
   if (!test::have_tool("python3")) GTEST_SKIP() << "python3 not found";
-  std::vector<std::string> markers = {
-      "python_version >= '3.10'", "python_version < '3.9'", "python_full_version >= '3.11.0'",
-      "platform_machine == 'x86_64'", "sys_platform == 'linux' and implementation_name == 'cpython'",
-      "'linux' in sys_platform", "platform_system != 'Windows'", "python_version == '3.*'",
-      "implementation_version ~= '3.11.0'", "platform_python_implementation == 'CPython'",
-      "extra == 'a'", "os_name == 'posix' or python_version < '2.7'"};
+  std::vector<std::string> markers = {"python_version >= '3.10'",
+                                      "python_version < '3.9'",
+                                      "python_full_version >= '3.11.0'",
+                                      "platform_machine == 'x86_64'",
+                                      "sys_platform == 'linux' and implementation_name == 'cpython'",
+                                      "'linux' in sys_platform",
+                                      "platform_system != 'Windows'",
+                                      "python_version == '3.*'",
+                                      "implementation_version ~= '3.11.0'",
+                                      "platform_python_implementation == 'CPython'",
+                                      "extra == 'a'",
+                                      "os_name == 'posix' or python_version < '2.7'"};
   nlohmann::json list = markers;
-  test::CommandResult r = test::run(
-      "python3 -c " + test::quote("import json,sys\nfrom pip._vendor.packaging.markers import Marker\n"
-                                  "print(json.dumps([Marker(m).evaluate({'extra': ''}) for m in json.loads(sys.argv[1])]))") +
-      " " + test::quote(list.dump()));
+  test::CommandResult r =
+      test::run("python3 -c " +
+                test::quote("import json,sys\nfrom pip._vendor.packaging.markers import Marker\n"
+                            "print(json.dumps([Marker(m).evaluate({'extra': ''}) for m in json.loads(sys.argv[1])]))") +
+                " " + test::quote(list.dump()));
   if (r.status != 0) GTEST_SKIP() << "pip's packaging not importable: " << r.err;
   std::vector<bool> expected = nlohmann::json::parse(r.out).get<std::vector<bool>>();
   std::string error;

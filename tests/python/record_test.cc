@@ -69,7 +69,7 @@ TEST(Base64, UrlsafeRoundTripWithoutPadding) {
   EXPECT_EQ(text, "-_8AEIM");
   EXPECT_EQ(decode_urlsafe_base64(text), bytes);
   EXPECT_EQ(decode_urlsafe_base64("-_8AEIM="), bytes);
-  EXPECT_FALSE(decode_urlsafe_base64("ab+/"));  // the standard alphabet is not urlsafe
+  EXPECT_FALSE(decode_urlsafe_base64("ab+/"));   // the standard alphabet is not urlsafe
   EXPECT_FALSE(decode_urlsafe_base64("abcde"));  // 5 characters cannot encode whole bytes
 }
 
@@ -110,12 +110,10 @@ TEST(Record, HostileRowsAreProblemsAndTheRestIsRead) {
       ctx, &problems);
   std::vector<std::string> paths;
   for (const RecordEntry& e : entries) paths.push_back(e.resolved.string());
-  EXPECT_EQ(paths, (std::vector<std::string>{"/etc/passwd", "/usr/lib/libc.so.6",
-                                             "/v/lib/python3.11/site-packages/a.py",
-                                             "/v/lib/python3.11/site-packages/b.py",
-                                             "/v/lib/python3.11/site-packages/c.py",
-                                             "/v/lib/python3.11/site-packages/d.py",
-                                             "/v/lib/python3.11/site-packages/fine.py"}));
+  EXPECT_EQ(paths, (std::vector<std::string>{
+                       "/etc/passwd", "/usr/lib/libc.so.6", "/v/lib/python3.11/site-packages/a.py",
+                       "/v/lib/python3.11/site-packages/b.py", "/v/lib/python3.11/site-packages/c.py",
+                       "/v/lib/python3.11/site-packages/d.py", "/v/lib/python3.11/site-packages/fine.py"}));
   EXPECT_EQ(problems, (std::vector<std::string>{
                           "RECORD line 1: path '../../../../etc/passwd' escapes the environment prefix /v",
                           "RECORD line 2: absolute path '/usr/lib/libc.so.6'",
@@ -148,9 +146,8 @@ TEST(Record, UnreadableFilesAreProblemsNotCrashes) {
   EXPECT_TRUE(read_record(tmp.path() / "dir" / "RECORD", ctx, &problems).empty());
   ASSERT_EQ(::mkfifo((tmp.path() / "RECORD").c_str(), 0600), 0);  // must not block
   EXPECT_TRUE(read_record(tmp.path() / "RECORD", ctx, &problems).empty());
-  std::vector<std::string> expected = {"RECORD: No such file or directory",
-                                       "RECORD: Too many levels of symbolic links", "RECORD: Is a directory",
-                                       "RECORD: not a regular file"};
+  std::vector<std::string> expected = {"RECORD: No such file or directory", "RECORD: Too many levels of symbolic links",
+                                       "RECORD: Is a directory", "RECORD: not a regular file"};
   if (::geteuid() != 0) {
     std::string locked = tmp.write("locked/RECORD", "a,,\n");
     ::chmod(locked.c_str(), 0);

@@ -26,8 +26,12 @@ class Mutator {
       char c = pick(2) ? kInteresting[pick(sizeof(kInteresting) - 1)] : static_cast<char>(pick(256));
       switch (pick(4)) {
         case 0: s.insert(s.begin() + static_cast<long>(at), c); break;
-        case 1: if (!s.empty()) s.erase(at, 1 + pick(4)); break;
-        case 2: if (!s.empty()) s[at] = c; break;
+        case 1:
+          if (!s.empty()) s.erase(at, 1 + pick(4));
+          break;
+        case 2:
+          if (!s.empty()) s[at] = c;
+          break;
         case 3: s.insert(at, s.substr(at, pick(16))); break;
       }
     }
@@ -58,7 +62,8 @@ TEST(Robustness, RecordAndCsv) {
 
 TEST(Robustness, HeadersMarkersRequirementsVersions) {
   const std::string metadata = "Metadata-Version: 2.1\nName: x\n  folded\nRequires-Dist: a (>=1)\n\nbody";
-  const std::string requirement = "Torch[cuda, x] (>=2.1,<3,!=2.2.*) ; (python_version >= \"3.9\" or os_name in 'posix') and extra == 'gpu'";
+  const std::string requirement =
+      "Torch[cuda, x] (>=2.1,<3,!=2.2.*) ; (python_version >= \"3.9\" or os_name in 'posix') and extra == 'gpu'";
   const std::string version = "1!2.0.0rc1.post2.dev3+local.7";
   Mutator m(2);
   MarkerEnvironment env = {{"python_version", "3.11"}, {"os_name", "posix"}};
@@ -121,8 +126,9 @@ TEST(Robustness, CorruptWheels) {
   test::TempDir tmp;
   test::CommandResult r = test::run(
       "python3 " + test::quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/python/make_wheel.py") + " " +
-      test::quote(R"({"out": ")" + tmp.path().string() +
-                  R"(", "name": "demo", "version": "1.0", "files": {"demo/__init__.py": "x = 1\n", "demo/a.so": "ELF"}})"));
+      test::quote(
+          R"({"out": ")" + tmp.path().string() +
+          R"(", "name": "demo", "version": "1.0", "files": {"demo/__init__.py": "x = 1\n", "demo/a.so": "ELF"}})"));
   ASSERT_EQ(r.status, 0) << r.err;
   std::string original = *read_bounded_file(tmp.path() / "demo-1.0-py3-none-any.whl", 1 << 20, nullptr);
   Mutator m(4);

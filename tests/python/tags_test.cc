@@ -26,8 +26,8 @@ std::vector<std::string> pip_sys_tags(const std::string& python) {
 }
 
 std::string packaging_version(const std::string& python) {
-  test::CommandResult r = test::run(test::quote(python) +
-                                    " -c 'import pip._vendor.packaging as p; print(p.__version__)'");
+  test::CommandResult r =
+      test::run(test::quote(python) + " -c 'import pip._vendor.packaging as p; print(p.__version__)'");
   return r.out.substr(0, r.out.find('\n'));
 }
 
@@ -42,8 +42,8 @@ void expect_same_as_pip(const std::string& python) {
   // envdoctor follows is the newer list.
   std::string version = packaging_version(python);
   if (!version.empty() && version < "22") {
-    std::string cp_none_any = "cp" + std::to_string(env->version_info.major) +
-                              std::to_string(env->version_info.minor) + "-none-any";
+    std::string cp_none_any =
+        "cp" + std::to_string(env->version_info.major) + std::to_string(env->version_info.minor) + "-none-any";
     std::erase(ours, cp_none_any);
   }
   EXPECT_EQ(ours.size(), expected.size());
@@ -67,9 +67,8 @@ TEST(Tags, ManylinuxForGlibc217OnAarch64) {
   env.implementation = "cpython";
   env.sysconfig_platform = "linux-aarch64";
   env.glibc_version = "2.18";
-  EXPECT_EQ(linux_platform_tags(env),
-            (std::vector<std::string>{"manylinux_2_18_aarch64", "manylinux_2_17_aarch64", "manylinux2014_aarch64",
-                                      "linux_aarch64"}));
+  EXPECT_EQ(linux_platform_tags(env), (std::vector<std::string>{"manylinux_2_18_aarch64", "manylinux_2_17_aarch64",
+                                                                "manylinux2014_aarch64", "linux_aarch64"}));
   std::vector<std::string> tags = strings(supported_tags(env));
   EXPECT_EQ(tags.front(), "cp312-cp312-manylinux_2_18_aarch64");
   EXPECT_EQ(tags.back(), "py30-none-any");

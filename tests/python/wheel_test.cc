@@ -28,12 +28,14 @@ std::string raw_zip(const TempDir& tmp, const std::string& filename, const Membe
   for (const auto& [name, text] : members) list.push_back(json::array({name, text}));
   std::string py =
       "import json, sys, zipfile, warnings\nwarnings.simplefilter('ignore')\n"
-      "with zipfile.ZipFile(sys.argv[1], 'w', zipfile." + compression + ") as z:\n"
+      "with zipfile.ZipFile(sys.argv[1], 'w', zipfile." +
+      compression +
+      ") as z:\n"
       "    for name, text in json.loads(sys.argv[2]):\n"
       "        data = bytes(int(text[6:])) if text.startswith('zeros:') else text.encode()\n"
       "        z.writestr(zipfile.ZipInfo(name), data, compress_type=z.compression)\n";
-  test::CommandResult r = test::run("python3 -c " + test::quote(py) + " " + test::quote(path) + " " +
-                                    test::quote(list.dump()));
+  test::CommandResult r =
+      test::run("python3 -c " + test::quote(py) + " " + test::quote(path) + " " + test::quote(list.dump()));
   EXPECT_EQ(r.status, 0) << r.err;
   return path;
 }
@@ -61,17 +63,19 @@ TEST(WheelName, Parse) {
 }
 
 TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
-  std::string path = test::make_wheel(
-      tmp.path().string(),
-      {{"name", "Demo-Pkg"}, {"version", "1.0"}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-       {"requires", {"numpy>=1.20", "pytest; extra == 'test'"}},
-       {"files",
-        {{"demo/__init__.py", "x = 1\n"},
-         {"demo/_ext.so", "not really an ELF"},
-         {"Demo_Pkg-1.0.data/scripts/demo-tool", "#!python\nprint(1)\n"},
-         {"Demo_Pkg-1.0.data/headers/demo.h", "int demo;\n"},
-         {"Demo_Pkg-1.0.data/purelib/demo_pure.py", "\n"},
-         {"Demo_Pkg-1.0.data/data/share/demo/readme", "hi\n"}}}});
+  std::string path =
+      test::make_wheel(tmp.path().string(), {{"name", "Demo-Pkg"},
+                                             {"version", "1.0"},
+                                             {"tag", "cp311-cp311-linux_x86_64"},
+                                             {"purelib", false},
+                                             {"requires", {"numpy>=1.20", "pytest; extra == 'test'"}},
+                                             {"files",
+                                              {{"demo/__init__.py", "x = 1\n"},
+                                               {"demo/_ext.so", "not really an ELF"},
+                                               {"Demo_Pkg-1.0.data/scripts/demo-tool", "#!python\nprint(1)\n"},
+                                               {"Demo_Pkg-1.0.data/headers/demo.h", "int demo;\n"},
+                                               {"Demo_Pkg-1.0.data/purelib/demo_pure.py", "\n"},
+                                               {"Demo_Pkg-1.0.data/data/share/demo/readme", "hi\n"}}}});
   std::string error;
   auto wheel = Wheel::open(path, &error);
   ASSERT_TRUE(wheel) << error;
@@ -98,17 +102,18 @@ TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
   std::vector<std::string> plan;
   for (const auto& [member, dest] : wheel->install_plan(scheme)) plan.push_back(member->name + " -> " + dest.string());
   // make_wheel.py writes the files in the order the JSON spec lists them (sorted by name).
-  EXPECT_EQ(plan, (std::vector<std::string>{
-                      "Demo_Pkg-1.0.data/data/share/demo/readme -> /v/share/demo/readme",
-                      "Demo_Pkg-1.0.data/headers/demo.h -> /v/include/site/python3.11/Demo-Pkg/demo.h",
-                      "Demo_Pkg-1.0.data/purelib/demo_pure.py -> /v/lib/python3.11/site-packages/demo_pure.py",
-                      "Demo_Pkg-1.0.data/scripts/demo-tool -> /v/bin/demo-tool",
-                      "demo/__init__.py -> /v/lib64/python3.11/site-packages/demo/__init__.py",
-                      "demo/_ext.so -> /v/lib64/python3.11/site-packages/demo/_ext.so",
-                      "Demo_Pkg-1.0.dist-info/METADATA -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/METADATA",
-                      "Demo_Pkg-1.0.dist-info/WHEEL -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/WHEEL",
-                      "Demo_Pkg-1.0.dist-info/RECORD -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/RECORD",
-                  }));
+  EXPECT_EQ(plan,
+            (std::vector<std::string>{
+                "Demo_Pkg-1.0.data/data/share/demo/readme -> /v/share/demo/readme",
+                "Demo_Pkg-1.0.data/headers/demo.h -> /v/include/site/python3.11/Demo-Pkg/demo.h",
+                "Demo_Pkg-1.0.data/purelib/demo_pure.py -> /v/lib/python3.11/site-packages/demo_pure.py",
+                "Demo_Pkg-1.0.data/scripts/demo-tool -> /v/bin/demo-tool",
+                "demo/__init__.py -> /v/lib64/python3.11/site-packages/demo/__init__.py",
+                "demo/_ext.so -> /v/lib64/python3.11/site-packages/demo/_ext.so",
+                "Demo_Pkg-1.0.dist-info/METADATA -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/METADATA",
+                "Demo_Pkg-1.0.dist-info/WHEEL -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/WHEEL",
+                "Demo_Pkg-1.0.dist-info/RECORD -> /v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info/RECORD",
+            }));
   Distribution installed = wheel->as_installed(scheme);
   EXPECT_EQ(installed.metadata_dir, "/v/lib64/python3.11/site-packages/Demo_Pkg-1.0.dist-info");
   ASSERT_EQ(installed.record.size(), 9u);
@@ -127,9 +132,11 @@ TEST_F(WheelTest, ReadsMetadataAndPlansPipsInstall) {
 }
 
 TEST_F(WheelTest, RecordMismatchesAreProblems) {
-  std::string path = test::make_wheel(tmp.path().string(),
-                                      {{"name", "demo"}, {"version", "1.0"}, {"files", {{"demo.py", "\n"}}},
-                                       {"raw", {{"demo/smuggled.py", "x"}, {"demo-1.0.data/weird/x", "y"}}}});
+  std::string path =
+      test::make_wheel(tmp.path().string(), {{"name", "demo"},
+                                             {"version", "1.0"},
+                                             {"files", {{"demo.py", "\n"}}},
+                                             {"raw", {{"demo/smuggled.py", "x"}, {"demo-1.0.data/weird/x", "y"}}}});
   std::string error;
   auto wheel = Wheel::open(path, &error);
   ASSERT_TRUE(wheel) << error;
@@ -145,8 +152,8 @@ TEST_F(WheelTest, HostileArchivesAreRefused) {
   EXPECT_FALSE(Wheel::open(not_zip, &error));
   EXPECT_EQ(error, "junk-1.0-py3-none-any.whl: not a zip archive");
 
-  std::string good = test::make_wheel(tmp.path().string(), {{"name", "cut"}, {"version", "1.0"},
-                                                            {"files", {{"cut.py", std::string(5000, 'x')}}}});
+  std::string good = test::make_wheel(
+      tmp.path().string(), {{"name", "cut"}, {"version", "1.0"}, {"files", {{"cut.py", std::string(5000, 'x')}}}});
   std::string truncated = tmp / "cut-2.0-py3-none-any.whl";
   fs::copy_file(good, truncated);
   fs::resize_file(truncated, fs::file_size(good) / 2);
@@ -180,7 +187,8 @@ TEST_F(WheelTest, HostileArchivesAreRefused) {
   Members two_infos = kGoodInfo;
   two_infos.push_back({"demo-2.0.dist-info/WHEEL", "Root-Is-Purelib: true\n"});
   EXPECT_FALSE(Wheel::open(raw_zip(tmp, "demo-1.5-py3-none-any.whl", two_infos), &error));
-  EXPECT_EQ(error, "demo-1.5-py3-none-any.whl: multiple .dist-info directories found: demo-1.0.dist-info, demo-2.0.dist-info");
+  EXPECT_EQ(error,
+            "demo-1.5-py3-none-any.whl: multiple .dist-info directories found: demo-1.0.dist-info, demo-2.0.dist-info");
 
   Members no_wheel = {{"demo-1.0.dist-info/METADATA", "Name: demo\n"}};
   EXPECT_FALSE(Wheel::open(raw_zip(tmp, "demo-1.6-py3-none-any.whl", no_wheel), &error));
@@ -199,8 +207,7 @@ TEST_F(WheelTest, ZipBombsAreRefused) {
   auto wheel = Wheel::open(bz2, &error);
   if (!wheel && error.find("expands") == std::string::npos) GTEST_SKIP() << "libzip without bzip2: " << error;
   EXPECT_FALSE(wheel);
-  EXPECT_TRUE(error.starts_with("demo-1.1-py3-none-any.whl: member 'zeros.bin' expands 4194304 bytes from "))
-      << error;
+  EXPECT_TRUE(error.starts_with("demo-1.1-py3-none-any.whl: member 'zeros.bin' expands 4194304 bytes from ")) << error;
   EXPECT_TRUE(error.ends_with(": refused as a zip bomb")) << error;
   // Within the bounds the member reads, but the total read is bounded too.
   wheel = Wheel::open(deflated, &error, WheelLimits{.max_total = 6 << 20});

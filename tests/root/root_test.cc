@@ -56,9 +56,10 @@ class RootTest : public ::testing::Test {
       skip_ = "needs pip";
       return;
     }
-    CommandResult v = run("python3 -c 'import sys, sysconfig; print(sys.version_info[:2] == (3, 11)); "
-                          "print(sysconfig.get_config_var(\"LIBDIR\")); print(sysconfig.get_config_var(\"INSTSONAME\")); "
-                          "print(sys.executable)'");
+    CommandResult v =
+        run("python3 -c 'import sys, sysconfig; print(sys.version_info[:2] == (3, 11)); "
+            "print(sysconfig.get_config_var(\"LIBDIR\")); print(sysconfig.get_config_var(\"INSTSONAME\")); "
+            "print(sys.executable)'");
     std::vector<std::string> lines;
     for (size_t pos = 0, nl; (nl = v.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
       lines.push_back(v.out.substr(pos, nl - pos));
@@ -103,18 +104,21 @@ class RootTest : public ::testing::Test {
     ASSERT_TRUE(fs::exists(root_ + "/etc/ld.so.cache"));
 
     // The venv, as `python3.11 -m venv /opt/venv` makes it inside the container.
-    tmp.write("root/opt/venv/pyvenv.cfg", "home = /usr/local/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n");
+    tmp.write("root/opt/venv/pyvenv.cfg",
+              "home = /usr/local/bin\ninclude-system-site-packages = false\nversion = 3.11.7\n");
     fs::create_directories(root_ + "/opt/venv/bin");
     fs::create_symlink("/usr/local/bin/python3.11", root_ + "/opt/venv/bin/python");
     fs::create_directories(root_ + kSite);
 
     std::string suffix = ext_suffix(), include = "-I" + quote(python_include());
-    auto ext = [&](const std::string& module, const std::string& decl, const std::string& call, const std::string& flags) {
+    auto ext = [&](const std::string& module, const std::string& decl, const std::string& call,
+                   const std::string& flags) {
       std::string out = tmp / ("build/" + module + suffix);
       build_shared(out, extension_source(module, decl, call), include + " " + flags, tmp);
       return out;
     };
-    std::string opt = ext("_opt", "int opt_fn(void);", "opt_fn()", "-L" + quote(root_ + "/opt/lib") + " -l:libopt.so.1");
+    std::string opt =
+        ext("_opt", "int opt_fn(void);", "opt_fn()", "-L" + quote(root_ + "/opt/lib") + " -l:libopt.so.1");
     // zlib is on this machine, not in the root: it must not be found.
     std::string z = ext("_z", "unsigned long zlibCompileFlags(void);", "(long)zlibCompileFlags()", "-lz");
     std::string clean_lib = tmp / "build/libclean.so";
@@ -126,8 +130,9 @@ class RootTest : public ::testing::Test {
     build_shared(root_ + "/opt/cuda/lib/libcudart.so.13", "int cudart_fn(void) { return 13; }",
                  "-Wl,-soname,libcudart.so.13", tmp);
     fs::create_symlink("/opt/cuda", root_ + "/opt/cuda/current");
-    std::string cu = ext("_cu", "int cudart_fn(void);", "cudart_fn()",
-                         "-L" + quote(root_ + "/opt/cuda/lib") + " -l:libcudart.so.13 -Wl,-rpath,/opt/cuda/current/lib");
+    std::string cu =
+        ext("_cu", "int cudart_fn(void);", "cudart_fn()",
+            "-L" + quote(root_ + "/opt/cuda/lib") + " -l:libcudart.so.13 -Wl,-rpath,/opt/cuda/current/lib");
     std::string wheels = tmp / "wheels";
     fs::create_directories(wheels);
     json base = {{"version", "1.0"}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false}};
@@ -215,9 +220,12 @@ TEST_F(RootTest, AgreesWithTheLoaderInsideTheRoot) {
   std::set<std::string> predicted;
   for (const json& f : findings(report, "missing-library")) predicted.insert(f["file"].get<std::string>());
   std::set<std::string> failing;
-  std::vector<std::string> files = {"/opt/venv/bin/python", kSite + "/optpkg/_opt" + ext_suffix(),
-                                    kSite + "/zpkg/_z" + ext_suffix(), kSite + "/cleanpkg/_clean" + ext_suffix(),
-                                    kSite + "/cleanpkg/lib/libclean.so", kSite + "/cudapkg/_cu" + ext_suffix()};
+  std::vector<std::string> files = {"/opt/venv/bin/python",
+                                    kSite + "/optpkg/_opt" + ext_suffix(),
+                                    kSite + "/zpkg/_z" + ext_suffix(),
+                                    kSite + "/cleanpkg/_clean" + ext_suffix(),
+                                    kSite + "/cleanpkg/lib/libclean.so",
+                                    kSite + "/cudapkg/_cu" + ext_suffix()};
   for (const std::string& file : files) {
     std::optional<CommandResult> r = referee(file);
     ASSERT_TRUE(r);
@@ -242,7 +250,8 @@ TEST_F(RootTest, WithoutTheRootsCacheItsExtraDirectoriesAreNotSearched) {
   // This machine's $LD_LIBRARY_PATH is not the container's; --ld-library-path is.
   std::string opt = kSite + "/optpkg/_opt" + ext_suffix();
   auto opt_missing = [&](const std::string& how) {
-    CommandResult r = run(how + " " + quote(envdoctor()) + " check --json --root " + quote(root_) + " --prefix /opt/venv");
+    CommandResult r =
+        run(how + " " + quote(envdoctor()) + " check --json --root " + quote(root_) + " --prefix /opt/venv");
     json j = json::parse(r.out.empty() ? "{}" : r.out);
     for (const json& f : findings(j, "missing-library"))
       if (f["file"] == opt) return true;
@@ -313,14 +322,16 @@ TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
   // An old release's file name; a library with only its version definitions.
   TempDir other;
   std::string named = other / "named";
-  build_shared(named + "/lib/x86_64-linux-gnu/libc-2.31.so", "int f(void) { return 0; }", "-Wl,-soname,libc.so.6", other);
+  build_shared(named + "/lib/x86_64-linux-gnu/libc-2.31.so", "int f(void) { return 0; }", "-Wl,-soname,libc.so.6",
+               other);
   fs::create_symlink("libc-2.31.so", named + "/lib/x86_64-linux-gnu/libc.so.6");
   loader::ObjectStore named_store(named);
   EXPECT_EQ(checks::root_glibc_version(named_store, loader::LoaderConfig::for_host(named)), "2.31");
 
   std::string defs = other / "defs";
-  std::string script = other.write("glibc.map", "GLIBC_2.2.5 { global: a; local: *; };\nGLIBC_2.17 { global: b; } GLIBC_2.2.5;\n"
-                                                "GLIBC_2.34 { global: c; } GLIBC_2.17;\nGLIBC_PRIVATE { global: d; };\n");
+  std::string script = other.write("glibc.map",
+                                   "GLIBC_2.2.5 { global: a; local: *; };\nGLIBC_2.17 { global: b; } GLIBC_2.2.5;\n"
+                                   "GLIBC_2.34 { global: c; } GLIBC_2.17;\nGLIBC_PRIVATE { global: d; };\n");
   build_shared(defs + "/usr/lib64/libc.so.6", "int a, b, c, d;",
                "-Wl,-soname,libc.so.6 -Wl,--version-script," + quote(script), other);
   loader::ObjectStore defs_store(defs);
@@ -341,7 +352,8 @@ TEST_F(RootTest, WhyLooksForCopiesInsideTheRoot) {
   EXPECT_NE(r.out.find("      => not found\n"), std::string::npos) << r.out;
 
   // The root's own library, found through the root's own cache.
-  r = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " why --root " + quote(root_) + " --prefix /opt/venv libopt.so.1");
+  r = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " why --root " + quote(root_) +
+          " --prefix /opt/venv libopt.so.1");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("    /opt/lib/libopt.so.1  (no package)\n"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("      => /opt/lib/libopt.so.1  [ld.so.cache"), std::string::npos) << r.out;
@@ -373,9 +385,9 @@ TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
   const support::FileRoot& root = store.file_root();
   std::vector<std::string> files = checks::find_elf_files({kSite}, root);
   std::string s = ext_suffix();
-  EXPECT_EQ(files, (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",
-                                             kSite + "/cudapkg/_cu" + s, kSite + "/optpkg/_opt" + s,
-                                             kSite + "/zpkg/_z" + s}));
+  EXPECT_EQ(files,
+            (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",
+                                      kSite + "/cudapkg/_cu" + s, kSite + "/optpkg/_opt" + s, kSite + "/zpkg/_z" + s}));
   // Links resolve inside the root: /opt/venv/bin/python -> /usr/local/bin/python3.11 there.
   EXPECT_EQ(root.canonical("/opt/venv/bin/python"), "/usr/local/bin/python3.11");
   EXPECT_EQ(root.host_no_follow("/opt/venv/bin/python"), root_ + "/opt/venv/bin/python");

@@ -52,10 +52,15 @@ class SimulateTest : public ::testing::Test {
     build_shared(path, extension_source(module, decl, call), "-I" + quote(include_) + " " + flags, tmp_);
   }
   std::string wheel(json spec) { return make_wheel(tmp_ / "wheels", std::move(spec)); }
-  std::string platlib_wheel(const std::string& name, const std::string& version, json paths, json files = json::object(),
-                            json requires_dist = json::array()) {
-    return wheel({{"name", name}, {"version", version}, {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
-                  {"paths", paths}, {"files", files}, {"requires", requires_dist}});
+  std::string platlib_wheel(const std::string& name, const std::string& version, json paths,
+                            json files = json::object(), json requires_dist = json::array()) {
+    return wheel({{"name", name},
+                  {"version", version},
+                  {"tag", "cp311-cp311-linux_x86_64"},
+                  {"purelib", false},
+                  {"paths", paths},
+                  {"files", files},
+                  {"requires", requires_dist}});
   }
 
   TempDir tmp_;
@@ -133,8 +138,8 @@ TEST_F(SimulateTest, WithAWheelThatDropsASymbol) {
   build_ext(ext, "_u", "int core_b(void);", "core_b()", quote(v1) + " -Wl,-rpath,'$ORIGIN/../corepkg/lib'");
   std::string core1 = platlib_wheel("corepkg", "1.0", {{"corepkg/lib/libcore.so", v1}}, {{"corepkg/__init__.py", ""}});
   std::string core2 = platlib_wheel("corepkg", "2.0", {{"corepkg/lib/libcore.so", v2}}, {{"corepkg/__init__.py", ""}});
-  std::string user = platlib_wheel("userpkg", "1.0", {{"userpkg/_u" + suffix_, ext}}, {{"userpkg/__init__.py", ""}},
-                                   {"corepkg"});
+  std::string user =
+      platlib_wheel("userpkg", "1.0", {{"userpkg/_u" + suffix_, ext}}, {{"userpkg/__init__.py", ""}}, {"corepkg"});
   Venv venv(tmp_, "v");
   venv.install({core1, user});
   EXPECT_EQ(venv.import("userpkg._u"), "");
@@ -164,13 +169,15 @@ TEST_F(SimulateTest, WithAnExtensionForCuda12InACuda13Environment) {
   const std::string real13 = "/usr/local/cuda/lib64/libcudart.so.13";
   if (!fs::exists(real13)) GTEST_SKIP() << "needs " << real13;
   std::string stub12 = tmp_ / "build/12/libcudart.so.12";
-  std::string script = tmp_.write("build/12/cudart.map", "libcudart.so.12 { global: cudaGetDeviceCount; local: *; };\n");
+  std::string script =
+      tmp_.write("build/12/cudart.map", "libcudart.so.12 { global: cudaGetDeviceCount; local: *; };\n");
   build_shared(stub12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }",
                "-Wl,-soname,libcudart.so.12 -Wl,--version-script," + quote(script), tmp_);
   std::string ext = tmp_ / ("build/mamba/_ssm" + suffix_);
   build_ext(ext, "_ssm", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
             quote(stub12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
-  std::string runtime13 = platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", real13}});
+  std::string runtime13 =
+      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", real13}});
   std::string mamba = platlib_wheel("mamba-ssm", "2.2.2", {{"mamba_ssm/_ssm" + suffix_, ext}},
                                     {{"mamba_ssm/__init__.py", ""}}, {"nvidia-cuda-runtime"});
   Venv venv(tmp_, "v");
@@ -204,7 +211,9 @@ TEST_F(SimulateTest, WithAnExtensionForCuda12InACuda13Environment) {
 
 // pip refuses a wheel for another platform; so does the simulation, in pip's own words.
 TEST_F(SimulateTest, WithAWheelForAnotherPlatform) {
-  std::string win = wheel({{"name", "winonly"}, {"version", "1.0"}, {"tag", "cp311-cp311-win_amd64"},
+  std::string win = wheel({{"name", "winonly"},
+                           {"version", "1.0"},
+                           {"tag", "cp311-cp311-win_amd64"},
                            {"files", {{"winonly/__init__.py", ""}}}});
   Venv venv(tmp_, "v");
   int status = -1;
@@ -288,9 +297,9 @@ TEST_F(SimulateTest, WithAPackageWhoseInitImportsASiblingFirst) {
   build_ext(first, "_core", "int core_fn(void);", "core_fn()", quote(core) + " -Wl,-rpath,'$ORIGIN/lib'");
   std::string second = tmp_ / ("build/sib/_ext" + suffix_);
   build_ext(second, "_ext", "int core_fn(void);", "core_fn()", quote(core));
-  std::string sib = platlib_wheel("sib", "1.0",
-                                  {{"sib/lib/libcore.so", core}, {"sib/_core" + suffix_, first}, {"sib/_ext" + suffix_, second}},
-                                  {{"sib/__init__.py", "from . import _core\nfrom . import _ext\n"}});
+  std::string sib = platlib_wheel(
+      "sib", "1.0", {{"sib/lib/libcore.so", core}, {"sib/_core" + suffix_, first}, {"sib/_ext" + suffix_, second}},
+      {{"sib/__init__.py", "from . import _core\nfrom . import _ext\n"}});
   Venv venv(tmp_, "v");
   int status = -1;
   json predicted = venv.check(&status, "--with " + quote(sib));

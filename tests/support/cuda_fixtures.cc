@@ -103,8 +103,8 @@ std::vector<nlohmann::json> findings_with_code(const nlohmann::json& report, con
 std::vector<std::string> fatbin_walk(const std::string& path, bool* skipped) {
   *skipped = !have_tool("python3");
   if (*skipped) return {};
-  CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/fatbin_walk.py") + " " +
-                        quote(path));
+  CommandResult r =
+      run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/fatbin_walk.py") + " " + quote(path));
   EXPECT_EQ(r.status, 0) << r.err;
   std::vector<std::string> lines;
   std::istringstream in(r.out);

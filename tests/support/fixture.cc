@@ -68,8 +68,8 @@ std::string TempDir::write(const std::string& rel, const std::string& text) cons
   return p.string();
 }
 
-static void build(const std::string& output, const std::string& c_source, const std::string& flags,
-                  const TempDir& tmp, const std::string& kind) {
+static void build(const std::string& output, const std::string& c_source, const std::string& flags, const TempDir& tmp,
+                  const std::string& kind) {
   static std::atomic<int> n{0};
   std::string src = tmp.write("src/unit" + std::to_string(n++) + ".c", c_source);
   fs::create_directories(fs::path(output).parent_path());

@@ -24,8 +24,9 @@ inline bool have_jsonschema() {
 inline std::string schema_errors(const std::string& name, const std::string& document) {
   TempDir tmp;
   std::string path = tmp.write("document.json", document);
-  CommandResult r = run("/usr/bin/python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/validate_schema.py") +
-                        " " + quote(schema_path(name)) + " " + quote(path));
+  CommandResult r =
+      run("/usr/bin/python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/validate_schema.py") + " " +
+          quote(schema_path(name)) + " " + quote(path));
   if (r.status == 0) return "";
   return r.out + r.err + (r.out.empty() && r.err.empty() ? "validate_schema.py failed" : "");
 }

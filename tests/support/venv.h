@@ -31,12 +31,15 @@ inline std::string ext_suffix() {
 // A CPython extension module `module` whose PyInit calls `call` (a function of a library it
 // links, or nothing).
 inline std::string extension_source(const std::string& module, const std::string& decl, const std::string& call) {
-  return "#include <Python.h>\n" + decl +
-         "\nstatic PyObject* f(PyObject* s, PyObject* a) { return PyLong_FromLong(" + call +
+  return "#include <Python.h>\n" + decl + "\nstatic PyObject* f(PyObject* s, PyObject* a) { return PyLong_FromLong(" +
+         call +
          "); }\n"
          "static PyMethodDef m[] = {{\"f\", f, METH_NOARGS, \"\"}, {0}};\n"
-         "static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, \"" + module + "\", 0, -1, m};\n"
-         "PyMODINIT_FUNC PyInit_" + module + "(void) { return PyModule_Create(&d); }\n";
+         "static struct PyModuleDef d = {PyModuleDef_HEAD_INIT, \"" +
+         module +
+         "\", 0, -1, m};\n"
+         "PyMODINIT_FUNC PyInit_" +
+         module + "(void) { return PyModule_Create(&d); }\n";
 }
 
 class Venv {
@@ -55,8 +58,8 @@ class Venv {
     return site_;
   }
   void install(const std::vector<std::string>& wheels) const {
-    std::string cmd = "python3 -m pip --python " + quote(python()) +
-                      " install --no-index --no-deps --disable-pip-version-check -q";
+    std::string cmd =
+        "python3 -m pip --python " + quote(python()) + " install --no-index --no-deps --disable-pip-version-check -q";
     for (const auto& w : wheels) cmd += " " + quote(w);
     CommandResult r = run(cmd);
     ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
@@ -123,12 +126,16 @@ class VenvTest : public ::testing::Test {
     std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
     build_ext(ext, "_C", "int cudnn_fn(void);", "cudnn_fn()", quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'");
     auto owner = [&](const std::string& name) {
-      return make_wheel(tmp_ / "wheels", {{"name", name}, {"version", "9.1"}, {"tag", "py3-none-manylinux_2_17_x86_64"},
+      return make_wheel(tmp_ / "wheels", {{"name", name},
+                                          {"version", "9.1"},
+                                          {"tag", "py3-none-manylinux_2_17_x86_64"},
                                           {"purelib", false},
                                           {"paths", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}}}});
     };
-    std::string torch = make_wheel(tmp_ / "wheels", {{"name", "faketorch"}, {"version", "2.0"},
-                                                     {"tag", "cp311-cp311-linux_x86_64"}, {"purelib", false},
+    std::string torch = make_wheel(tmp_ / "wheels", {{"name", "faketorch"},
+                                                     {"version", "2.0"},
+                                                     {"tag", "cp311-cp311-linux_x86_64"},
+                                                     {"purelib", false},
                                                      {"requires", {"fake-cudnn-cu13"}},
                                                      {"files", {{"faketorch/__init__.py", ""}}},
                                                      {"paths", {{"faketorch/_C" + suffix_, ext}}}});
