@@ -6,6 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake make pkg-config
   clang libclang-rt-14-dev          # libFuzzer, ASan, UBSan for the fuzz targets
+  clang-format-14                   # the tree's format, checked by make test
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
