@@ -1,17 +1,19 @@
 #!/usr/bin/env bash
-# Times `envdoctor check` on the benchmark environment (bench/make_env.py: a real venv with about
-# 2,000 ELF files under real RECORDs), with --verify-hashes, and under simulation (--without); and
-# what the fleet tools run: `snapshot`, `snapshot --digest` and `check --format nhc`.
+# Times `envdoctor check` on the benchmark environment (bench/make_env.py: a real venv with 2,000
+# library files, four copies of 500 of this machine's libraries, under real RECORDs), with
+# --verify-hashes, and under simulation (--without); and what the fleet tools run: `snapshot`,
+# `snapshot --digest` and `check --format nhc`.
 #
-#   bash bench/check.sh [ENVDOCTOR] [RUNS]
+#   bash bench/check.sh [ENVDOCTOR] [RUNS] [LIBRARIES]   (LIBRARIES: 0 for all of the machine's)
 set -euo pipefail
 envdoctor=${1:-build/envdoctor}
 runs=${2:-5}
+libraries=${3:-500}
 command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing (bash scripts/install-deps.sh)" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-python3 "$here/make_env.py" "$work/env" 4
+python3 "$here/make_env.py" "$work/env" 4 "$libraries"
 py="$work/env/bin/python"
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 bytes=$(find "$site" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')

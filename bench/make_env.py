@@ -3,12 +3,17 @@ hard links to this machine's shared libraries (/usr/lib/x86_64-linux-gnu and, wh
 /usr/local/cuda/lib64), each package with a real RECORD (sha256 and size of every file), so that
 `envdoctor check` has about 2,000 ELF files to examine.
 
-Usage: python3 make_env.py DIR [COPIES]   (COPIES of the library set, default 4)
+Usage: python3 make_env.py DIR [COPIES] [LIBRARIES]
+  COPIES of the library set (default 4); LIBRARIES: how many of the machine's libraries make the set
+  (default all), taken evenly spaced over the sorted list, so that the CUDA libraries stay in it. With
+  `4 500` the environment has 2,000 library files (plus the interpreter's own) on any machine, however
+  many packages it has installed since: bench/check.sh uses that.
 """
 import base64, hashlib, os, subprocess, sys
 
 out = os.path.abspath(sys.argv[1])
 copies = int(sys.argv[2]) if len(sys.argv) > 2 else 4
+wanted = int(sys.argv[3]) if len(sys.argv) > 3 else 0
 sources = []
 for d in ("/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"):
     if not os.path.isdir(d):
@@ -21,6 +26,9 @@ for d in ("/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"):
             if f.read(4) != b"\x7fELF":
                 continue
         sources.append(p)
+
+if wanted and wanted < len(sources):
+    sources = [sources[i * len(sources) // wanted] for i in range(wanted)]
 
 subprocess.run([sys.executable, "-m", "venv", "--without-pip", out], check=True)
 site = subprocess.run([os.path.join(out, "bin", "python"), "-c",

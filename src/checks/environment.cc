@@ -24,9 +24,14 @@ static bool already_normal(std::string_view path) {
   if (path.empty() || path[0] != '/') return false;
   if (path.size() == 1) return true;
   if (path.back() == '/') return false;
-  for (std::string_view bad : {"//", "/./", "/../"})
-    if (path.find(bad) != std::string_view::npos) return false;
-  return !path.ends_with("/.") && !path.ends_with("/..");
+  // One pass over the components: each starts after a slash, and none may be empty, "." or "..".
+  for (size_t i = 0; i + 1 < path.size(); ++i) {
+    if (path[i] != '/') continue;
+    std::string_view rest = path.substr(i + 1);
+    if (rest[0] == '/' || rest == "." || rest == ".." || rest.starts_with("./") || rest.starts_with("../"))
+      return false;
+  }
+  return true;
 }
 
 std::string normalize_path(const std::string& path) {

@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 #include <tuple>
+#include <unordered_set>
 
 #include "checks/hints.h"
 #include "loader/process.h"
@@ -71,6 +72,30 @@ std::vector<std::string> init_imports(const std::string& package, const std::str
   return names;
 }
 
+// One NEEDED entry of one object, as resolved in one load: the consumer and the target by their
+// parsed file and a hash of the path they were opened by, the dependency by its index, and the
+// directory, rule and first loader that the edge would name.
+struct NoteKey {
+  const void* consumer_file;
+  size_t consumer_path;
+  size_t dep;
+  const void* target_file;
+  size_t target_path;
+  size_t source;
+  size_t first_loader_path;
+  int rules;
+  bool operator==(const NoteKey&) const = default;
+  struct Hash {
+    size_t operator()(const NoteKey& k) const {
+      size_t h = k.consumer_path;
+      for (size_t v : {reinterpret_cast<size_t>(k.consumer_file), k.dep, reinterpret_cast<size_t>(k.target_file),
+                       k.target_path, k.source, k.first_loader_path, static_cast<size_t>(k.rules)})
+        h = (h ^ v) * 0x100000001b3ULL + (h >> 29);
+      return h;
+    }
+  };
+};
+
 class LoadChecker {
  public:
   LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo)
@@ -84,17 +109,6 @@ class LoadChecker {
   LoadCheckResult run();
 
  private:
-  Process base_process(std::vector<Finding>& findings);
-  std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
-  void import_package(Process& p, const python::Distribution& dist, int caller);
-  void preload_torch(Process& p, const python::Distribution& torch, int caller);
-  void check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
-                  LoadMemo::Context& out);
-  void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
-  Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
-  Finding program_finding(const Process& p, const LoadError& e) const;
-  void note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out = nullptr);
-
   // One import context: a package and its ELF files, with what checking it found and learnt.
   struct Context {
     const python::Distribution* dist;  // nullptr: files no package owns
@@ -102,7 +116,20 @@ class LoadChecker {
     std::string key;  // the memo's key: the distribution's metadata directory
     std::vector<Finding> findings;
     LoadMemo::Context learnt;
+    // The resolutions noted so far: the files of a package share most of their closure, and a
+    // resolution seen once needs no second note.
+    std::unordered_set<NoteKey, NoteKey::Hash> noted;
   };
+  Process base_process(std::vector<Finding>& findings);
+  std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
+  void import_package(Process& p, const python::Distribution& dist, int caller);
+  void preload_torch(Process& p, const python::Distribution& torch, int caller);
+  void check_file(const Process& context, int caller, const ElfRecord& file, Context& c);
+  void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
+  Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
+  Finding program_finding(const Process& p, const LoadError& e) const;
+  void note_resolutions(const Process& p, const std::vector<int>& objects, Context* c = nullptr);
+
   std::vector<Context> plan() const;
   bool reuse(Context& c);
   void load(const Process& base, int caller, Context& c);
@@ -119,7 +146,11 @@ class LoadChecker {
   ResolutionMap resolutions_;
   std::map<std::pair<std::string, std::string>, Edge> edges_;
   std::atomic<size_t> loads_{0};
-  void keep_edge(Edge edge);  // callers hold mu_
+  // Keeps the edge that `make` builds if it ranks before the one kept for (consumer, needed);
+  // callers hold mu_.
+  template <typename MakeEdge>
+  void keep_edge(const std::string& consumer, const std::string& needed, const std::string& resolved, loader::Rule rule,
+                 const std::string& source, MakeEdge make);
 };
 
 // One NEEDED entry met in several import contexts may resolve differently in each (already
@@ -127,13 +158,19 @@ class LoadChecker {
 // is chosen by its content, never by arrival: a search that found the library, then a match with
 // an already loaded object, then a failure; ties by path and directory. `why` and `snapshot` then
 // say the same thing on every run.
-void LoadChecker::keep_edge(Edge edge) {
-  auto rank = [](const Edge& e) {
-    int kind = e.rule == loader::Rule::kNotFound ? 2 : e.rule == loader::Rule::kLoaded ? 1 : 0;
-    return std::tuple<int, const std::string&, const std::string&>(kind, e.resolved, e.source);
+template <typename MakeEdge>
+void LoadChecker::keep_edge(const std::string& consumer, const std::string& needed, const std::string& resolved,
+                            loader::Rule rule, const std::string& source, MakeEdge make) {
+  auto rank = [](loader::Rule rule, const std::string& resolved, const std::string& source) {
+    int kind = rule == loader::Rule::kNotFound ? 2 : rule == loader::Rule::kLoaded ? 1 : 0;
+    return std::tuple<int, const std::string&, const std::string&>(kind, resolved, source);
   };
-  auto [it, inserted] = edges_.try_emplace(std::make_pair(edge.consumer, edge.needed), edge);
-  if (!inserted && rank(edge) < rank(it->second)) it->second = std::move(edge);
+  auto it = edges_.find(std::make_pair(consumer, needed));
+  if (it == edges_.end()) {
+    edges_.emplace(std::make_pair(consumer, needed), make());
+  } else if (rank(rule, resolved, source) < rank(it->second.rule, it->second.resolved, it->second.source)) {
+    it->second = make();
+  }
 }
 
 Process LoadChecker::base_process(std::vector<Finding>& findings) {
@@ -223,40 +260,69 @@ void footprint(const Process& p, std::set<std::string>& dirs) {
   }
 }
 
-void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& objects, LoadMemo::Context* out) {
-  // The edges are made outside the lock, which every thread takes for each file it checks.
+void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& objects, Context* c) {
+  // What each NEEDED entry resolved to, worked out outside the lock, which every thread takes for
+  // each file it checks. A file's check notes its whole new closure, and the files of a package
+  // share most of it: a resolution its context noted before is skipped, by a key made of what
+  // decides the edge (hashes of the spellings, with the parsed files' identities), before any
+  // path is normalised or any edge is built.
   struct Noted {
-    Edge edge;
-    bool found = false;
-    std::string soname;  // of the library found
+    const loader::Resolution* r;
+    std::string consumer;
+    std::string resolved;
+    std::string source;
+    std::string soname;  // of the library found; "" when not found
   };
   std::vector<Noted> noted;
+  std::vector<size_t> path_hash(p.objects().size(), 0);
+  auto hash_of = [&](int i) {
+    if (!path_hash[i]) path_hash[i] = std::hash<std::string>{}(p.objects()[i].path) | 1;
+    return path_hash[i];
+  };
   for (int i : objects) {
     const auto& o = p.objects()[i];
-    std::string consumer = normalize_path(o.path);
-    for (const loader::Resolution& r : o.deps) {
-      Noted n{Edge{consumer, r.name, "", r.rule, r.source, r.attempts}, false, ""};
-      if (r.object >= 0) {
-        const auto& target = p.objects()[r.object];
-        n.edge.resolved = normalize_path(target.path);
+    std::string consumer;
+    for (size_t k = 0; k < o.deps.size(); ++k) {
+      const loader::Resolution& r = o.deps[k];
+      const loader::LoadedObject* target = r.object >= 0 ? &p.objects()[r.object] : nullptr;
+      int first = target && r.rule == loader::Rule::kLoaded ? target->loader : -1;
+      if (c) {
+        NoteKey key{o.elf.get(),
+                    hash_of(i),
+                    k,
+                    target ? target->elf.get() : nullptr,
+                    target ? hash_of(r.object) : 0,
+                    std::hash<std::string>{}(r.source),
+                    first >= 0 ? hash_of(first) : 0,
+                    static_cast<int>(r.rule) * 256 + (target ? static_cast<int>(target->rule) : 0)};
+        if (!c->noted.insert(key).second) continue;
+      }
+      if (consumer.empty()) consumer = normalize_path(o.path);
+      Noted n{&r, consumer, "", r.source, ""};
+      if (target) {
+        n.resolved = normalize_path(target->path);
         // Already loaded: say who loaded it first and how that search found it.
-        if (r.rule == loader::Rule::kLoaded && target.loader >= 0)
-          n.edge.source = "(first loaded by " + normalize_path(p.objects()[target.loader].path) + ", found by " +
-                          loader::rule_name(target.rule) + ")";
-        n.found = true;
-        n.soname = target.elf && target.elf->soname ? std::string(*target.elf->soname) : r.name;
+        if (first >= 0)
+          n.source = "(first loaded by " + normalize_path(p.objects()[first].path) + ", found by " +
+                     loader::rule_name(target->rule) + ")";
+        n.soname = target->elf && target->elf->soname ? std::string(*target->elf->soname) : r.name;
       }
       noted.push_back(std::move(n));
     }
   }
+  if (noted.empty()) return;
+  LoadMemo::Context* out = c && memo_ ? &c->learnt : nullptr;
+  auto edge_of = [](const Noted& n) {
+    return Edge{n.consumer, n.r->name, n.resolved, n.r->rule, n.source, n.r->attempts};
+  };
   std::lock_guard lock(mu_);
   for (Noted& n : noted) {
-    if (n.found) {
-      resolutions_[n.soname][n.edge.resolved].insert(n.edge.consumer);
-      if (out) out->resolutions[n.soname][n.edge.resolved].insert(n.edge.consumer);
+    if (!n.soname.empty()) {
+      resolutions_[n.soname][n.resolved].insert(n.consumer);
+      if (out) out->resolutions[n.soname][n.resolved].insert(n.consumer);
     }
-    if (out) out->edges.push_back(n.edge);
-    keep_edge(std::move(n.edge));
+    if (out) out->edges.push_back(edge_of(n));
+    keep_edge(n.consumer, n.r->name, n.resolved, n.r->rule, n.source, [&] { return edge_of(n); });
   }
 }
 
@@ -324,8 +390,9 @@ Finding LoadChecker::program_finding(const Process& p, const LoadError& e) const
   return f;
 }
 
-void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, std::vector<Finding>& findings,
-                             LoadMemo::Context& out) {
+void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, Context& c) {
+  std::vector<Finding>& findings = c.findings;
+  LoadMemo::Context& out = c.learnt;
   ++out.loads;
   ++loads_;
   loader::Verdict verdict = loader::verify(*file.opened, env_.host_class, env_.host_data, env_.host_machine);
@@ -339,14 +406,14 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
     if (!p.errors().empty()) findings.push_back(program_finding(p, p.errors().front()));
     std::vector<int> all(p.objects().size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
-    note_resolutions(p, all, &out);
+    note_resolutions(p, all, &c);
     if (memo_) footprint(p, out.dirs);
     return;
   }
   Process p = context;
   Process::DlopenResult r = p.dlopen(file.path, false, caller);
   record(p, r.errors, findings);
-  note_resolutions(p, r.new_objects, &out);
+  note_resolutions(p, r.new_objects, &c);
   if (memo_) footprint(p, out.dirs);
 }
 
@@ -386,7 +453,7 @@ bool LoadChecker::reuse(Context& c) {
     return false;
   {
     std::lock_guard lock(mu_);
-    for (const Edge& e : before.edges) keep_edge(e);
+    for (const Edge& e : before.edges) keep_edge(e.consumer, e.needed, e.resolved, e.rule, e.source, [&] { return e; });
     for (const auto& [soname, by_path] : before.resolutions)
       for (const auto& [path, consumers] : by_path)
         resolutions_[soname][path].insert(consumers.begin(), consumers.end());
@@ -410,7 +477,7 @@ void LoadChecker::load(const Process& base, int caller, Context& c) {
     first = init_modules(*c.dist);
   }
   auto check = [&](const ElfRecord& file) {
-    check_file(context, caller, file, c.findings, c.learnt);
+    check_file(context, caller, file, c);
     size_t done = ++files_done_;
     if (on_file_) on_file_(done, env_.elf_files.size());
   };

@@ -59,8 +59,11 @@ int Process::find_loaded(std::string_view name) {
   // wins. Objects of a failed dlopen are gone (forget_dead).
   size_t hash = name_hash(name);
   int found = -1;
-  for (const NameEntry& e : by_name_)
-    if (e.hash == hash && (found < 0 || e.object < found) && answers_to(objects_[e.object], name)) found = e.object;
+  if (!slots_.empty())
+    for (size_t mask = slots_.size() - 1, i = hash & mask; slots_[i] >= 0; i = (i + 1) & mask) {
+      const NameEntry& e = by_name_[slots_[i]];
+      if (e.hash == hash && (found < 0 || e.object < found) && answers_to(objects_[e.object], name)) found = e.object;
+    }
   if (found < 0) return -1;
   LoadedObject& o = objects_[found];
   if (o.path != name && std::find(o.names.begin(), o.names.end(), name) == o.names.end())
@@ -68,7 +71,21 @@ int Process::find_loaded(std::string_view name) {
   return found;
 }
 
-void Process::index_name(int object, std::string_view name) { by_name_.push_back({name_hash(name), object}); }
+void Process::index_name(int object, std::string_view name) {
+  by_name_.push_back({name_hash(name), object});
+  auto place = [&](int entry) {
+    size_t mask = slots_.size() - 1, i = by_name_[entry].hash & mask;
+    while (slots_[i] >= 0) i = (i + 1) & mask;
+    slots_[i] = entry;
+  };
+  if (by_name_.size() * 2 <= slots_.size()) {
+    place(static_cast<int>(by_name_.size() - 1));
+    return;
+  }
+  // At most half full, so that a probe ends soon at an empty slot.
+  slots_.assign(std::max<size_t>(64, slots_.size() * 2), -1);
+  for (size_t e = 0; e < by_name_.size(); ++e) place(static_cast<int>(e));
+}
 
 void Process::add_name(int object, std::string_view name) {
   objects_[object].names.emplace_back(name);
@@ -77,6 +94,7 @@ void Process::add_name(int object, std::string_view name) {
 
 void Process::forget_dead() {
   by_name_.clear();
+  slots_.clear();
   for (size_t i = 0; i < objects_.size(); ++i) {
     if (dead_[i]) continue;
     const LoadedObject& o = objects_[i];
@@ -105,7 +123,8 @@ int Process::add_object(const std::string& path, std::shared_ptr<const OpenResul
   return idx;
 }
 
-bool Process::try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner) {
+bool Process::try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner,
+                       bool quiet_if_absent) {
   auto op = store_.open(path);
   auto attempt = [&](std::string outcome) { s.out->attempts.push_back({path, std::move(outcome)}); };
   auto fatal = [&](const std::string& message) {
@@ -116,7 +135,7 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   };
   if (op->status == OpenResult::Status::kMissing) {
     // Whether open_path moves on depends on this errno (see search_dirs).
-    attempt(op->error);
+    if (!(quiet_if_absent && op->errnum == ENOENT)) attempt(op->error);
     s.last_errno = op->errnum;
     return false;
   }
@@ -146,24 +165,24 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
 }
 
 void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner) {
+  std::string path;  // one buffer for every candidate: most of them do not exist
   for (const std::string& dir : dirs) {
+    std::string_view slash = !dir.empty() && dir.back() != '/' ? "/" : "";
     for (const std::string& sub : config_->subdirs) {
-      std::string path = join_path(join_path(dir, sub), s.name);
+      path.assign(dir).append(slash).append(sub).append("/").append(s.name);
       // Only a candidate that exists is worth a line in the explanation; the others are
       // glibc's speculative hwcaps probes.
-      size_t before = s.out->attempts.size();
-      if (try_path(s, path, rule, dir, rpath_owner)) return;
-      if (s.out->attempts.size() > before && s.out->attempts.back().outcome == std::strerror(ENOENT))
-        s.out->attempts.pop_back();
+      if (try_path(s, path, rule, dir, rpath_owner, true)) return;
     }
-    if (try_path(s, join_path(dir, s.name), rule, dir, rpath_owner)) return;
+    path.assign(dir).append(slash).append(s.name);
+    if (try_path(s, path, rule, dir, rpath_owner)) return;
     // open_path gives up on the whole list when, in a directory that exists, the last open
     // failed with anything but ENOENT or EACCES (a symlink loop, a name too long): "the file
     // exists and is readable, but something went wrong" (elf/dl-load.c). The next source
     // (another RPATH, LD_LIBRARY_PATH, the cache...) is still tried. Relative directories
     // count as existing without a stat (fillin_rpath).
     if (s.last_errno != ENOENT && s.last_errno != EACCES && s.last_errno != 0 && is_directory(dir)) {
-      s.out->attempts.push_back({join_path(dir, s.name), "the rest of this list is not searched"});
+      s.out->attempts.push_back({path, "the rest of this list is not searched"});
       return;
     }
   }

@@ -129,7 +129,9 @@ class Process {
   Resolution resolve(std::string_view name, int requester);
   std::string origin(int object) const;  // $ORIGIN of an object: the directory of its path
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
-  bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner);
+  // `quiet_if_absent`: a candidate that does not exist leaves no attempt behind.
+  bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner,
+                bool quiet_if_absent = false);
   int find_loaded(std::string_view name);
   void index_name(int object, std::string_view name);
   void add_name(int object, std::string_view name);
@@ -170,14 +172,17 @@ class Process {
   std::vector<LoadError> errors_;
   int interpreter_ = -1;
   std::vector<bool> dead_;
-  // Every name an object answers to (path, requested names, SONAME), by hash. A process holds a
-  // few dozen names: a flat list of hashes, each match checked against the object's own names,
-  // costs less than any map of strings.
+  // Every name an object answers to (path, requested names, SONAME), by hash, each match checked
+  // against the object's own names. A process holds up to a few hundred names and is copied for
+  // every file checked in a context: flat vectors copy at the cost of a memcpy, where a map of
+  // strings would allocate for every node. `slots_` is an open-addressing index into `by_name_`
+  // (-1: empty), at most half full.
   struct NameEntry {
     size_t hash;
     int object;
   };
   std::vector<NameEntry> by_name_;
+  std::vector<int> slots_;
   bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen:
                         // listed, never matched again
 };

@@ -1,11 +1,41 @@
 #include "python/dpkg.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
+#include <string_view>
 
 namespace envdoctor::python {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+// The whole of a small file in one read: a machine's dpkg lists are a few thousand files of a
+// few kilobytes, and a stream's line-by-line reads cost more than the disk does.
+std::string read_whole(const std::string& path) {
+  std::string out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return out;
+  struct stat st;
+  if (::fstat(fd, &st) == 0 && st.st_size > 0 && st.st_size < (64 << 20)) {
+    out.resize(static_cast<size_t>(st.st_size));
+    size_t got = 0;
+    while (got < out.size()) {
+      ssize_t n = ::read(fd, out.data() + got, out.size() - got);
+      if (n <= 0) break;
+      got += static_cast<size_t>(n);
+    }
+    out.resize(got);
+  }
+  ::close(fd);
+  return out;
+}
+
+}  // namespace
 
 void DpkgIndex::load() const {
   loaded_ = true;
@@ -22,19 +52,27 @@ void DpkgIndex::load() const {
       packages_.push_back(name);
       info_stems_.push_back(stem);
     }
-    std::ifstream in(it->path());
     // Only what is ever asked about: shared objects, files of Python's site directories, and
     // programs (an interpreter); about a third of a desktop's 170,000 lines.
-    for (std::string line; std::getline(in, line);)
-      if (line.find(".so") != std::string::npos || line.find("-packages/") != std::string::npos ||
-          line.find("/bin/") != std::string::npos)
-        file_to_package_.emplace(std::move(line), slot->second);
+    std::string text = read_whole(it->path().string());
+    std::string_view rest = text;
+    while (!rest.empty()) {
+      size_t end = rest.find('\n');
+      std::string_view line = rest.substr(0, end);
+      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+      if (line.find(".so") != std::string_view::npos || line.find("-packages/") != std::string_view::npos ||
+          line.find("/bin/") != std::string_view::npos)
+        file_to_package_.emplace(std::string(line), slot->second);
+    }
   }
-  std::ifstream status(root_ + "/var/lib/dpkg/status");
+  std::string status = read_whole(root_ + "/var/lib/dpkg/status");
   std::string package;
-  for (std::string line; std::getline(status, line);) {
-    if (line.rfind("Package: ", 0) == 0) package = line.substr(9);
-    else if (line.rfind("Version: ", 0) == 0 && !package.empty()) versions_.emplace(package, line.substr(9));
+  for (std::string_view rest = status; !rest.empty();) {
+    size_t end = rest.find('\n');
+    std::string_view line = rest.substr(0, end);
+    rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
+    if (line.starts_with("Package: ")) package = line.substr(9);
+    else if (line.starts_with("Version: ") && !package.empty()) versions_.emplace(package, line.substr(9));
     else if (line.empty()) package.clear();
   }
   load_diversions();
