@@ -51,7 +51,6 @@ struct ExtensionLoad {
 // a pyenv shim may be a script or another version); the first that loads and is of the module's
 // version is used. nullopt when `path` is not an extension module.
 std::optional<ExtensionLoad> load_as_extension(const loader::Process& listed, const std::string& path,
-                                               const std::vector<std::string>& candidates,
-                                               loader::ObjectStore& store);
+                                               const std::vector<std::string>& candidates, loader::ObjectStore& store);
 
 }  // namespace envdoctor::checks
