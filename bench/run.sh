@@ -41,7 +41,7 @@ sub() { echo "head -n $1 '$list' | xargs -d '\n' -s $(( $(getconf ARG_MAX) - 655
 echo "Files: $n ELF shared objects ($(tr '\n' '\0' < "$list" | du -cshL --files0-from=- 2>/dev/null | tail -1 | cut -f1)); $(nproc) cores; runs: $runs"
 echo
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/peers.md" \
-  -n "envdoctor ldd (versions + symbols)" "$(sub "$n") $envdoctor ldd >/dev/null 2>&1" \
+  -n "envdoctor ldd (versions + symbols)" "$(sub "$n") $envdoctor ldd --exact >/dev/null 2>&1" \
   -n "libtree (no versions, no symbols)" "$(sub "$n") libtree >/dev/null 2>&1" \
   -n "ldd (versions, no symbols)" "$(sub "$n") ldd >/dev/null 2>&1" \
   -n "floor: map, header, .dynsym walk (1 core)" "$work/map_floor 2 < $list >/dev/null" \
@@ -54,7 +54,7 @@ echo
 args=()
 for k in 4 2 1; do
   m=$((n / k))
-  args+=(-n "$m files" "$(sub "$m") $envdoctor ldd >/dev/null 2>&1")
+  args+=(-n "$m files" "$(sub "$m") $envdoctor ldd --exact >/dev/null 2>&1")
 done
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/scale.md" "${args[@]}" >/dev/null
 cat "$work/scale.md"

@@ -25,10 +25,20 @@ using support::join;
 std::optional<CudaTarget> resolve_cuda_target(const std::vector<std::string>& gpu_args, const std::string& driver_arg,
                                               std::string* error) {
   CudaTarget t;
+  std::optional<cuda::CudaTables> tables;
+  if (!gpu_args.empty()) {
+    tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
+    if (!tables) return std::nullopt;
+  }
   for (const std::string& arg : gpu_args) {
     std::optional<int> sm = cuda::parse_gpu_arch(arg);
     if (!sm) {
       *error = "--gpu " + arg + ": not a GPU architecture (sm_86, sm_90a, 8.6 or 86)";
+      return std::nullopt;
+    }
+    std::string why;
+    if (!cuda::gpu_arch_possible(*tables, *sm, &why)) {
+      *error = "--gpu " + arg + ": " + why;
       return std::nullopt;
     }
     bool seen = std::any_of(t.gpus.begin(), t.gpus.end(), [&](const cuda::Gpu& g) { return g.sm == *sm; });

@@ -10,6 +10,7 @@
 #include <functional>
 #include <set>
 
+#include "checks/extension_load.h"
 #include "elf/elf_types.h"
 #include "python/record.h"
 #include "support/parallel.h"
@@ -44,8 +45,6 @@ std::string normalize_path(const std::string& path) {
 }
 
 namespace {
-
-bool is_extension_module(const ElfRecord& r);
 
 bool has_elf_magic(const fs::path& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
@@ -211,7 +210,7 @@ void Environment::add_elf_file(const std::string& path, std::shared_ptr<const lo
   }
   if (v.kind == loader::Verdict::Kind::kAccept) {
     const elf::ElfFile& e = *r.opened->elf;
-    r.extension_module = is_extension_module(r);
+    r.extension_module = is_extension_module(r.path, *r.opened->elf);
     r.executable = !r.extension_module &&
                    (e.type == ET_EXEC || (e.interp && !e.soname && r.path.find(".so") == std::string::npos));
   }
@@ -259,16 +258,6 @@ std::vector<const python::Distribution*> Environment::requirement_closure(const 
 }
 
 namespace {
-
-// Python imports a file as an extension module by name: "<module>.<any suffix>.so" defining
-// PyInit_<module>.
-bool is_extension_module(const ElfRecord& r) {
-  const elf::ElfFile& e = *r.opened->elf;
-  std::string name = fs::path(r.path).filename().string();
-  if (name.size() < 4 || name.compare(name.size() - 3, 3, ".so") != 0) return false;
-  std::string module = name.substr(0, name.find('.'));
-  return !e.find_symbols("PyInit_" + module).empty();
-}
 
 // "2.36" from "GLIBC_2.36" or "2.36" text; nullopt unless it is digits and dots.
 std::optional<std::vector<int>> version_numbers(std::string_view text) {

@@ -1,8 +1,11 @@
 #include "checks/finding.h"
 
 #include <algorithm>
+#include <filesystem>
 #include <tuple>
 #include <unordered_set>
+
+#include "checks/environment.h"
 
 namespace envdoctor::checks {
 
@@ -70,7 +73,39 @@ std::string Finding::key() const {
          version.value_or("") + '\0' + arch.value_or("") + '\0' + (file.empty() ? package.value_or("") : "");
 }
 
+namespace {
+
+// Paths as people read them: "/v/site-packages/consumer/../provlib/lib" as
+// "/v/site-packages/provlib/lib", lexically (normalize_path), wherever a word of `text` is a path
+// with "." or ".." components. The loader's own messages are not passed here: they quote the
+// path as the loader spelt it.
+std::string normalize_paths_in(const std::string& text) {
+  if (text.find("/.") == std::string::npos) return text;
+  std::string out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t end = text.find_first_of(" \t\n'\"(),;", i);
+    if (end == std::string::npos) end = text.size();
+    std::string word = text.substr(i, end - i);
+    if (word.find("/./") != std::string::npos || word.find("/../") != std::string::npos || word.ends_with("/..") ||
+        word.ends_with("/.")) {
+      word = word.front() == '/' ? normalize_path(word) : std::filesystem::path(word).lexically_normal().string();
+    }
+    out += word;
+    if (end < text.size()) out += text[end];
+    i = end + 1;
+  }
+  return out;
+}
+
+}  // namespace
+
 void sort_and_dedupe(std::vector<Finding>& findings) {
+  for (Finding& f : findings) {
+    f.file = normalize_paths_in(f.file);
+    if (f.library) f.library = normalize_paths_in(*f.library);
+    f.hint = normalize_paths_in(f.hint);
+  }
   std::unordered_set<std::string> seen;
   std::vector<Finding> unique;
   unique.reserve(findings.size());

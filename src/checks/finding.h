@@ -68,7 +68,9 @@ struct Finding {
 };
 
 // Sorts findings for people and programs alike: new first, then errors before warnings, then by
-// package, file and code; and drops duplicates.
+// package, file and code; and drops duplicates. Paths in `file`, `library` and `hint` are made
+// lexically normal first ("consumer/../provlib/lib" is "provlib/lib"); `message` keeps the
+// loader's spelling.
 void sort_and_dedupe(std::vector<Finding>& findings);
 
 }  // namespace envdoctor::checks

@@ -12,6 +12,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "checks/extension_load.h"
 #include "checks/hints.h"
 #include "loader/process.h"
 
@@ -128,6 +129,7 @@ class LoadChecker {
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
   Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
   Finding program_finding(const Process& p, const LoadError& e) const;
+  std::string program_hint(const Finding& f, const LoadError& e) const;
   void note_resolutions(const Process& p, const std::vector<int>& objects, Context* c = nullptr);
 
   std::vector<Context> plan() const;
@@ -329,9 +331,7 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
 void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings) {
   for (const LoadError& e : errors) {
     // Without an interpreter to load them into, the C API's symbols are not a module's problem.
-    if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter_ &&
-        (e.symbol.rfind("Py", 0) == 0 || e.symbol.rfind("_Py", 0) == 0))
-      continue;
+    if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter_ && is_python_c_api_symbol(e.symbol)) continue;
     // A real load stops at the missing library; the symbols it would have provided are not a
     // second problem of the object that needed it.
     if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
@@ -387,7 +387,41 @@ Finding LoadChecker::program_finding(const Process& p, const LoadError& e) const
     case LoadError::Kind::kUndefinedSymbol: f.message = program + ": symbol lookup error: " + e.message; break;
     default: f.message = program + ": error while loading shared libraries: " + e.message;
   }
+  f.hint = program_hint(f, e);
   return f;
+}
+
+// What a program's failure means for the environment (nothing for its imports) and what it lacks:
+// "torch/bin/test_jit is a program, not a module: Python never loads it, so imports are
+// unaffected; it will not start because libfoo.so is not shipped by torch".
+std::string LoadChecker::program_hint(const Finding& f, const LoadError& e) const {
+  std::string shown = f.file;
+  for (const std::string& site : env_.inventory.site_dirs)
+    if (f.file.starts_with(site + "/")) shown = f.file.substr(site.size() + 1);
+  const python::Distribution* owner = env_.owner(f.file);
+  std::string owner_name = owner ? owner->name : "any package";
+  std::string because;
+  bool reinstall_helps = true;  // reinstalling the owner brings back what it ships, never what it does not
+  switch (e.kind) {
+    case LoadError::Kind::kMissingLibrary: {
+      bool shipped =
+          owner && std::any_of(owner->record.begin(), owner->record.end(),
+                               [&](const python::RecordEntry& r) { return r.resolved.filename() == e.library; });
+      because = shipped ? e.library + ", which " + owner_name + " ships, is not on its search path"
+                        : e.library + " is not shipped by " + owner_name;
+      reinstall_helps = shipped;
+      break;
+    }
+    case LoadError::Kind::kMissingVersion:
+      because = "version " + e.version + " is missing from " + fs::path(e.library).filename().string();
+      break;
+    case LoadError::Kind::kUndefinedSymbol: because = "none of its libraries defines " + e.symbol; break;
+    default: because = e.reason();
+  }
+  std::string hint = shown + " is a program, not a module: Python never loads it, so imports are unaffected; " +
+                     "it will not start because " + because;
+  if (reinstall_helps && !f.hint.empty()) hint += "; " + f.hint;
+  return hint;
 }
 
 void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, Context& c) {

@@ -24,6 +24,21 @@ bool is_bytecode_cache(const python::RecordEntry& e) {
   return p.find("__pycache__/") != std::string::npos || (p.size() > 4 && p.compare(p.size() - 4, 4, ".pyc") == 0);
 }
 
+// What an import runs: Python source (packages' __init__.py included), extension modules and the
+// shared libraries they load (".so", ".so.9"), and .pth files, which decide sys.path itself. A
+// missing one breaks an import (error); any other file RECORD lists (a LICENSE, a console script,
+// data) does not (warning). DESIGN.md, record-missing-file.
+bool is_importable_code(std::string_view path) {
+  size_t slash = path.rfind('/');
+  std::string_view name = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  auto ends = [&](std::string_view suffix) { return name.ends_with(suffix); };
+  return ends(".py") || ends(".so") || ends(".pth") || name.find(".so.") != std::string_view::npos;
+}
+
+Severity missing_file_severity(std::string_view path) {
+  return is_importable_code(path) ? Severity::kError : Severity::kWarning;
+}
+
 struct HashJob {
   const python::Distribution* dist;
   const python::RecordEntry* entry;
@@ -50,7 +65,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
       if (is_bytecode_cache(e)) continue;
       auto st = env.files.stat(e.resolved.string());
       if (!st) {
-        Finding f = package_finding(d, Code::kRecordMissingFile, Severity::kError);
+        Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(e.path));
         f.file = e.resolved.string();
         f.message = d.name + "'s RECORD lists " + e.path + " but the file is missing";
         const auto& owners = env.owners(f.file);
@@ -124,7 +139,7 @@ void check_dpkg_files(const Environment& env, bool verify_hashes, std::vector<Fi
       bool in_site = std::any_of(env.inventory.site_dirs.begin(), env.inventory.site_dirs.end(),
                                  [&](const std::string& site) { return file.path.starts_with(site + "/"); });
       if (!in_site || file.path.find("/__pycache__/") != std::string::npos) continue;
-      Finding f = package_finding(d, Code::kRecordMissingFile, Severity::kError);
+      Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(file.path));
       f.file = file.path;
       f.hint = "the file is not the one Debian installed: " + reinstall_command(env, d);
       if (!env.files.stat(file.path)) {

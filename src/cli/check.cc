@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <limits>
 
 #include "checks/environment.h"
 #include "checks/file_view.h"
@@ -18,6 +19,7 @@
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cuda/tables.h"
+#include "python/wheel.h"
 #include "report/machine.h"
 #include "report/progress.h"
 #include "report/report.h"
@@ -66,6 +68,8 @@ int run_check(const CheckOptions& options) {
   std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
   if (!gpu_target) return tool_failure(error);
   if (options.verify_hashes && !checks::sha256_available(&error)) return tool_failure(error);
+  for (const std::string& wheel : options.with)
+    if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
   if (!session) return 2;
   checks::Environment* env = session->env.get();
@@ -120,6 +124,8 @@ int run_check(const CheckOptions& options) {
   } else {
     report::TextOptions text;
     text.color = options.output.empty() && use_color();
+    text.only_errors = options.only_errors;
+    if (options.all) text.max_per_code = std::numeric_limits<size_t>::max();
     out = report::render_text(r, text);
   }
   if (!options.output.empty()) {

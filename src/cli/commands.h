@@ -14,6 +14,13 @@ struct LoaderOptions {
   std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
 };
 
+// `ldd` and `tree`.
+struct LddOptions {
+  LoaderOptions loader;
+  std::string python;  // --python EXE: the interpreter extension modules are loaded into
+  bool exact = false;  // --exact: as `ldd -r`, every file a main program of its own
+};
+
 struct CheckOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR (implies --no-exec)
@@ -21,6 +28,8 @@ struct CheckOptions {
   LoaderOptions loader;
   bool verify_hashes = false;
   bool json = false;
+  bool only_errors = false;          // --only-errors: the text lists errors only
+  bool all = false;                  // --all: the text lists infos too
   std::string format;                // --format text|json|nhc|prom ("" for text, or json with --json)
   std::string output;                // --output FILE: written through a temporary file and rename
   std::vector<std::string> without;  // --without PKG: as pip uninstall would leave it
@@ -44,8 +53,8 @@ int run_snapshot(const CheckOptions& options, bool digest_only);
 // `diff A B`: A and B are snapshot files, or "-" for the environment of `options` checked now.
 int run_diff(const CheckOptions& options, const std::string& a, const std::string& b, bool json);
 int run_why(const CheckOptions& options, const std::string& name);
-int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files);
-int run_tree(const LoaderOptions& options, const std::vector<std::string>& files);
+int run_ldd(const LddOptions& options, const std::vector<std::string>& files);
+int run_tree(const LddOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);
 // The manylinux tag of ELF files, and whether wheels' platform tags claim too old a glibc.
 int run_wheel_tag(const std::vector<std::string>& paths, bool json);

@@ -3,16 +3,22 @@
 // Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode); files are
 // loaded in parallel, sharing one ObjectStore so that every library is parsed once, and the
 // results are printed in the order the files were given.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <unordered_set>
 
+#include "checks/extension_load.h"
 #include "cli/commands.h"
 #include "loader/process.h"
+#include "python/interpreter.h"
+#include "report/report.h"
 #include "support/parallel.h"
 
 namespace envdoctor::cli {
@@ -90,13 +96,56 @@ int print_reports(const std::vector<FileReport>& reports) {
   return rc;
 }
 
-// The file given could not be loaded at all: a file that cannot be opened is the tool's failure
-// (exit 2), one the loader would reject is a load failure (exit 1).
-void report_unloadable(const Process& p, const std::string& file, FileReport& r, std::ostream& err) {
+// Why `path` is not something the loader model can be asked about: a directory, a device, or a
+// file without the ELF magic (a script, text, data); empty for an ELF file. Asked only after the
+// load failed, so a run over healthy files pays nothing for it.
+std::string not_an_elf_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";  // the loader's own words say it
+  if (S_ISDIR(st.st_mode)) return "is a directory, not an ELF file";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  char magic[4] = {};
+  std::ifstream in(path, std::ios::binary);
+  in.read(magic, sizeof magic);
+  if (in.gcount() == 4 && std::memcmp(magic,
+                                      "\x7f"
+                                      "ELF",
+                                      4) == 0)
+    return "";
+  return "is not an ELF file (a script or data file has no libraries to load)";
+}
+
+// The file given could not be loaded at all: a file that cannot be opened, or that is no ELF
+// file at all, is the tool's failure (exit 2, "envdoctor: FILE: why"); an ELF file the loader
+// would reject is a load failure (exit 1), in the loader's words.
+void report_unloadable(const Process& p, const std::string& file, const std::string& host_path, FileReport& r,
+                       std::ostream& err) {
   const LoadError& e = p.errors().front();
-  err << file << ": " << e.reason() << "\n";
   r.failed = true;
+  if (std::string why = not_an_elf_file(host_path); !why.empty()) {
+    err << "envdoctor: " << file << " " << why << "\n";
+    r.unreadable = true;
+    return;
+  }
+  err << file << ": " << e.reason() << "\n";
   r.unreadable = e.kind == LoadError::Kind::kMissingLibrary;
+}
+
+// The errors to print for a loaded file: the loader's as they are, except that an extension
+// module's undefined symbols are those of an import into `python` (unless --exact), with a line
+// that says what the interpreter bound or was left.
+std::vector<LoadError> errors_to_print(const Process& p, const std::string& in_root, const LddOptions& options,
+                                       const std::vector<std::string>& python, loader::ObjectStore& store,
+                                       std::ostream& out) {
+  if (options.exact) return p.errors();
+  std::optional<checks::ExtensionLoad> ext = checks::load_as_extension(p, in_root, python, store);
+  if (!ext) return p.errors();
+  std::vector<LoadError> errors;
+  for (const LoadError& e : p.errors())
+    if (e.kind != LoadError::Kind::kUndefinedSymbol) errors.push_back(e);
+  errors.insert(errors.end(), ext->symbol_errors.begin(), ext->symbol_errors.end());
+  out << report::render_extension_summary(*ext);
+  return errors;
 }
 
 std::string library_line(const Process& p, const Process::ListEntry& e) {
@@ -107,21 +156,24 @@ std::string library_line(const Process& p, const Process::ListEntry& e) {
   return libname + " => " + o.path;
 }
 
-FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LoaderOptions& options,
-                   const std::string& file, bool header) {
+FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LddOptions& options,
+                   const std::vector<std::string>& python, const std::string& file, bool header) {
   FileReport r;
   std::ostringstream out, err;
   if (header) out << file << ":\n";
   Process p(config, store);
-  bool loaded = p.load_main(support::FileRoot(options.root).inside(file));
+  support::FileRoot root(options.loader.root);
+  std::string in_root = root.inside(file);
+  bool loaded = p.load_main(in_root);
   if (!loaded) {
-    report_unloadable(p, file, r, err);
+    report_unloadable(p, file, root.host(in_root), r, err);
   } else {
     const auto& main = p.objects()[0];
     if (main.elf->needed.empty()) out << "\tstatically linked\n";
     for (const Process::ListEntry& e : p.list_order()) out << "\t" << library_line(p, e) << "\n";
-    for (const LoadError& e : p.errors()) err << loader_words(file, e) << "\n";
-    r.failed = !p.errors().empty();
+    std::vector<LoadError> errors = errors_to_print(p, in_root, options, python, store, out);
+    for (const LoadError& e : errors) err << loader_words(file, e) << "\n";
+    r.failed = !errors.empty();
   }
   r.out = out.str();
   r.err = err.str();
@@ -165,21 +217,24 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
     tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
 }
 
-FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LoaderOptions& options,
-                    const std::string& file) {
+FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LddOptions& options,
+                    const std::vector<std::string>& python, const std::string& file) {
   FileReport r;
   std::ostringstream out, err;
   Process p(config, store);
-  if (!p.load_main(support::FileRoot(options.root).inside(file))) {
-    report_unloadable(p, file, r, err);
+  support::FileRoot root(options.loader.root);
+  std::string in_root = root.inside(file);
+  if (!p.load_main(in_root)) {
+    report_unloadable(p, file, root.host(in_root), r, err);
   } else {
     out << file << "\n";
     const auto& main = p.objects()[0];
     std::unordered_set<int> expanded = {0};
     for (size_t i = 0; i < main.deps.size(); ++i)
       tree_node(p, main.deps[i], "", i + 1 == main.deps.size(), expanded, out);
-    for (const LoadError& e : p.errors()) err << loader_words(file, e) << "\n";
-    r.failed = !p.errors().empty();
+    std::vector<LoadError> errors = errors_to_print(p, in_root, options, python, store, out);
+    for (const LoadError& e : errors) err << loader_words(file, e) << "\n";
+    r.failed = !errors.empty();
   }
   r.out = out.str();
   r.err = err.str();
@@ -195,20 +250,38 @@ loader::ObjectStore& store_for_this_run(const std::string& root) {
   return *store;
 }
 
-}  // namespace
-
-int run_ldd(const LoaderOptions& options, const std::vector<std::string>& files) {
-  loader::LoaderConfig config = make_config(options);
-  loader::ObjectStore& store = store_for_this_run(options.root);
-  bool header = files.size() > 1;
-  return print_reports(
-      for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, f, header); }));
+// The interpreters extension modules are loaded into: --python alone; else, as `check` finds
+// one (python::default_python) and then `python3.X` on PATH for each 3.X, of this machine; none
+// under --root without --python (this machine's interpreters are not the container's).
+std::vector<std::string> interpreters_for(const LddOptions& options) {
+  if (options.exact) return {};
+  if (!options.python.empty()) return {support::FileRoot(options.loader.root).inside(options.python)};
+  if (!options.loader.root.empty()) return {};
+  std::vector<std::string> out;
+  if (std::optional<std::string> found = python::default_python(nullptr)) out.push_back(*found);
+  for (int minor = 6; minor <= 20; ++minor)
+    for (std::string& versioned : python::find_on_path("python3." + std::to_string(minor)))
+      out.push_back(std::move(versioned));
+  return out;
 }
 
-int run_tree(const LoaderOptions& options, const std::vector<std::string>& files) {
-  loader::LoaderConfig config = make_config(options);
-  loader::ObjectStore& store = store_for_this_run(options.root);
-  return print_reports(for_each_file(files, [&](const std::string& f) { return tree_one(config, store, options, f); }));
+}  // namespace
+
+int run_ldd(const LddOptions& options, const std::vector<std::string>& files) {
+  loader::LoaderConfig config = make_config(options.loader);
+  loader::ObjectStore& store = store_for_this_run(options.loader.root);
+  std::vector<std::string> python = interpreters_for(options);
+  bool header = files.size() > 1;
+  return print_reports(
+      for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, python, f, header); }));
+}
+
+int run_tree(const LddOptions& options, const std::vector<std::string>& files) {
+  loader::LoaderConfig config = make_config(options.loader);
+  loader::ObjectStore& store = store_for_this_run(options.loader.root);
+  std::vector<std::string> python = interpreters_for(options);
+  return print_reports(
+      for_each_file(files, [&](const std::string& f) { return tree_one(config, store, options, python, f); }));
 }
 
 }  // namespace envdoctor::cli

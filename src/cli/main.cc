@@ -14,62 +14,89 @@ int main(int argc, char** argv) {
   const char* kPythonHelp =
       "the interpreter (default: the environment envdoctor is installed in, $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)";
 
+  const char* kPrefixHelp = "an environment's prefix, read without running anything";
+
   LoaderOptions loader;
   std::string ld_library_path;
   auto add_loader_options = [&](CLI::App* cmd) {
-    cmd->add_option("--root", loader.root, "read a container's root file system: its ld.so.cache and dirs");
+    cmd->add_option("--root", loader.root, "read a container's root file system: its ld.so.cache and dirs")
+        ->type_name("DIR");
     cmd->add_option("--ld-library-path", ld_library_path,
-                    "LD_LIBRARY_PATH to model (default: this process's environment)");
+                    "LD_LIBRARY_PATH to model (default: this process's environment)")
+        ->type_name("PATHS");
   };
 
   CheckOptions check_options;
   CLI::App* check = app.add_subcommand("check", "will every native library of this Python environment load?");
-  check->add_option("--python", check_options.python, kPythonHelp);
-  check->add_option("--prefix", check_options.prefix, "an environment's prefix, read without running anything");
+  check->add_option("--python", check_options.python, kPythonHelp)->type_name("EXE");
+  check->add_option("--prefix", check_options.prefix, kPrefixHelp)->type_name("DIR");
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
+  CLI::Option* only_errors =
+      check->add_flag("--only-errors", check_options.only_errors, "list errors only (warnings are still counted)");
+  check->add_flag("--all", check_options.all, "list every finding, without the limit of 5 per code and package")
+      ->excludes(only_errors);
   check->add_flag("--json", check_options.json,
                   "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/check.schema.json)");
   check
       ->add_option("--format", check_options.format,
                    "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
-      ->check(CLI::IsMember({"text", "json", "nhc", "prom"}));
-  check->add_option("--output", check_options.output,
-                    "write to FILE (a temporary file, then rename) instead of stdout");
-  check->add_option("--gpu", check_options.gpus,
-                    "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)");
-  check->add_option("--driver", check_options.driver,
-                    "check CUDA runtimes against this driver version (default: this machine's)");
-  check->add_option("--without", check_options.without,
-                    "check the environment as `pip uninstall PKG` would leave it (repeatable)");
-  check->add_option("--with", check_options.with,
-                    "check the environment as `pip install WHEEL` would leave it (repeatable)");
+      ->check(CLI::IsMember({"text", "json", "nhc", "prom"}))
+      ->type_name("FORMAT");
+  check->add_option("--output", check_options.output, "write to FILE (a temporary file, then rename) instead of stdout")
+      ->type_name("FILE");
+  check
+      ->add_option("--gpu", check_options.gpus,
+                   "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)")
+      ->type_name("SM");
+  check
+      ->add_option("--driver", check_options.driver,
+                   "check CUDA runtimes against this driver version (default: this machine's)")
+      ->type_name("VERSION");
+  check
+      ->add_option("--without", check_options.without,
+                   "check the environment as `pip uninstall PKG` would leave it (repeatable)")
+      ->type_name("PKG");
+  check
+      ->add_option("--with", check_options.with,
+                   "check the environment as `pip install WHEEL` would leave it (repeatable)")
+      ->type_name("WHEEL");
   add_loader_options(check);
 
   std::string why_name;
   CheckOptions why_options;
   CLI::App* why =
       app.add_subcommand("why", "a SONAME, path or package: who needs it, where it resolves and why, who owns it");
-  why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required();
-  why->add_option("--python", why_options.python, kPythonHelp);
-  why->add_option("--prefix", why_options.prefix, "an environment's prefix, read without running anything");
+  why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required()->type_name("NAME");
+  why->add_option("--python", why_options.python, kPythonHelp)->type_name("EXE");
+  why->add_option("--prefix", why_options.prefix, kPrefixHelp)->type_name("DIR");
   add_loader_options(why);
 
   std::vector<std::string> files;
+  LddOptions ldd_options;
+  auto add_ldd_options = [&](CLI::App* cmd) {
+    add_loader_options(cmd);
+    cmd->add_option("--python", ldd_options.python,
+                    "the interpreter extension modules are loaded into (default: as check finds one)")
+        ->type_name("EXE");
+    cmd->add_flag("--exact", ldd_options.exact,
+                  "as `ldd -r`: every file is a program of its own, extension modules included");
+    cmd->add_option("FILE", files, "ELF files")->required()->type_name("FILE");
+  };
   CLI::App* ldd = app.add_subcommand("ldd", "the loader model on single files, in ldd's format");
-  add_loader_options(ldd);
-  ldd->add_option("FILE", files, "ELF files")->required();
+  add_ldd_options(ldd);
 
   CLI::App* tree = app.add_subcommand("tree", "the same as a tree: why each library was found where it was");
-  add_loader_options(tree);
-  tree->add_option("FILE", files, "ELF files")->required();
+  add_ldd_options(tree);
 
   CudaCommandOptions cuda_options;
   CLI::App* cuda = app.add_subcommand("cuda", "driver, GPUs, CUDA runtimes, and which packages use which");
-  cuda->add_option("--python", cuda_options.python, kPythonHelp);
-  cuda->add_option("--prefix", cuda_options.prefix, "an environment's prefix, read without running anything");
-  cuda->add_option("--gpu", cuda_options.gpus, "show coverage for this GPU instead of this machine's (repeatable)");
-  cuda->add_option("--driver", cuda_options.driver, "take this driver version instead of this machine's");
+  cuda->add_option("--python", cuda_options.python, kPythonHelp)->type_name("EXE");
+  cuda->add_option("--prefix", cuda_options.prefix, kPrefixHelp)->type_name("DIR");
+  cuda->add_option("--gpu", cuda_options.gpus, "show coverage for this GPU instead of this machine's (repeatable)")
+      ->type_name("SM");
+  cuda->add_option("--driver", cuda_options.driver, "take this driver version instead of this machine's")
+      ->type_name("VERSION");
   cuda->add_flag("--json", cuda_options.json,
                  "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
   add_loader_options(cuda);
@@ -77,10 +104,12 @@ int main(int argc, char** argv) {
   CheckOptions snapshot_options;
   bool digest_only = false;
   CLI::App* snapshot = app.add_subcommand("snapshot", "the environment's native state as one canonical JSON document");
-  snapshot->add_option("--python", snapshot_options.python, kPythonHelp);
-  snapshot->add_option("--prefix", snapshot_options.prefix, "an environment's prefix, read without running anything");
-  snapshot->add_option("--gpu", snapshot_options.gpus, "take these GPUs instead of this machine's (repeatable)");
-  snapshot->add_option("--driver", snapshot_options.driver, "take this driver version instead of this machine's");
+  snapshot->add_option("--python", snapshot_options.python, kPythonHelp)->type_name("EXE");
+  snapshot->add_option("--prefix", snapshot_options.prefix, kPrefixHelp)->type_name("DIR");
+  snapshot->add_option("--gpu", snapshot_options.gpus, "take these GPUs instead of this machine's (repeatable)")
+      ->type_name("SM");
+  snapshot->add_option("--driver", snapshot_options.driver, "take this driver version instead of this machine's")
+      ->type_name("VERSION");
   snapshot->add_flag("--digest", digest_only, "print only the digest (identical environments print identical lines)");
   add_loader_options(snapshot);
 
@@ -88,24 +117,70 @@ int main(int argc, char** argv) {
   bool diff_json = false;
   CheckOptions diff_options;
   CLI::App* diff = app.add_subcommand("diff", "two snapshots (or a snapshot and this environment, -): what differs");
-  diff->add_option("A", diff_a, "a snapshot file, or - for this environment now")->required();
-  diff->add_option("B", diff_b, "a snapshot file, or - for this environment now")->required();
-  diff->add_option("--python", diff_options.python, kPythonHelp);
-  diff->add_option("--prefix", diff_options.prefix, "an environment's prefix, read without running anything");
+  diff->add_option("A", diff_a, "a snapshot file, or - for this environment now")->required()->type_name("SNAPSHOT");
+  diff->add_option("B", diff_b, "a snapshot file, or - for this environment now")->required()->type_name("SNAPSHOT");
+  diff->add_option("--python", diff_options.python, kPythonHelp)->type_name("EXE");
+  diff->add_option("--prefix", diff_options.prefix, kPrefixHelp)->type_name("DIR");
   diff->add_flag("--json", diff_json, "JSON on stdout");
   add_loader_options(diff);
 
   bool wheel_tag_json = false;
   CLI::App* wheel_tag = app.add_subcommand(
       "wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
-  wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required();
+  wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required()->type_name("FILE");
   wheel_tag->add_flag("--json", wheel_tag_json,
                       "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
 
   std::vector<std::string> explain_codes;
   CLI::App* explain =
       app.add_subcommand("explain", "what a finding code means, why it happens, how to fix it (docs/findings.md)");
-  explain->add_option("CODE", explain_codes, "finding codes, as check prints them (none: list every code)");
+  explain->add_option("CODE", explain_codes, "finding codes, as check prints them (none: list every code)")
+      ->type_name("CODE");
+
+  // Each --help ends with examples (docs/usage.md has more).
+  check->footer(
+      "Examples:\n"
+      "  envdoctor check                                  the environment python3 would run in\n"
+      "  envdoctor check --python venv/bin/python         another environment (its interpreter)\n"
+      "  envdoctor check --prefix /opt/conda/envs/ml      read a prefix without running anything\n"
+      "  envdoctor check --without nvidia-cudnn-cu12      what `pip uninstall` would break\n"
+      "  envdoctor check --with dist/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\n"
+      "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
+      "  envdoctor check --format nhc                     one line for NHC and Slurm");
+  why->footer(
+      "Examples:\n"
+      "  envdoctor why libcudnn.so.9\n"
+      "  envdoctor why torch\n"
+      "  envdoctor why venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so");
+  ldd->footer(
+      "Examples:\n"
+      "  envdoctor ldd /usr/lib/x86_64-linux-gnu/libssl.so.3\n"
+      "  envdoctor ldd venv/lib/python3.11/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so\n"
+      "  envdoctor ldd --exact /usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so");
+  tree->footer(
+      "Examples:\n"
+      "  envdoctor tree /usr/bin/python3\n"
+      "  envdoctor tree --python venv/bin/python venv/lib/python3.11/site-packages/numpy/core/*.so");
+  cuda->footer(
+      "Examples:\n"
+      "  envdoctor cuda\n"
+      "  envdoctor cuda --gpu sm_120 --driver 575.51.03 --json");
+  snapshot->footer(
+      "Examples:\n"
+      "  envdoctor snapshot > node1.snapshot\n"
+      "  pdsh -w 'node[1-64]' envdoctor snapshot --digest | dshbak -c");
+  diff->footer(
+      "Examples:\n"
+      "  envdoctor diff before.snapshot after.snapshot\n"
+      "  envdoctor diff node1.snapshot -                    a saved snapshot against this environment now");
+  wheel_tag->footer(
+      "Examples:\n"
+      "  envdoctor wheel-tag dist/mypkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl\n"
+      "  envdoctor wheel-tag build/lib/mypkg/_ext.so");
+  explain->footer(
+      "Examples:\n"
+      "  envdoctor explain\n"
+      "  envdoctor explain missing-library undefined-symbol");
 
   try {
     app.parse(argc, argv);
@@ -141,8 +216,9 @@ int main(int argc, char** argv) {
     diff_options.loader = loader;
     return run_diff(diff_options, diff_a, diff_b, diff_json);
   }
-  if (ldd->parsed()) return run_ldd(loader, files);
-  if (tree->parsed()) return run_tree(loader, files);
+  ldd_options.loader = loader;
+  if (ldd->parsed()) return run_ldd(ldd_options, files);
+  if (tree->parsed()) return run_tree(ldd_options, files);
   if (wheel_tag->parsed()) return run_wheel_tag(files, wheel_tag_json);
   if (explain->parsed()) return run_explain(explain_codes);
   return 2;

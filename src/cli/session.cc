@@ -25,6 +25,18 @@ bool validate(const EnvironmentRequest& r) {
           "(a container's interpreter cannot be run here)");
     if (!r.python.empty()) return fail("--root reads the environment without running it: use --prefix, not --python");
   }
+  if (r.python.find('/') != std::string::npos) {  // a bare name is looked up on PATH, as a shell would
+    // A directory is the most common mistake: a venv's path where its interpreter was meant.
+    std::error_code ec;
+    fs::file_status st = fs::status(r.python, ec);
+    if (st.type() == fs::file_type::not_found) return fail("--python " + r.python + ": no such file");
+    if (fs::is_directory(st)) {
+      std::string bin = (fs::path(r.python) / "bin" / "python").string();
+      std::string suggestion = fs::exists(bin, ec) ? "--python " + bin + ", or " : "";
+      return fail("--python " + r.python + " is a directory, not an interpreter: use " + suggestion + "--prefix " +
+                  r.python + " to read it without running anything");
+    }
+  }
   if (r.no_exec && r.prefix.empty())
     return fail("--no-exec needs --prefix DIR (the environment to read without running it)");
   return true;

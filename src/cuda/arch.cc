@@ -210,4 +210,23 @@ std::optional<int> parse_gpu_arch(std::string_view text) {
   return sm;
 }
 
+bool gpu_arch_possible(const CudaTables& tables, int sm, std::string* why) {
+  // Compute capabilities before Turing, from the CUDA Programming Guide's table of features per
+  // compute capability (the 10.x and 11.x editions, which still listed them).
+  static constexpr int kOlder[] = {10, 11, 12, 13, 20, 21, 30, 32, 35, 37, 50, 52, 53, 60, 61, 62, 70, 72};
+  int current = tables.current_sm(sm);
+  int newest = tables.newest_sm();
+  bool listed = std::any_of(tables.architectures.begin(), tables.architectures.end(),
+                            [&](const Architecture& a) { return a.sm == current; });
+  bool older = std::find(std::begin(kOlder), std::end(kOlder), sm) != std::end(kOlder);
+  int oldest = tables.architectures.empty() ? 0 : tables.architectures.front().sm;
+  if (listed || older || (sm > oldest && sm / 10 <= newest / 10 + 2)) return true;
+  if (why) {
+    *why = "compute capability " + compute_capability_name(sm) +
+           (sm > newest ? " is beyond any GPU: the newest this envdoctor knows is " + compute_capability_name(newest)
+                        : " is not a GPU NVIDIA has made");
+  }
+  return false;
+}
+
 }  // namespace envdoctor::cuda

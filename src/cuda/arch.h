@@ -77,4 +77,11 @@ const char* coverage_kind_name(Coverage::Kind kind);
 // 100). An `a`/`f` suffix names code, not a GPU, and is dropped. nullopt on anything else.
 std::optional<int> parse_gpu_arch(std::string_view text);
 
+// Whether `sm` can name a GPU: one of the table's architectures (or an old name of one), one
+// of the compute capabilities NVIDIA shipped before the table's oldest row (3.0 ... 7.2, CUDA
+// Programming Guide, "Compute Capabilities"), or a GPU newer than the table by at most two
+// major versions (judged "unknown", not refused). Otherwise false with `why` set ("compute
+// capability 99.9 is beyond any GPU: the newest this envdoctor knows is 12.1").
+bool gpu_arch_possible(const CudaTables& tables, int sm, std::string* why);
+
 }  // namespace envdoctor::cuda

@@ -48,7 +48,7 @@ std::vector<std::string> PythonEnvironment::site_dirs() const {
   std::vector<std::string> out;
   std::set<std::string> seen;
   for (const std::string& entry : sys_path) {
-    // "" (python -c puts the current directory first) is where the user happens to stand,
+    // "" (python - and -c put the current directory first) is where the user happens to stand,
     // not part of the environment.
     if (entry.empty()) continue;
     std::error_code ec;
@@ -72,6 +72,21 @@ std::optional<std::string> installed_environment_python(const std::string& execu
   return std::nullopt;
 }
 
+std::vector<std::string> find_on_path(const std::string& name) {
+  std::vector<std::string> out;
+  const char* path = std::getenv("PATH");
+  std::string_view list = path ? path : "/usr/local/bin:/usr/bin:/bin";
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t colon = list.find(':', pos);
+    std::string dir(list.substr(pos, colon == list.npos ? list.npos : colon - pos));
+    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/" + name;
+    if (is_executable_file(candidate)) out.push_back(candidate);
+    if (colon == list.npos) break;
+    pos = colon + 1;
+  }
+  return out;
+}
+
 std::optional<std::string> default_python(std::string* error) {
   // `python -m envdoctor` names its interpreter; a binary installed into an environment (a
   // wheel's script, or make install PREFIX=venv) examines that environment.
@@ -84,22 +99,13 @@ std::optional<std::string> default_python(std::string* error) {
     const char* dir = std::getenv(var);
     if (dir && *dir && is_executable_file(std::string(dir) + "/bin/python")) return std::string(dir) + "/bin/python";
   }
-  const char* path = std::getenv("PATH");
-  std::string_view list = path ? path : "/usr/local/bin:/usr/bin:/bin";
-  for (size_t pos = 0; pos <= list.size();) {
-    size_t colon = list.find(':', pos);
-    std::string dir(list.substr(pos, colon == list.npos ? list.npos : colon - pos));
-    std::string candidate = (dir.empty() ? std::string(".") : dir) + "/python3";
-    if (is_executable_file(candidate)) return candidate;
-    if (colon == list.npos) break;
-    pos = colon + 1;
-  }
+  if (std::vector<std::string> on_path = find_on_path("python3"); !on_path.empty()) return on_path.front();
   if (error) *error = "no Python interpreter found: $VIRTUAL_ENV and $CONDA_PREFIX are unset and PATH has no python3";
   return std::nullopt;
 }
 
 const std::string& probe_script() {
-  // Python 3.3+. Only the modules `python -c` already has at hand, plus json/platform/
+  // Python 3.3+. Only the modules `python -` already has at hand, plus json/platform/
   // sysconfig; nothing from the environment under examination is imported.
   static const std::string script = R"PY(
 import json, os, platform, sys, sysconfig
@@ -246,20 +252,33 @@ std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& opt
     if (!found) return std::nullopt;
     python = *found;
   }
-  auto result = support::run_process({python, "-c", probe_script()}, options.timeout, kMaxProbeOutput, error);
+  // The script goes on stdin (`python -`), not in argv: a program that is not Python then never
+  // sees it, and cannot echo it back in an error ("File name too long" from `ls -c SCRIPT`).
+  auto result = support::run_process({python, "-"}, options.timeout, kMaxProbeOutput, error, probe_script());
   if (!result) return std::nullopt;
+  // Python's own failures (a traceback, "Fatal Python error", the script's "Python 2.7 is too
+  // old") name Python; anything else that fails or does not answer is not an interpreter, and
+  // what it said (ls: "cannot access '-'") is not repeated.
+  // A signal (status 128 and up: the OOM killer, a timeout) says nothing about what it is.
+  bool python_spoke = result->err.find("Python") != std::string::npos ||
+                      result->err.find("Traceback") != std::string::npos || result->status >= 128;
+  std::string not_python = python + " is not a Python interpreter (it did not answer envdoctor's probe";
   if (result->status != 0) {
     if (error) {
-      *error = python + " exited with status " + std::to_string(result->status);
-      std::string why = last_line(result->err);
-      if (!why.empty()) *error += ": " + why;
+      if (!python_spoke) {
+        *error = not_python + ": exit status " + std::to_string(result->status) + ")";
+      } else {
+        *error = python + " exited with status " + std::to_string(result->status);
+        std::string why = last_line(result->err);
+        if (!why.empty()) *error += ": " + why;
+      }
     }
     return std::nullopt;
   }
   std::string parse_error;
   auto env = parse_probe_output(result->out, &parse_error);
   if (!env) {
-    if (error) *error = python + ": " + parse_error;
+    if (error) *error = not_python + ")";
     return std::nullopt;
   }
   if (env->executable.empty()) env->executable = python;

@@ -1,8 +1,8 @@
 // Discovery: what the Python interpreter of the environment says about itself.
 //
-// The interpreter is run once, without a shell, as `EXE -c SCRIPT` with the user's own
-// environment (PYTHONPATH, VIRTUAL_ENV and all: the sys.path the user's imports see is the one
-// to check), stdin from /dev/null and a time limit. SCRIPT imports nothing beyond json, os,
+// The interpreter is run once, without a shell, as `EXE -` with SCRIPT on stdin and the user's
+// own environment (PYTHONPATH, VIRTUAL_ENV and all: the sys.path the user's imports see is the
+// one to check), and a time limit. SCRIPT imports nothing beyond json, os,
 // platform, sys and sysconfig and prints one JSON object. A missing, broken or hanging
 // interpreter is an error string, never a crash or a hang.
 //
@@ -80,6 +80,10 @@ struct DiscoverOptions {
 // of /proc/self/exe); then the one a user would run: $VIRTUAL_ENV/bin/python,
 // $CONDA_PREFIX/bin/python, `python3` on PATH. nullopt with `error` set when none exists.
 std::optional<std::string> default_python(std::string* error);
+
+// Every executable file `name` in the directories of $PATH, in PATH's order (the first is what
+// execvp runs).
+std::vector<std::string> find_on_path(const std::string& name);
 
 // ENV/bin/python when `executable` lies in ENV/bin of a virtual environment (ENV/pyvenv.cfg) or
 // a conda environment (ENV/conda-meta/); nullopt otherwise.

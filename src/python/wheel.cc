@@ -133,7 +133,20 @@ Wheel::~Wheel() {
   if (zip_) libzip(nullptr)->discard(zip_);
 }
 
+bool wheel_file_exists(const fs::path& path, std::string* error) {
+  std::error_code ec;
+  fs::file_status st = fs::status(path, ec);
+  std::string why = st.type() == fs::file_type::not_found ? "no such file"
+                    : fs::is_directory(st)                ? "a directory, not a wheel file"
+                    : !fs::is_regular_file(st)            ? (ec ? ec.message() : "not a regular file")
+                                                          : "";
+  if (why.empty()) return true;
+  if (error) *error = path.string() + ": " + why;
+  return false;
+}
+
 std::unique_ptr<Wheel> Wheel::open(const fs::path& path, std::string* error, const WheelLimits& limits) {
+  if (!wheel_file_exists(path, error)) return nullptr;
   std::unique_ptr<Wheel> w(new Wheel());
   w->limits_ = limits;
   w->path_ = path;

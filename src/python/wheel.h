@@ -69,6 +69,10 @@ struct WheelMember {
   bool is_directory = false;
 };
 
+// Whether `path` is a file a wheel could be read from: false with `error` set ("nope.whl: no
+// such file", "dist: a directory, not a wheel file") otherwise. Cheap; Wheel::open starts with it.
+bool wheel_file_exists(const fs::path& path, std::string* error);
+
 class Wheel {
  public:
   // Opens and validates `path`. nullptr with `error` set ("x.whl: not a zip archive", "x.whl:

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checks/cuda_summary.h"
+#include "checks/extension_load.h"
 #include "checks/finding.h"
 #include "checks/why.h"
 
@@ -29,13 +30,19 @@ std::string render_json(const Report& report);
 
 struct TextOptions {
   bool color = false;
-  size_t max_per_code = 5;  // a package with 500 missing files shows 5 and a count
+  size_t max_per_code = 5;   // a package with 500 missing files shows 5 and a count (--all: no limit)
+  bool only_errors = false;  // --only-errors: warnings are counted in the summary but not listed
 };
 std::string render_text(const Report& report, const TextOptions& options);
 
 // `envdoctor cuda`.
 std::string render_cuda_json(const checks::CudaSummary& summary);
 std::string render_cuda_text(const checks::CudaSummary& summary);
+
+// `ldd` and `tree`: the line after an extension module's listing that says where its C API
+// references went ("\t61 Python C API symbols bound by /usr/bin/python3.11, as at import\n",
+// "\t61 symbols left to the interpreter (...)\n"); "" when it has none.
+std::string render_extension_summary(const checks::ExtensionLoad& ext);
 
 // `envdoctor why`.
 std::string render_why_text(const checks::WhyAnswer& answer);

@@ -60,12 +60,17 @@ std::string render_text(const Report& report, const TextOptions& options) {
     if (f.installer) installers[key] = *f.installer;
   }
   for (const std::string& pkg : order) {
+    const auto& group = groups[pkg];
+    bool any_error = std::any_of(group.begin(), group.end(),
+                                 [](const checks::Finding* f) { return f->severity == checks::Severity::kError; });
+    if (options.only_errors && !any_error) continue;
     out << "\n" << s.bold() << (pkg.empty() ? "(files no package owns)" : pkg) << s.reset();
     if (auto it = installers.find(pkg); it != installers.end()) out << " (installed by " << it->second << ")";
     out << "\n";
     std::map<std::string, size_t> shown;
     std::map<std::string, size_t> hidden;
     for (const checks::Finding* f : groups[pkg]) {
+      if (options.only_errors && f->severity != checks::Severity::kError) continue;
       if (shown[checks::code_name(f->code)]++ >= options.max_per_code) {
         ++hidden[checks::code_name(f->code)];
         continue;

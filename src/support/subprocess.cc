@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -74,19 +75,40 @@ class SpawnActions {
  private:
   posix_spawn_file_actions_t a_;
 };
+// write(2) to a pipe whose reader may have gone: EPIPE instead of the process-wide SIGPIPE. The
+// signal is blocked for this thread and a pending one taken back before unblocking (the
+// technique of POSIX's rationale for pthread_sigmask; used by git's and curl's pipe writers).
+ssize_t write_ignoring_sigpipe(int fd, std::string_view data) {
+  sigset_t pipe_set, old_set;
+  sigemptyset(&pipe_set);
+  sigaddset(&pipe_set, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_set, &old_set);
+  ssize_t n = ::write(fd, data.data(), data.size());
+  int saved = errno;
+  if (n < 0 && errno == EPIPE) {
+    struct timespec zero = {0, 0};
+    while (::sigtimedwait(&pipe_set, nullptr, &zero) < 0 && errno == EINTR) {
+    }
+  }
+  ::pthread_sigmask(SIG_SETMASK, &old_set, nullptr);
+  errno = saved;
+  return n;
+}
+
 }  // namespace
 
 std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
-                                         u64 max_output, std::string* error) {
+                                         u64 max_output, std::string* error, std::string_view input) {
   auto fail = [&](const std::string& what) -> std::optional<ProcessResult> {
     if (error) *error = what;
     return std::nullopt;
   };
   if (argv.empty()) return fail("nothing to run");
-  Pipe out, err;
-  if (!out.ok() || !err.ok()) return fail(std::string("pipe: ") + std::strerror(errno));
+  Pipe in, out, err;
+  if (!in.ok() || !out.ok() || !err.ok()) return fail(std::string("pipe: ") + std::strerror(errno));
   SpawnActions actions;
-  posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+  if (input.empty()) posix_spawn_file_actions_addopen(actions.get(), 0, "/dev/null", O_RDONLY, 0);
+  else posix_spawn_file_actions_adddup2(actions.get(), in.read_end(), 0);
   posix_spawn_file_actions_adddup2(actions.get(), out.write_end(), 1);
   posix_spawn_file_actions_adddup2(actions.get(), err.write_end(), 2);
   std::vector<char*> args;
@@ -99,12 +121,18 @@ std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, s
                 : ::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ);
   if (rc != 0) return fail("cannot run " + argv[0] + ": " + std::strerror(rc));
   Child child(pid);
+  in.close_read();
   out.close_write();
   err.close_write();
+  // The input is written as the child reads it, in the same poll as its output, so that neither
+  // side waits on a full pipe. A child that stops reading early closes its end: EPIPE, not SIGPIPE
+  // (MSG_NOSIGNAL does not apply to pipes, so SIGPIPE is ignored for the write).
+  if (input.empty()) in.close_write();
+  else ::fcntl(in.write_end(), F_SETFL, ::fcntl(in.write_end(), F_GETFL) | O_NONBLOCK);
 
   ProcessResult result;
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  struct pollfd fds[2] = {{out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}};
+  struct pollfd fds[3] = {{out.read_end(), POLLIN, 0}, {err.read_end(), POLLIN, 0}, {in.write_end(), POLLOUT, 0}};
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   while (open_fds > 0) {
@@ -114,9 +142,17 @@ std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, s
       return fail(argv[0] + " did not finish within " +
                   (ms % 1000 == 0 ? std::to_string(ms / 1000) + " s" : std::to_string(ms) + " ms"));
     }
-    int n = ::poll(fds, 2, static_cast<int>(left.count()));
+    int n = ::poll(fds, 3, static_cast<int>(left.count()));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) return fail(std::string("poll: ") + std::strerror(errno));
+    if (fds[2].fd >= 0 && (fds[2].revents & (POLLOUT | POLLHUP | POLLERR))) {
+      ssize_t put = (fds[2].revents & POLLOUT) ? write_ignoring_sigpipe(fds[2].fd, input) : -1;
+      if (put > 0) input.remove_prefix(static_cast<size_t>(put));
+      if (input.empty() || (put < 0 && errno != EINTR && errno != EAGAIN)) {
+        in.close_write();
+        fds[2].fd = -1;
+      }
+    }
     for (int i = 0; i < 2; i++) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
       char buf[65536];

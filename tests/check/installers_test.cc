@@ -92,6 +92,22 @@ TEST(Installers, DistroPythonErrorsAreTheRealImportFailures) {
       EXPECT_EQ(f["message"], first) << program;
       EXPECT_EQ(f["installer"], "debian") << f.dump();
       EXPECT_NE(f["package"], nullptr) << f.dump();
+      // Issue 9: the hint says it is a program, that imports do not care, and what it lacks:
+      // "torch/bin/test_jit is a program, not a module: ...; it will not start because
+      // libjitbackend_test.so is not shipped by torch".
+      std::string rel = program.substr(program.find("dist-packages/") + 14);
+      std::string hint = f["hint"];
+      EXPECT_EQ(hint.rfind(rel + " is a program, not a module: Python never loads it, so imports are unaffected; " +
+                               "it will not start because ",
+                           0),
+                0u)
+          << f.dump();
+      const std::string loading = "error while loading shared libraries: ";
+      if (size_t at = first.find(loading); at != std::string::npos && f["package"].is_string()) {
+        std::string library =
+            first.substr(at + loading.size(), first.find(':', at + loading.size()) - at - loading.size());
+        EXPECT_TRUE(hint.ends_with(library + " is not shipped by " + f["package"].get<std::string>())) << f.dump();
+      }
     }
   }
   std::set<std::string> failed;

@@ -71,7 +71,7 @@ std::pair<std::map<std::string, std::string>, std::string> envdoctor_ldd_all(con
   const size_t kMaxCommand = 100000;
   for (size_t i = 0; i < files.size();) {
     std::vector<std::string> chunk;
-    std::string cmd = "env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd";
+    std::string cmd = "env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd --exact";
     for (; i < files.size() && (chunk.empty() || cmd.size() + files[i].size() + 3 < kMaxCommand); ++i) {
       chunk.push_back(files[i]);
       cmd.append(" ").append(quote(files[i]));

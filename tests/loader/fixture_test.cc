@@ -618,17 +618,25 @@ TEST_F(LoaderFixture, DlopenByPathIgnoresTheCallersRpath) {
 namespace envdoctor::test {
 namespace {
 
-// DESIGN.md's exit statuses for ldd: 1 when a load would fail (a file the loader rejects),
-// 2 when the tool could not examine a file at all (it cannot be opened).
+// DESIGN.md's exit statuses for ldd: 1 when a load would fail (an ELF file the loader rejects),
+// 2 when the tool could not examine a file at all (it cannot be opened, or it is no ELF file).
 TEST(LddExitStatus, UnreadableFileIsTwoRejectedFileIsOne) {
   TempDir tmp;
   std::string text = tmp.write("notelf.so", "INPUT(-lc)\n");
+  std::string truncated = tmp.write("truncated.so", std::string("\x7f"
+                                                                "ELF\x02\x01\x01",
+                                                                7) +
+                                                        std::string(20, '\0'));
   CommandResult missing = run(quote(envdoctor()) + " ldd " + quote(tmp / "absent.so"));
   EXPECT_EQ(missing.status, 2);
   EXPECT_EQ(missing.err, tmp / "absent.so" + ": cannot open shared object file: No such file or directory\n");
-  CommandResult rejected = run(quote(envdoctor()) + " ldd " + quote(text));
+  CommandResult not_elf = run(quote(envdoctor()) + " ldd " + quote(text));
+  EXPECT_EQ(not_elf.status, 2);
+  EXPECT_EQ(not_elf.err,
+            "envdoctor: " + text + " is not an ELF file (a script or data file has no libraries to load)\n");
+  CommandResult rejected = run(quote(envdoctor()) + " ldd " + quote(truncated));
   EXPECT_EQ(rejected.status, 1);
-  EXPECT_EQ(rejected.err, text + ": file too short\n");
+  EXPECT_EQ(rejected.err, truncated + ": file too short\n");
 }
 
 }  // namespace

@@ -19,6 +19,23 @@ TEST(RunProcess, PassesArgumentsAsTheyAreWithoutAShell) {
   EXPECT_EQ(r->out, "$HOME; echo pwned 'x'\n");
 }
 
+// The interpreter's probe goes on stdin: all of it arrives, even past a pipe's 64 KiB while the
+// child writes as much back; a child that never reads it exits without a SIGPIPE for envdoctor.
+TEST(RunProcess, WritesInputToStdinAndSurvivesAChildThatIgnoresIt) {
+  std::string error;
+  std::string big(300000, 'x');
+  auto r = run_process({"cat"}, 5s, 1 << 20, &error, big);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, 0);
+  EXPECT_EQ(r->out, big);
+  r = run_process({"true"}, 5s, 1 << 20, &error, big);
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->status, 0);
+  r = run_process({"sh", "-c", "cat >/dev/null; echo done"}, 5s, 1 << 20, &error);  // no input: /dev/null
+  ASSERT_TRUE(r) << error;
+  EXPECT_EQ(r->out, "done\n");
+}
+
 TEST(RunProcess, KeepsStdoutAndStderrApartAndReturnsTheStatus) {
   std::string error;
   auto r = run_process({"sh", "-c", "echo out; echo err >&2; exit 7"}, 5s, 1 << 20, &error);

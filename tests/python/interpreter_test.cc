@@ -56,7 +56,12 @@ TEST(Interpreter, MissingBrokenAndHangingInterpretersAreErrors) {
 
   std::string chatty = script(tmp, "chatty", "echo hello\n");
   EXPECT_FALSE(discover_interpreter({chatty}, &error));
-  EXPECT_EQ(error, chatty + ": the interpreter's answer is not JSON: hello");
+  EXPECT_EQ(error, chatty + " is not a Python interpreter (it did not answer envdoctor's probe)");
+
+  // Issue 18: not an interpreter at all. The probe script is on stdin, never in argv, so nothing
+  // echoes it back ("ls: cannot access '<the whole script>': File name too long").
+  EXPECT_FALSE(discover_interpreter({"/bin/ls"}, &error));
+  EXPECT_EQ(error, "/bin/ls is not a Python interpreter (it did not answer envdoctor's probe: exit status 2)");
 
   std::string hangs = script(tmp, "hangs", "exec sleep 30\n");
   auto start = std::chrono::steady_clock::now();
