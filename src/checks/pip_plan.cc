@@ -61,14 +61,12 @@ std::string hex(const std::vector<u8>& bytes) {
   return out;
 }
 
-// pip itself, as installed in the environment; nullopt with `error` when there is none or it is
-// too old to report its plan.
+// Whether the environment's own pip can report its plan: false with `error` when there is no pip
+// or it is too old for `install --dry-run --report`.
 bool pip_can_report(const Environment& env, std::string* error) {
   const python::Distribution* pip = env.inventory.find("pip");
   if (!pip) {
     *error = env.python.executable + " has no pip (No module named pip): envdoctor pip runs the environment's own pip";
-    std::string uv = uv_note(env);
-    if (!uv.empty()) *error += "\n" + uv;
     return false;
   }
   auto version = python::Version::parse(pip->version);
