@@ -6,15 +6,7 @@
 #
 #   bash bench/check.sh [ENVDOCTOR] [RUNS] [LIBRARIES]   (LIBRARIES: 0 for all of the machine's)
 set -euo pipefail
-envdoctor=${1:-build/envdoctor}
-runs=${2:-5}
-libraries=${3:-500}
-command -v hyperfine >/dev/null || { echo "bench: hyperfine is missing (bash scripts/install-deps.sh)" >&2; exit 2; }
-here=$(cd "$(dirname "$0")" && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-python3 "$here/make_env.py" "$work/env" 4 "$libraries"
-py="$work/env/bin/python"
+source "$(dirname "$0")/env.sh"
 site=$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
 bytes=$(find "$site" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')
 echo "environment: $("$envdoctor" check --python "$py" | head -1); $((bytes / 1000000)) MB of files"

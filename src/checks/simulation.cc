@@ -145,4 +145,27 @@ void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after) {
     if (!old.count(f.key())) f.is_new = true;
 }
 
+std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                     CheckSettings settings, const Changes& changes, std::string* error) {
+  LoadMemo memo;
+  settings.memo = &memo;
+  CheckRun before = run_checks(env, knowledge, tables, settings);
+  // The environment as pip would leave it, checked the same way; what the change brings is new.
+  std::vector<Finding> change_findings;
+  std::set<std::string> identities = distribution_identities(env);
+  if (!apply_changes(env, changes, &change_findings, error)) return std::nullopt;
+  note_changes(env, identities, memo);
+  CheckRun after = run_checks(env, knowledge, tables, settings);
+  after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
+  mark_new(before.findings, after.findings);
+  sort_and_dedupe(after.findings);
+  return after;
+}
+
+size_t new_errors(const std::vector<Finding>& findings) {
+  size_t n = 0;
+  for (const Finding& f : findings) n += f.severity == Severity::kError && f.is_new;
+  return n;
+}
+
 }  // namespace envdoctor::checks

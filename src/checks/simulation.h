@@ -9,6 +9,7 @@
 // run on the changed environment exactly as on a real one.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/load_checks.h"
+#include "checks/run.h"
 
 namespace envdoctor::checks {
 
@@ -39,5 +41,16 @@ void note_changes(const Environment& env, const std::set<std::string>& identitie
 
 // Marks every finding of `after` whose key is not in `before` as new.
 void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after);
+
+// The verdict on a change (`check --with/--without`, `envdoctor pip`): every check on `env` as it
+// is, then `changes` applied and every check again, reusing each parse, binding and fatbinary
+// listing of the first run; the findings the change brings are marked new. nullopt with `error`
+// set when the change cannot be simulated (apply_changes). `env` is left changed.
+std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                     CheckSettings settings, const Changes& changes, std::string* error);
+
+// The errors a change introduces: what decides `check --with/--without` (exit 1) and whether
+// `envdoctor pip` lets pip run.
+size_t new_errors(const std::vector<Finding>& findings);
 
 }  // namespace envdoctor::checks

@@ -29,14 +29,6 @@ namespace envdoctor::cli {
 
 namespace {
 
-// Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
-bool use_color() {
-  const char* no_color = std::getenv("NO_COLOR");
-  if (!::isatty(STDOUT_FILENO) || (no_color && *no_color)) return false;
-  const char* term = std::getenv("TERM");
-  return !(term && std::strcmp(term, "dumb") == 0);
-}
-
 // `text` into `path` through a temporary file in the same directory and rename(2), so that a
 // reader (node_exporter's textfile collector) sees the old file or the new one, never half.
 bool write_atomically(const std::string& path, const std::string& text, std::string* error) {
@@ -83,22 +75,15 @@ int run_check(const CheckOptions& options) {
   settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
   bool simulating = !options.without.empty() || !options.with.empty();
-  checks::LoadMemo memo;
-  if (simulating) settings.memo = &memo;
-  checks::CheckRun run = checks::run_checks(*env, *knowledge, *tables, settings);
-
+  checks::CheckRun run;
   if (simulating) {
-    // The environment as pip would leave it, checked the same way; what the change brings is new.
     checks::Changes changes{options.without, options.with, options.verify_hashes};
-    std::vector<checks::Finding> change_findings;
-    std::set<std::string> before = checks::distribution_identities(*env);
-    if (!checks::apply_changes(*env, changes, &change_findings, &error)) return tool_failure(error);
-    checks::note_changes(*env, before, memo);
-    checks::CheckRun after = checks::run_checks(*env, *knowledge, *tables, settings);
-    after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
-    checks::mark_new(run.findings, after.findings);
-    checks::sort_and_dedupe(after.findings);
-    run = std::move(after);
+    std::optional<checks::CheckRun> changed =
+        checks::check_change(*env, *knowledge, *tables, settings, changes, &error);
+    if (!changed) return tool_failure(error);
+    run = std::move(*changed);
+  } else {
+    run = checks::run_checks(*env, *knowledge, *tables, settings);
   }
 
   progress.finish();
@@ -135,10 +120,8 @@ int run_check(const CheckOptions& options) {
     std::cout.flush();
   }
   // Under simulation only the errors the change introduces decide the status.
-  size_t deciding = 0;
-  for (const checks::Finding& f : r.findings)
-    deciding += f.severity == checks::Severity::kError && (!simulating || f.is_new);
-  return deciding ? 1 : 0;
+  if (simulating) return checks::new_errors(r.findings) ? 1 : 0;
+  return r.errors() ? 1 : 0;
 }
 
 }  // namespace envdoctor::cli

@@ -47,7 +47,18 @@ struct CudaCommandOptions {
   bool json = false;
 };
 
+struct PipOptions {
+  std::string python;  // --python EXE: the environment, and the pip that runs (EXE -m pip)
+  LoaderOptions loader;
+  bool force = false;             // run pip even when the change would break loads
+  bool json = false;              // the plan and prediction as JSON (data/schemas/pip.schema.json)
+  std::string action;             // install or uninstall
+  std::vector<std::string> args;  // pip's arguments, passed to pip as they are
+};
+
 int run_check(const CheckOptions& options);
+// `pip install|uninstall ARGS`: pip's plan checked first; pip runs only if it breaks nothing.
+int run_pip(const PipOptions& options);
 // `snapshot`: the environment's native state as one canonical JSON document, or its digest alone.
 int run_snapshot(const CheckOptions& options, bool digest_only);
 // `diff A B`: A and B are snapshot files, or "-" for the environment of `options` checked now.

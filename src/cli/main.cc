@@ -63,6 +63,18 @@ int main(int argc, char** argv) {
       ->type_name("WHEEL");
   add_loader_options(check);
 
+  PipOptions pip_options;
+  CLI::App* pip = app.add_subcommand(
+      "pip", "pip install|uninstall ARGS: pip's own plan checked first; pip runs only if it breaks nothing");
+  pip->add_option("--python", pip_options.python, kPythonHelp);
+  pip->add_flag("--force", pip_options.force, "run pip even when its change would introduce errors");
+  pip->add_flag("--json", pip_options.json,
+                "the plan and the prediction as JSON (share/envdoctor/schemas/pip.schema.json); pip's output "
+                "goes to stderr");
+  // Everything from the action on is pip's, passed to it as it is.
+  pip->prefix_command();
+  pip->add_option("ACTION", pip_options.action, "install or uninstall")->required();
+
   std::string why_name;
   CheckOptions why_options;
   CLI::App* why =
@@ -199,6 +211,11 @@ int main(int argc, char** argv) {
   if (why->parsed()) {
     why_options.loader = loader;
     return run_why(why_options, why_name);
+  }
+  if (pip->parsed()) {
+    pip_options.loader = loader;
+    pip_options.args = pip->remaining();
+    return run_pip(pip_options);
   }
   if (check->parsed()) {
     check_options.loader = loader;

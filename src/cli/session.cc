@@ -1,5 +1,9 @@
 #include "cli/session.h"
 
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
@@ -43,6 +47,14 @@ bool validate(const EnvironmentRequest& r) {
 }
 
 }  // namespace
+
+// Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
+bool use_color() {
+  const char* no_color = std::getenv("NO_COLOR");
+  if (!::isatty(STDOUT_FILENO) || (no_color && *no_color)) return false;
+  const char* term = std::getenv("TERM");
+  return !(term && std::strcmp(term, "dumb") == 0);
+}
 
 int tool_failure(const std::string& why) {
   fail(why);

@@ -40,6 +40,9 @@ struct Session {
 // the file or argument; the command prints it here, once, and exits 2.
 int tool_failure(const std::string& why);
 
+// Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
+bool use_color();
+
 // nullopt after printing "envdoctor: <why>" on stderr.
 std::optional<Session> open_session(const EnvironmentRequest& request);
 

@@ -35,25 +35,6 @@ std::optional<std::string> read_text(const std::string& path) {
   return ss.str();
 }
 
-// An executable `name` on $PATH (or `name` itself when it holds a '/').
-std::optional<std::string> find_program(const std::string& name) {
-  if (name.find('/') != std::string::npos) {
-    if (access(name.c_str(), X_OK) == 0) return name;
-    return std::nullopt;
-  }
-  const char* path = std::getenv("PATH");
-  std::string_view dirs = path ? path : "";
-  while (!dirs.empty()) {
-    size_t colon = dirs.find(':');
-    std::string dir(dirs.substr(0, colon));
-    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
-    if (dir.empty()) continue;
-    std::string candidate = dir + "/" + name;
-    if (access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
-  return std::nullopt;
-}
-
 // NVML, loaded at run time so that envdoctor needs no NVIDIA package to build or run. Signatures
 // from nvml.h; NVML_SUCCESS is 0.
 class Nvml {
@@ -223,7 +204,7 @@ DriverInfo detect_driver(const DriverProbe& probe) {
   if (auto lib = libcuda_version(probe.libcuda_dirs)) note_version(info, lib->first, lib->second);
 
   if (info.gpus_source.empty() && !probe.nvidia_smi.empty()) {
-    if (std::optional<std::string> smi = find_program(probe.nvidia_smi)) {
+    if (std::optional<std::string> smi = support::find_program(probe.nvidia_smi)) {
       // A wedged driver can hang nvidia-smi; it gets the time NHC gives a whole check.
       std::string error;
       auto run = support::run_process({*smi, "--query-gpu=name,compute_cap", "--format=csv,noheader"},

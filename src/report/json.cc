@@ -14,7 +14,9 @@ size_t Report::errors() const {
 
 size_t Report::warnings() const { return findings.size() - errors(); }
 
-std::string render_json(const Report& report) {
+namespace {
+
+ordered_json check_document(const Report& report) {
   ordered_json out;
   out["schema"] = 1;
   out["environment"] = {{"python", report.python},
@@ -43,8 +45,44 @@ std::string render_json(const Report& report) {
   }
   out["findings"] = std::move(findings);
   out["summary"] = {{"errors", report.errors()}, {"warnings", report.warnings()}};
-  // Invalid UTF-8 in a path is replaced, never a throw.
-  return out.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+  return out;
+}
+
+// Invalid UTF-8 in a path is replaced, never a throw.
+std::string dump(const ordered_json& document) {
+  return document.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
+}
+
+ordered_json pip_items(const std::vector<checks::PipItem>& items, bool install) {
+  ordered_json out = ordered_json::array();
+  for (const checks::PipItem& i : items) {
+    ordered_json j = {{"name", i.name}, {"version", i.version}};
+    if (install) {
+      j["url"] = i.url;
+      j["wheel"] = i.wheel;
+      j["replaces"] = i.replaces.empty() ? ordered_json(nullptr) : ordered_json(i.replaces);
+    }
+    out.push_back(std::move(j));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_json(const Report& report) { return dump(check_document(report)); }
+
+std::string render_pip_json(const PipReport& report) {
+  const checks::PipPlan& plan = *report.plan;
+  ordered_json out;
+  out["schema"] = 1;
+  out["action"] = plan.action;
+  out["plan"] = {{"install", pip_items(plan.install, true)},
+                 {"remove", pip_items(plan.remove, false)},
+                 {"not_installed", plan.not_installed}};
+  out["verdict"] = checks::verdict_name(report.verdict);
+  out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
+  out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
+  return dump(out);
 }
 
 }  // namespace envdoctor::report

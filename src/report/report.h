@@ -2,12 +2,14 @@
 // (DESIGN.md, "Findings (JSON)"). Renderers compute nothing; they only format.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "checks/cuda_summary.h"
 #include "checks/extension_load.h"
 #include "checks/finding.h"
+#include "checks/pip_plan.h"
 #include "checks/why.h"
 
 namespace envdoctor::report {
@@ -34,6 +36,19 @@ struct TextOptions {
   bool only_errors = false;  // --only-errors: warnings are counted in the summary but not listed
 };
 std::string render_text(const Report& report, const TextOptions& options);
+
+// `envdoctor pip`: pip's plan, the verdict, and the prediction it rests on (the environment as
+// the change leaves it, what the change brings marked new; unset when it could not be checked).
+struct PipReport {
+  const checks::PipPlan* plan = nullptr;
+  checks::PipVerdict verdict = checks::PipVerdict::kSafe;
+  std::optional<Report> prediction;
+  std::string force_command;  // the same command with --force, for the refusal's last line
+};
+// data/schemas/pip.schema.json; "prediction" is a check document (check.schema.json).
+std::string render_pip_json(const PipReport& report);
+// The plan, the findings the change brings (in check's text), and the verdict.
+std::string render_pip_text(const PipReport& report, const TextOptions& options);
 
 // `envdoctor cuda`.
 std::string render_cuda_json(const checks::CudaSummary& summary);

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 extern char** environ;
 
@@ -95,6 +97,23 @@ ssize_t write_ignoring_sigpipe(int fd, std::string_view data) {
   return n;
 }
 
+// posix_spawn(p) of `argv` with `actions`: a bare argv[0] is looked up on PATH as execvp would, a
+// path is run as it is. The child's pid, or -1 with `error` set.
+pid_t spawn(const std::vector<std::string>& argv, SpawnActions& actions, std::string* error) {
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  bool bare = argv[0].find('/') == std::string::npos;
+  int rc = bare ? ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ)
+                : ::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ);
+  if (rc != 0) {
+    if (error) *error = "cannot run " + argv[0] + ": " + std::strerror(rc);
+    return -1;
+  }
+  return pid;
+}
+
 }  // namespace
 
 std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, std::chrono::milliseconds timeout,
@@ -111,15 +130,8 @@ std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, s
   else posix_spawn_file_actions_adddup2(actions.get(), in.read_end(), 0);
   posix_spawn_file_actions_adddup2(actions.get(), out.write_end(), 1);
   posix_spawn_file_actions_adddup2(actions.get(), err.write_end(), 2);
-  std::vector<char*> args;
-  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = -1;
-  // A bare name is looked up on PATH as execvp would; a path is run as it is.
-  bool bare = argv[0].find('/') == std::string::npos;
-  int rc = bare ? ::posix_spawnp(&pid, args[0], actions.get(), nullptr, args.data(), environ)
-                : ::posix_spawn(&pid, args[0], actions.get(), nullptr, args.data(), environ);
-  if (rc != 0) return fail("cannot run " + argv[0] + ": " + std::strerror(rc));
+  pid_t pid = spawn(argv, actions, error);
+  if (pid < 0) return std::nullopt;
   Child child(pid);
   in.close_read();
   out.close_write();
@@ -170,6 +182,36 @@ std::optional<ProcessResult> run_process(const std::vector<std::string>& argv, s
   }
   result.status = child.wait();
   return result;
+}
+
+std::optional<int> run_attached(const std::vector<std::string>& argv, bool stdout_to_stderr, std::string* error) {
+  if (argv.empty()) {
+    if (error) *error = "nothing to run";
+    return std::nullopt;
+  }
+  SpawnActions actions;
+  if (stdout_to_stderr) posix_spawn_file_actions_adddup2(actions.get(), 2, 1);
+  pid_t pid = spawn(argv, actions, error);
+  if (pid < 0) return std::nullopt;
+  return Child(pid).wait();
+}
+
+std::optional<std::string> find_program(const std::string& name) {
+  if (name.find('/') != std::string::npos) {
+    if (access(name.c_str(), X_OK) == 0) return name;
+    return std::nullopt;
+  }
+  const char* path = std::getenv("PATH");
+  std::string_view dirs = path ? path : "";
+  while (!dirs.empty()) {
+    size_t colon = dirs.find(':');
+    std::string dir(dirs.substr(0, colon));
+    dirs = colon == std::string_view::npos ? std::string_view() : dirs.substr(colon + 1);
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
 }
 
 }  // namespace envdoctor::support

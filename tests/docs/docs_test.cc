@@ -143,7 +143,7 @@ TEST(Schemas, CheckSchemaNamesExactlyTheCodes) {
 // The referee of the schema tests elsewhere (support/schema.h): present, and able to say no.
 TEST(Schemas, ValidatorIsInstalledAndRejects) {
   if (!have_jsonschema()) GTEST_SKIP() << "needs python3-jsonschema (scripts/install-deps.sh); no output was validated";
-  for (const char* name : {"check", "cuda", "wheel-tag"}) {
+  for (const char* name : {"check", "cuda", "wheel-tag", "pip"}) {
     SCOPED_TRACE(name);
     json wrong = {{"schema", 2}};
     std::string errors = schema_errors(name, wrong.dump());

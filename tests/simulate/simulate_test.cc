@@ -3,8 +3,6 @@
 // did (the findings of a plain check afterwards) and with real imports.
 #include <gtest/gtest.h>
 
-#include <set>
-
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -12,60 +10,8 @@ namespace {
 
 using nlohmann::json;
 
-// The findings of a report without the "new" mark, as comparable strings.
-std::multiset<std::string> plain(const json& report) {
-  std::multiset<std::string> out;
-  for (json f : report["findings"]) {
-    f.erase("new");
-    out.insert(f.dump());
-  }
-  return out;
-}
-
-std::vector<json> new_findings(const json& report) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["new"] == true) out.push_back(f);
-  return out;
-}
-
-std::set<std::string> files_under(const std::string& dir) {
-  std::set<std::string> out;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (!e.is_directory() && e.path().string().find("__pycache__") == std::string::npos)
-      out.insert(fs::relative(e.path(), dir).string());
-  return out;
-}
-
-class SimulateTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    if (!have_tool("gcc") || !have_tool("python3")) GTEST_SKIP() << "needs gcc and python3";
-    if (run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs pip";
-    include_ = python_include();
-    suffix_ = ext_suffix();
-    if (!fs::exists(include_ + "/Python.h")) GTEST_SKIP() << "needs Python.h";
-    fs::create_directories(tmp_ / "wheels");
-  }
-  void build_ext(const std::string& path, const std::string& module, const std::string& decl, const std::string& call,
-                 const std::string& flags) {
-    build_shared(path, extension_source(module, decl, call), "-I" + quote(include_) + " " + flags, tmp_);
-  }
-  std::string wheel(json spec) { return make_wheel(tmp_ / "wheels", std::move(spec)); }
-  std::string platlib_wheel(const std::string& name, const std::string& version, json paths,
-                            json files = json::object(), json requires_dist = json::array()) {
-    return wheel({{"name", name},
-                  {"version", version},
-                  {"tag", "cp311-cp311-linux_x86_64"},
-                  {"purelib", false},
-                  {"paths", paths},
-                  {"files", files},
-                  {"requires", requires_dist}});
-  }
-
-  TempDir tmp_;
-  std::string include_, suffix_;
-};
+// VenvTest's fixtures (tests/support/venv.h), checked with --with and --without.
+class SimulateTest : public VenvTest {};
 
 // Uninstalling one of two owners of a library file that a torch-like package needs: the
 // prediction equals what a plain check says after the real `pip uninstall`, and pip removed
@@ -130,16 +76,7 @@ TEST_F(SimulateTest, WithoutAPackageThatIsNotInstalledIsAnError) {
 // undefined symbol is predicted before pip runs, and the real install then fails the import
 // with the same words.
 TEST_F(SimulateTest, WithAWheelThatDropsASymbol) {
-  std::string v1 = tmp_ / "build/v1/libcore.so";
-  std::string v2 = tmp_ / "build/v2/libcore.so";
-  build_shared(v1, "int core_a(void) { return 1; } int core_b(void) { return 2; }", "-Wl,-soname,libcore.so", tmp_);
-  build_shared(v2, "int core_a(void) { return 1; }", "-Wl,-soname,libcore.so", tmp_);
-  std::string ext = tmp_ / ("build/user/_u" + suffix_);
-  build_ext(ext, "_u", "int core_b(void);", "core_b()", quote(v1) + " -Wl,-rpath,'$ORIGIN/../corepkg/lib'");
-  std::string core1 = platlib_wheel("corepkg", "1.0", {{"corepkg/lib/libcore.so", v1}}, {{"corepkg/__init__.py", ""}});
-  std::string core2 = platlib_wheel("corepkg", "2.0", {{"corepkg/lib/libcore.so", v2}}, {{"corepkg/__init__.py", ""}});
-  std::string user =
-      platlib_wheel("userpkg", "1.0", {{"userpkg/_u" + suffix_, ext}}, {{"userpkg/__init__.py", ""}}, {"corepkg"});
+  auto [core1, core2, user] = dropped_symbol_wheels();
   Venv venv(tmp_, "v");
   venv.install({core1, user});
   EXPECT_EQ(venv.import("userpkg._u"), "");

@@ -5,7 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "python/python_fixture.h"
@@ -40,6 +42,33 @@ inline std::string extension_source(const std::string& module, const std::string
          "\", 0, -1, m};\n"
          "PyMODINIT_FUNC PyInit_" +
          module + "(void) { return PyModule_Create(&d); }\n";
+}
+
+// The findings of a report without the "new" mark, as comparable strings.
+inline std::multiset<std::string> plain(const nlohmann::json& report) {
+  std::multiset<std::string> out;
+  for (nlohmann::json f : report["findings"]) {
+    f.erase("new");
+    out.insert(f.dump());
+  }
+  return out;
+}
+
+// The findings the change brought (marked "new").
+inline std::vector<nlohmann::json> new_findings(const nlohmann::json& report) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& f : report["findings"])
+    if (f["new"] == true) out.push_back(f);
+  return out;
+}
+
+// Every file below `dir` (relative paths), bytecode caches left out: what pip removed or wrote.
+inline std::set<std::string> files_under(const std::string& dir) {
+  std::set<std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir))
+    if (!e.is_directory() && e.path().string().find("__pycache__") == std::string::npos)
+      out.insert(fs::relative(e.path(), dir).string());
+  return out;
 }
 
 class Venv {
@@ -140,6 +169,39 @@ class VenvTest : public ::testing::Test {
                                                      {"files", {{"faketorch/__init__.py", ""}}},
                                                      {"paths", {{"faketorch/_C" + suffix_, ext}}}});
     return {owner("fake-cudnn-cu12"), owner("fake-cudnn-cu13"), torch};
+  }
+
+  std::string wheel(nlohmann::json spec) { return make_wheel(tmp_ / "wheels", std::move(spec)); }
+  // A wheel whose files go to platlib, for this interpreter (cp311, linux_x86_64).
+  std::string platlib_wheel(const std::string& name, const std::string& version, nlohmann::json paths,
+                            nlohmann::json files = nlohmann::json::object(),
+                            nlohmann::json requires_dist = nlohmann::json::array()) {
+    return wheel({{"name", name},
+                  {"version", version},
+                  {"tag", "cp311-cp311-linux_x86_64"},
+                  {"purelib", false},
+                  {"paths", paths},
+                  {"files", files},
+                  {"requires", requires_dist}});
+  }
+
+  // An upgrade that drops a symbol: corepkg 1.0 ships libcore.so with core_a and core_b, 2.0
+  // without core_b; userpkg 1.0 (requires corepkg) has an extension _u that calls core_b through
+  // RPATH $ORIGIN/../corepkg/lib. The wheels core1, core2, user.
+  std::tuple<std::string, std::string, std::string> dropped_symbol_wheels() {
+    std::string v1 = tmp_ / "build/v1/libcore.so";
+    std::string v2 = tmp_ / "build/v2/libcore.so";
+    build_shared(v1, "int core_a(void) { return 1; } int core_b(void) { return 2; }", "-Wl,-soname,libcore.so", tmp_);
+    build_shared(v2, "int core_a(void) { return 1; }", "-Wl,-soname,libcore.so", tmp_);
+    std::string ext = tmp_ / ("build/user/_u" + suffix_);
+    build_ext(ext, "_u", "int core_b(void);", "core_b()", quote(v1) + " -Wl,-rpath,'$ORIGIN/../corepkg/lib'");
+    std::string core1 =
+        platlib_wheel("corepkg", "1.0", {{"corepkg/lib/libcore.so", v1}}, {{"corepkg/__init__.py", ""}});
+    std::string core2 =
+        platlib_wheel("corepkg", "2.0", {{"corepkg/lib/libcore.so", v2}}, {{"corepkg/__init__.py", ""}});
+    std::string user =
+        platlib_wheel("userpkg", "1.0", {{"userpkg/_u" + suffix_, ext}}, {{"userpkg/__init__.py", ""}}, {"corepkg"});
+    return {core1, core2, user};
   }
 
   TempDir tmp_;

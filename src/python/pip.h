@@ -1,0 +1,48 @@
+// pip as `envdoctor pip` reads it: the user's command line for `pip install` and `pip uninstall`,
+// requirements files, and pip's installation report (`pip install --dry-run --report -`,
+// https://pip.pypa.io/en/stable/reference/installation-report/). Only reading and spelling here;
+// running pip is the caller's (checks/pip_plan.h), deciding is the checks'.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace envdoctor::python {
+
+// One item of an installation report: what pip would install.
+struct ReportItem {
+  std::string name;     // metadata.name, as the distribution spells it
+  std::string version;  // metadata.version
+  std::string url;      // download_info.url
+  std::string sha256;   // download_info.archive_info.hashes.sha256 (or archive_info.hash), "" if absent
+  bool archive = true;  // false for a directory or a VCS checkout (dir_info, vcs_info): a source tree
+};
+
+// The items of a report of version "1" (pip 23.0 and later). nullopt with `error` set for text
+// that is not such a report, or a report of another version (pip 22.2's experimental "0").
+std::optional<std::vector<ReportItem>> parse_install_report(const std::string& text, std::string* error);
+
+// The local path of a file:// URL, percent-decoded; nullopt for any other URL.
+std::optional<std::string> file_url_path(const std::string& url);
+
+// The user's `pip install` arguments that say where pip finds distributions (-i, --index-url,
+// --extra-index-url, --no-index, -f, --find-links, --trusted-host, --cert, --client-cert,
+// --proxy, --timeout, --retries), each with its value, for `pip download` of the same wheels.
+std::vector<std::string> index_options(const std::vector<std::string>& args);
+
+// An option of the user's pip arguments that sends the change elsewhere than the environment's
+// own scheme (--target, --prefix, --root, --user, --python), which the simulation does not model;
+// "" when there is none.
+std::string unmodelled_option(const std::vector<std::string>& args);
+
+// What `pip uninstall ARGS` names: the requirement names given, and those of every
+// `-r/--requirement FILE` (nested files read relative to the file that names them), as written
+// (pip's warnings use them so), duplicates by normalized name dropped. nullopt with `error` in
+// pip's words ("Could not open requirements file: ...") when a file cannot be read.
+std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error);
+
+// pip's own warning for a name that is not installed (pip/_internal/commands/uninstall.py).
+std::string not_installed_warning(const std::string& name);
+
+}  // namespace envdoctor::python

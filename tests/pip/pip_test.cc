@@ -1,0 +1,439 @@
+// `envdoctor pip install|uninstall` against real pip: real venvs whose own pip runs (the pip of
+// this machine's Python, shared through a .pth file, or an older pip for the version gate), real
+// wheelhouses (`--no-index --find-links DIR`). Every refused change is then made with pip alone,
+// and the import it breaks must fail with the predicted message; every change let through must
+// leave the environment as predicted (a plain check afterwards shows exactly the predicted
+// findings).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <set>
+
+#include "python/pip.h"
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+// A pip wheel that ships with one of this machine's interpreters (ensurepip's bundle): the
+// newest for `newest`, else the newest older than 22.2 ("" when there is none; older ones may not
+// run on this Python at all).
+std::string bundled_pip_wheel(bool newest) {
+  CommandResult r =
+      run("ls /root/.pyenv/versions/*/lib/python3*/ensurepip/_bundled/pip-*.whl "
+          "/usr/lib/python3*/ensurepip/_bundled/pip-*.whl /usr/share/python-wheels/pip-*.whl 2>/dev/null | "
+          "awk -F/ '{print $NF\" \"$0}' | sort -V | awk '{print $2}'");
+  std::vector<std::string> wheels;
+  size_t pos = 0;
+  for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
+    wheels.push_back(r.out.substr(pos, nl - pos));
+  if (wheels.empty()) return "";
+  if (newest) return wheels.back();
+  for (auto it = wheels.rbegin(); it != wheels.rend(); ++it) {
+    const std::string& w = *it;
+    std::string name = fs::path(w).filename().string();  // pip-22.0.4-py3-none-any.whl
+    std::string version = name.substr(4, name.find('-', 4) - 4);
+    int major = std::stoi(version), minor = std::stoi(version.substr(version.find('.') + 1));
+    if ((major < 22 || (major == 22 && minor < 2)) && name.find("py3") != std::string::npos) return w;
+  }
+  return "";
+}
+
+class PipTest : public VenvTest {
+ protected:
+  void SetUp() override {
+    VenvTest::SetUp();
+    if (IsSkipped()) return;
+    if (shared_pip().empty()) GTEST_SKIP() << "needs a pip wheel (ensurepip's bundle)";
+  }
+
+  // pip unpacked once per test process into a directory of its own (a pure wheel unpacked is the
+  // package and its .dist-info, as get-pip runs it), which each venv reaches through a .pth file: a
+  // real pip that `VENV/bin/python -m pip` runs, without ensurepip's 15 s per venv.
+  static std::string pip_dir(const std::string& wheel, const std::string& name) {
+    static TempDir dirs;
+    std::string dir = dirs / name;
+    if (fs::exists(dir)) return dir;
+    CommandResult r = run("python3 -m zipfile -e " + quote(wheel) + " " + quote(dir));
+    return r.status == 0 ? dir : "";
+  }
+  static std::string shared_pip() {
+    static const std::string dir = bundled_pip_wheel(true).empty() ? "" : pip_dir(bundled_pip_wheel(true), "pip");
+    return dir;
+  }
+  static void give_pip(const Venv& venv, const std::string& dir) {
+    std::ofstream(venv.site() + "/envdoctor_test_pip.pth") << dir << "\n";
+  }
+
+  // A venv whose own `python -m pip` works.
+  std::unique_ptr<Venv> venv_with_pip(const std::string& name = "v") {
+    auto venv = std::make_unique<Venv>(tmp_, name);
+    give_pip(*venv, shared_pip());
+    return venv;
+  }
+
+  // `envdoctor pip --python VENV OPTIONS ACTION ARGS`, the wheelhouse given for installs.
+  CommandResult envdoctor_pip(const Venv& venv, const std::string& options, const std::string& action,
+                              const std::string& args) {
+    std::string index = action == "install" ? " --no-index --find-links " + quote(tmp_ / "wheels") : "";
+    return run(quote(envdoctor()) + " pip --python " + quote(venv.python()) + " " + options + " " + action + index +
+               " --disable-pip-version-check " + args + " </dev/null");
+  }
+  // The same with --json: the document, held to pip.schema.json and its prediction to check's.
+  json envdoctor_pip_json(const Venv& venv, const std::string& action, const std::string& args, int* status,
+                          std::string* err = nullptr) {
+    CommandResult r = envdoctor_pip(venv, "--json", action, args);
+    *status = r.status;
+    if (err) *err = r.err;
+    expect_schema_valid("pip", r.out);
+    json doc = json::parse(r.out.empty() ? "null" : r.out);
+    if (doc.is_object() && doc["prediction"].is_object()) expect_schema_valid("check", doc["prediction"].dump());
+    return doc;
+  }
+  bool installed(const Venv& venv, const std::string& name) {
+    return run(quote(venv.python()) + " -m pip show -q " + quote(name)).status == 0;
+  }
+
+  std::string pure_wheel(const std::string& name, const std::string& version) {
+    return make_wheel(tmp_ / "wheels",
+                      {{"name", name}, {"version", version}, {"files", {{name + "/__init__.py", "v = 1\n"}}}});
+  }
+};
+
+// The first incident: `pip uninstall` of one of two owners of libfakecudnn.so.9 that faketorch
+// needs. Refused, every file still there, faketorch still imports, the output names it; then pip
+// alone makes the change and the import fails with the predicted message.
+TEST_F(PipTest, UninstallOfOneOfTwoOwnersIsRefused) {
+  std::vector<std::string> wheels = two_owners_wheels();
+  auto venv = venv_with_pip();
+  venv->install(wheels);
+  std::set<std::string> before = files_under(venv->site());
+
+  CommandResult r = envdoctor_pip(*venv, "", "uninstall", "-y fake-cudnn-cu12");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("pip uninstall would remove fake-cudnn-cu12 9.1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("faketorch"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("libfakecudnn.so.9: cannot open shared object file: No such file or directory"),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Refused: this change would introduce 2 errors; pip was not run and nothing changed."),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(files_under(venv->site()), before);
+  EXPECT_EQ(venv->import("faketorch._C"), "");
+
+  int status = -1;
+  json doc = envdoctor_pip_json(*venv, "uninstall", "-y fake-cudnn-cu12", &status);
+  EXPECT_EQ(status, 1);
+  EXPECT_EQ(doc["verdict"], "refused");
+  EXPECT_EQ(doc["plan"]["remove"], json::parse(R"([{"name": "fake-cudnn-cu12", "version": "9.1"}])"));
+  std::string predicted;
+  for (const json& f : new_findings(doc["prediction"]))
+    if (f["code"] == "missing-library" && f["package"] == "faketorch") predicted = f["message"];
+  ASSERT_NE(predicted, "") << doc.dump(1);
+
+  venv->uninstall("fake-cudnn-cu12");
+  EXPECT_EQ(venv->import("faketorch._C"), predicted);
+  EXPECT_EQ(plain(venv->check()), plain(doc["prediction"]));
+}
+
+// The second incident: the user asks for mamba-ssm; the resolver pulls causal-conv1d, whose
+// extension links libcudart.so.12, into an environment whose CUDA runtime is 13. Refused, not
+// installed, the missing library named; pip alone then installs it and the import fails so.
+TEST_F(PipTest, InstallOfAnExtensionForAMissingCudaRuntimePulledByTheResolverIsRefused) {
+  std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
+  build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
+  std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
+  build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
+  std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
+  build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
+            quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
+  std::string runtime =
+      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
+  platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}}, {{"causal_conv1d/__init__.py", ""}},
+                {"nvidia-cuda-runtime"});
+  make_wheel(tmp_ / "wheels", {{"name", "mamba-ssm"},
+                               {"version", "2.2.2"},
+                               {"files", {{"mamba_ssm/__init__.py", ""}}},
+                               {"requires", {"causal-conv1d>=1.4"}}});
+  auto venv = venv_with_pip();
+  venv->install({runtime});
+
+  int status = -1;
+  json doc = envdoctor_pip_json(*venv, "install", "mamba-ssm", &status);
+  EXPECT_EQ(status, 1) << doc.dump(1);
+  EXPECT_EQ(doc["verdict"], "refused");
+  std::set<std::string> planned;
+  for (const json& i : doc["plan"]["install"])
+    planned.insert(i["name"].get<std::string>() + " " + i["version"].get<std::string>());
+  EXPECT_EQ(planned, (std::set<std::string>{"causal-conv1d 1.5.0", "mamba-ssm 2.2.2"}));
+  auto fresh = new_findings(doc["prediction"]);
+  ASSERT_EQ(fresh.size(), 1u) << doc.dump(1);
+  EXPECT_EQ(fresh[0]["code"], "missing-library");
+  EXPECT_EQ(fresh[0]["library"], "libcudart.so.12");
+  EXPECT_EQ(fresh[0]["package"], "causal-conv1d");
+  EXPECT_FALSE(installed(*venv, "causal-conv1d"));
+  EXPECT_FALSE(installed(*venv, "mamba-ssm"));
+
+  CommandResult text = envdoctor_pip(*venv, "", "install", "mamba-ssm");
+  EXPECT_EQ(text.status, 1);
+  EXPECT_NE(text.out.find("libcudart.so.12: cannot open shared object file"), std::string::npos) << text.out;
+
+  CommandResult real = run(quote(venv->python()) + " -m pip install -q --disable-pip-version-check --no-index -f " +
+                           quote(tmp_ / "wheels") + " mamba-ssm");
+  ASSERT_EQ(real.status, 0) << real.err;
+  EXPECT_EQ(venv->import("causal_conv1d._cc"), fresh[0]["message"].get<std::string>());
+}
+
+// `pip install -U corepkg` whose 2.0 drops core_b, which userpkg's extension binds: refused; the
+// plan says 2.0 replaces 1.0; pip alone then upgrades and the import fails as predicted.
+TEST_F(PipTest, UpgradeThatDropsASymbolIsRefused) {
+  auto [core1, core2, user] = dropped_symbol_wheels();  // core2 waits in the wheelhouse, for pip
+  auto venv = venv_with_pip();
+  venv->install({core1, user});
+
+  int status = -1;
+  json doc = envdoctor_pip_json(*venv, "install", "-U corepkg", &status);
+  EXPECT_EQ(status, 1) << doc.dump(1);
+  ASSERT_EQ(doc["plan"]["install"].size(), 1u) << doc.dump(1);
+  EXPECT_EQ(doc["plan"]["install"][0]["version"], "2.0");
+  EXPECT_EQ(doc["plan"]["install"][0]["replaces"], "1.0");
+  EXPECT_EQ(doc["plan"]["remove"], json::parse(R"([{"name": "corepkg", "version": "1.0"}])"));
+  auto fresh = new_findings(doc["prediction"]);
+  ASSERT_EQ(fresh.size(), 1u) << doc.dump(1);
+  EXPECT_EQ(fresh[0]["code"], "undefined-symbol");
+  EXPECT_EQ(fresh[0]["symbol"], "core_b");
+  EXPECT_EQ(venv->import("userpkg._u"), "");
+
+  CommandResult real = run(quote(venv->python()) + " -m pip install -q -U --disable-pip-version-check --no-index -f " +
+                           quote(tmp_ / "wheels") + " corepkg");
+  ASSERT_EQ(real.status, 0) << real.err;
+  EXPECT_EQ(venv->import("userpkg._u"), fresh[0]["message"].get<std::string>());
+  EXPECT_EQ(plain(venv->check()), plain(doc["prediction"]));
+}
+
+// Harmless changes go through: pip runs with the user's arguments, its status comes back, and a
+// plain check afterwards shows exactly the predicted findings (install, upgrade, uninstall).
+TEST_F(PipTest, HarmlessInstallUpgradeAndUninstallRunPip) {
+  pure_wheel("leaf", "1.0");
+  pure_wheel("leaf", "2.0");
+  auto venv = venv_with_pip();
+
+  int status = -1;
+  std::string err;
+  json doc = envdoctor_pip_json(*venv, "install", "leaf==1.0", &status, &err);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_EQ(doc["verdict"], "safe");
+  EXPECT_NE(err.find("Successfully installed leaf-1.0"), std::string::npos) << err;  // pip's own output
+  EXPECT_EQ(plain(venv->check()), plain(doc["prediction"]));
+  EXPECT_EQ(doc["prediction"]["environment"]["packages"], venv->check()["environment"]["packages"]);
+
+  doc = envdoctor_pip_json(*venv, "install", "-U leaf", &status, &err);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_EQ(doc["plan"]["install"][0]["replaces"], "1.0");
+  EXPECT_EQ(run(quote(venv->python()) + " -m pip show leaf | grep ^Version").out, "Version: 2.0\n");
+  EXPECT_EQ(plain(venv->check()), plain(doc["prediction"]));
+
+  CommandResult r = envdoctor_pip(*venv, "", "uninstall", "-y leaf");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("pip uninstall would remove leaf 2.0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Successfully uninstalled leaf-2.0"), std::string::npos) << r.out;
+  EXPECT_FALSE(installed(*venv, "leaf"));
+
+  // pip's own status comes back: a requirement pip cannot resolve is pip's error, with its status.
+  CommandResult missing = envdoctor_pip(*venv, "", "install", "nosuchproject");
+  CommandResult referee = run(quote(venv->python()) + " -m pip install --dry-run --no-index -f " +
+                              quote(tmp_ / "wheels") + " --disable-pip-version-check nosuchproject");
+  EXPECT_NE(referee.status, 0);
+  EXPECT_EQ(missing.status, referee.status) << missing.out << missing.err;
+  EXPECT_NE(missing.out.find("ERROR: No matching distribution found for nosuchproject"), std::string::npos)
+      << missing.out;
+}
+
+// `-r requirements.txt` naming two packages, spelled as pip allows (case, separators, comments):
+// uninstall of both is refused when one is needed; install of two harmless ones goes through.
+TEST_F(PipTest, RequirementsFileWithTwoPackages) {
+  std::vector<std::string> wheels = two_owners_wheels();
+  pure_wheel("leaf", "1.0");
+  pure_wheel("other-leaf", "1.0");
+  auto venv = venv_with_pip();
+  venv->install(wheels);
+
+  std::string uninstall = tmp_.write("uninstall.txt", "# the old CUDA\nFake_CuDNN.cu12  # twin of cu13\nnot-here\n");
+  int status = -1;
+  std::string err;
+  json doc = envdoctor_pip_json(*venv, "uninstall", "-y -r " + quote(uninstall), &status, &err);
+  EXPECT_EQ(status, 1) << doc.dump(1);
+  EXPECT_EQ(doc["plan"]["remove"], json::parse(R"([{"name": "fake-cudnn-cu12", "version": "9.1"}])"));
+  EXPECT_EQ(doc["plan"]["not_installed"], json::parse(R"(["not-here"])"));
+  // Said as pip says it: the referee is pip's own uninstall of that name.
+  CommandResult pip_says = run(quote(venv->python()) + " -m pip uninstall -y not-here");
+  EXPECT_NE(pip_says.err.find("WARNING: Skipping not-here as it is not installed."), std::string::npos) << pip_says.err;
+  EXPECT_NE(err.find(python::not_installed_warning("not-here")), std::string::npos) << err;
+  EXPECT_TRUE(installed(*venv, "fake-cudnn-cu12"));
+
+  std::string install = tmp_.write("install.txt", "leaf==1.0\nOther_Leaf\n");
+  doc = envdoctor_pip_json(*venv, "install", "-r " + quote(install), &status, &err);
+  EXPECT_EQ(status, 0) << err;
+  EXPECT_EQ(doc["plan"]["install"].size(), 2u) << doc.dump(1);
+  EXPECT_TRUE(installed(*venv, "leaf"));
+  EXPECT_TRUE(installed(*venv, "other-leaf"));
+  EXPECT_EQ(plain(venv->check()), plain(doc["prediction"]));
+}
+
+// A requirement available only as a source distribution: cannot be checked (envdoctor runs no
+// build), said in pip's words, nothing installed, pip's status.
+TEST_F(PipTest, SdistOnlyRequirementCannotBeChecked) {
+  std::string src =
+      tmp_.write("src/onlysrc-1.0/setup.py", "from setuptools import setup\nsetup(name='onlysrc', version='1.0')\n");
+  tmp_.write("src/onlysrc-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: onlysrc\nVersion: 1.0\n");
+  ASSERT_EQ(run("tar -czf " + quote(tmp_ / "wheels/onlysrc-1.0.tar.gz") + " -C " + quote(tmp_ / "src") + " onlysrc-1.0")
+                .status,
+            0);
+  auto venv = venv_with_pip();
+
+  CommandResult r = envdoctor_pip(*venv, "", "install", "onlysrc");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(r.out.find("ERROR: Could not find a version that satisfies the requirement onlysrc"), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("Cannot check this change, so nothing was installed."), std::string::npos) << r.out;
+  EXPECT_FALSE(installed(*venv, "onlysrc"));
+  int status = -1;
+  json doc = envdoctor_pip_json(*venv, "install", "onlysrc", &status);
+  EXPECT_EQ(doc["verdict"], "cannot-check");
+  EXPECT_TRUE(doc["prediction"].is_null());
+}
+
+// --force on a refused change: the prediction is printed, then pip runs, and what it breaks
+// breaks as predicted.
+TEST_F(PipTest, ForceRunsPipOnARefusedChange) {
+  std::vector<std::string> wheels = two_owners_wheels();
+  auto venv = venv_with_pip();
+  venv->install(wheels);
+  CommandResult r = envdoctor_pip(*venv, "--force", "uninstall", "-y fake-cudnn-cu12");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Refused"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("Successfully uninstalled fake-cudnn-cu12-9.1"), std::string::npos) << r.out;
+  EXPECT_FALSE(installed(*venv, "fake-cudnn-cu12"));
+  EXPECT_EQ(venv->import("faketorch._C"),
+            "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
+}
+
+// A pip before 22.2 has no `install --report`: a clear error, status 2, nothing installed. The
+// old pip is a real one, from an interpreter's ensurepip bundle.
+TEST_F(PipTest, PipTooOldForReportIsAClearError) {
+  std::string wheel = bundled_pip_wheel(false);
+  if (wheel.empty()) GTEST_SKIP() << "no pip wheel older than 22.2 on this machine";
+  std::string dir = pip_dir(wheel, "old-pip");
+  ASSERT_NE(dir, "");
+  pure_wheel("leaf", "1.0");
+  Venv venv(tmp_, "old");
+  give_pip(venv, dir);
+  CommandResult version = run(quote(venv.python()) + " -m pip --version");
+  if (version.status != 0) GTEST_SKIP() << wheel << " does not run on this Python: " << version.err;
+  ASSERT_EQ(version.out.rfind("pip 2", 0), 0u) << version.out;
+
+  CommandResult r = envdoctor_pip(venv, "", "install", "leaf");
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_NE(r.err.find("is too old: envdoctor pip needs `pip install --dry-run --report` (pip 22.2 and later); "
+                       "nothing was changed."),
+            std::string::npos)
+      << r.err;
+  EXPECT_FALSE(installed(venv, "leaf"));
+  // The referee: that pip itself cannot make the dry run (--dry-run came with --report, in 22.2).
+  CommandResult pip_says = run(quote(venv.python()) + " -m pip install --dry-run --report - --no-index -f " +
+                               quote(tmp_ / "wheels") + " leaf");
+  EXPECT_NE(pip_says.status, 0);
+  EXPECT_NE(pip_says.err.find("no such option: --dry-run"), std::string::npos) << pip_says.err;
+}
+
+// A local HTTP server for a wheelhouse, stopped (by its pid) when the test ends.
+class WheelServer {
+ public:
+  explicit WheelServer(const std::string& dir) {
+    CommandResult r = run("cd " + quote(dir) + " && (python3 -u -m http.server --bind 127.0.0.1 0 >" +
+                          quote(dir + "/.server.log") + " 2>&1 & echo $!)");
+    pid_ = std::atoi(r.out.c_str());
+    for (int i = 0; i < 100 && port_.empty(); i++) {
+      std::string log = run("cat " + quote(dir + "/.server.log")).out;
+      if (size_t at = log.find(" port "); at != std::string::npos)
+        port_ = log.substr(at + 6, log.find(' ', at + 6) - at - 6);
+      else run("sleep 0.1");
+    }
+  }
+  ~WheelServer() {
+    if (pid_ > 0) run("kill " + std::to_string(pid_));
+  }
+  std::string url() const { return port_.empty() ? "" : "http://127.0.0.1:" + port_ + "/"; }
+
+ private:
+  int pid_ = -1;
+  std::string port_;
+};
+
+// A wheel that is not on this disk: pip downloads it into envdoctor's private directory, its
+// sha256 is held to the report, the change is checked, pip installs it, the directory is gone.
+TEST_F(PipTest, WheelFromAnIndexIsDownloadedByPipAndVerified) {
+  pure_wheel("leaf", "1.0");
+  WheelServer server(tmp_ / "wheels");
+  if (server.url().empty()) GTEST_SKIP() << "could not start python3 -m http.server";
+  auto venv = venv_with_pip();
+  CommandResult r = run(quote(envdoctor()) + " pip --json --python " + quote(venv->python()) +
+                        " install --disable-pip-version-check --no-index --find-links " + server.url() + " leaf");
+  EXPECT_EQ(r.status, 0) << r.out << r.err;
+  expect_schema_valid("pip", r.out);
+  json doc = json::parse(r.out.empty() ? "{}" : r.out);
+  ASSERT_EQ(doc["plan"]["install"].size(), 1u) << r.out << r.err;
+  EXPECT_EQ(doc["plan"]["install"][0]["url"], server.url() + "leaf-1.0-py3-none-any.whl");
+  std::string downloaded = doc["plan"]["install"][0]["wheel"];
+  EXPECT_NE(downloaded.find("envdoctor-pip-"), std::string::npos) << downloaded;
+  EXPECT_FALSE(fs::exists(fs::path(downloaded).parent_path().parent_path())) << "the download directory is left";
+  EXPECT_TRUE(installed(*venv, "leaf"));
+}
+
+// The report reader: version "1" only (pip 22.2's experimental "0" refused), its fields.
+TEST(PipReport, ReadsVersionOneOnly) {
+  std::string error;
+  auto items =
+      python::parse_install_report(R"({"version": "1", "install": [{"metadata": {"name": "Foo", "version": "1.0"},
+      "download_info": {"url": "file:///w/foo%201.0-py3-none-any.whl", "archive_info": {"hashes": {"sha256": "ab"}}}}]})",
+                                   &error);
+  ASSERT_TRUE(items) << error;
+  ASSERT_EQ(items->size(), 1u);
+  EXPECT_EQ((*items)[0].name, "Foo");
+  EXPECT_EQ((*items)[0].sha256, "ab");
+  EXPECT_EQ(python::file_url_path((*items)[0].url), "/w/foo 1.0-py3-none-any.whl");
+  EXPECT_FALSE(python::file_url_path("https://example.org/foo.whl"));
+  EXPECT_FALSE(python::parse_install_report(R"({"version": "0", "install": []})", &error));
+  EXPECT_NE(error.find("version \"0\""), std::string::npos) << error;
+  EXPECT_FALSE(python::parse_install_report("not json", &error));
+  EXPECT_FALSE(python::parse_install_report(R"({"version": "1", "install": [{"metadata": 3}]})", &error));
+}
+
+TEST(PipArguments, UninstallNamesAsPipReadsThem) {
+  TempDir tmp;
+  tmp.write("nested/more.txt", "third\\\n  # continued comment\n");
+  std::string file =
+      tmp.write("r.txt", "# comment\nFirst_Pkg[extra]>=1.0 ; python_version > '3'\n-r nested/more.txt\n\n-e .\n");
+  std::string error;
+  auto names =
+      python::uninstall_names({"-y", "--root-user-action", "ignore", "zeroth", "-r", file, "first.pkg"}, &error);
+  ASSERT_TRUE(names) << error;
+  EXPECT_EQ(*names, (std::vector<std::string>{"zeroth", "First_Pkg", "third"}));
+  EXPECT_FALSE(python::uninstall_names({"-r", tmp / "absent.txt"}, &error));
+  EXPECT_EQ(error,
+            "Could not open requirements file: [Errno 2] No such file or directory: '" + (tmp / "absent.txt") + "'");
+}
+
+TEST(PipArguments, IndexOptionsAndUnmodelledOptions) {
+  EXPECT_EQ(python::index_options({"--no-index", "-f", "/w", "-U", "x", "--index-url=https://i", "-ihttps://j"}),
+            (std::vector<std::string>{"--no-index", "-f", "/w", "--index-url=https://i", "-ihttps://j"}));
+  EXPECT_EQ(python::unmodelled_option({"-U", "--target=/t", "x"}), "--target");
+  EXPECT_EQ(python::unmodelled_option({"--user", "x"}), "--user");
+  EXPECT_EQ(python::unmodelled_option({"-U", "x"}), "");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
