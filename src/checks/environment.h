@@ -49,6 +49,11 @@ class Environment {
   std::vector<ElfRecord> elf_files;  // sorted by path
   size_t foreign_elf_files = 0;      // other machines' or classes' objects (cubins, cross builds)
   std::vector<std::string> problems;
+  // What a simulation changed, for hints and the what-if summary: the distributions it
+  // uninstalled (--without, and the old version a --with replaced), as they were, and the
+  // distributions it installed ("tinypure 0.1").
+  std::vector<python::Distribution> removed;
+  std::vector<std::string> added;
   FileView files;  // the disk, as a simulation changes it
   // The container's root file system (--root), empty for this machine's. Every path above is
   // the container's own; host() says where this machine reads it.

@@ -60,7 +60,8 @@ struct Finding {
   std::vector<std::string> packages;     // all owners, when several
   std::optional<std::string> installer;  // who installed `package`: "pip", "uv", "conda", "debian", ...
   std::string message;
-  std::string hint;
+  std::string hint;         // why, and what to do, for people
+  std::string fix_command;  // a shell command that performs the fix for this environment; "" when none
   bool is_new = false;  // introduced by --with/--without
 
   // Identity for de-duplication: the same failure seen from several loads is one finding.

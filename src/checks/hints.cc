@@ -8,14 +8,14 @@
 #include <memory>
 #include <set>
 
+#include "python/metadata_file.h"
+#include "python/version.h"
+
 namespace envdoctor::checks {
 
 namespace fs = std::filesystem;
 using loader::LoadError;
 
-namespace {
-
-// A word for a POSIX shell: as it is when nothing in it is special, else single-quoted.
 std::string shell_word(const std::string& s) {
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
@@ -27,24 +27,139 @@ std::string shell_word(const std::string& s) {
   return out + "'";
 }
 
+namespace {
+
+// The environment's interpreter as a path that works from any directory.
+std::string env_python(const Environment& env) {
+  if (!env.python.executable.empty()) return env.python.executable;
+  return env.python.prefix + "/bin/python";
+}
+
+// "file:///w/a%20b.whl" -> "/w/a b.whl" (RFC 8089: an empty or "localhost" authority); "" for
+// any other URL.
+std::string file_url_path(const std::string& url) {
+  std::string rest;
+  if (url.rfind("file://localhost/", 0) == 0) rest = url.substr(16);
+  else if (url.rfind("file:///", 0) == 0) rest = url.substr(7);
+  else return "";
+  std::string out;
+  for (size_t i = 0; i < rest.size(); ++i) {
+    if (rest[i] == '%' && i + 2 < rest.size() && std::isxdigit(static_cast<unsigned char>(rest[i + 1])) &&
+        std::isxdigit(static_cast<unsigned char>(rest[i + 2]))) {
+      out += static_cast<char>(std::stoi(rest.substr(i + 1, 2), nullptr, 16));
+      i += 2;
+    } else {
+      out += rest[i];
+    }
+  }
+  return out;
+}
+
+// What pip or uv is given to install `dist` again from where it came: the requirement and the
+// options it needs (`-e DIR`), already shell words; "" when the origin is gone, with `note` saying so.
+std::string origin_argument(const Environment& env, const python::Distribution& dist, std::string* note) {
+  const python::DirectUrl& o = dist.origin;
+  std::error_code ec;
+  switch (o.kind) {
+    case python::DirectUrl::kNone:
+      *note = "from the package index (pip recorded no other origin)";
+      return shell_word(dist.name + "==" + dist.version);
+    case python::DirectUrl::kVcs: {
+      // PEP 440 direct reference: "name @ git+URL@COMMIT#subdirectory=..."
+      std::string url = o.vcs + "+" + o.url + (o.commit_id.empty() ? "" : "@" + o.commit_id) +
+                        (o.subdirectory.empty() ? "" : "#subdirectory=" + o.subdirectory);
+      *note = "from " + o.url + (o.commit_id.empty() ? "" : " at commit " + o.commit_id) + ", where it was installed from";
+      return shell_word(dist.name + " @ " + url);
+    }
+    case python::DirectUrl::kArchive:
+    case python::DirectUrl::kDirectory: {
+      std::string path = file_url_path(o.url);
+      if (path.empty()) {  // a remote archive
+        *note = "from " + o.url + ", where it was installed from";
+        return shell_word(dist.name + " @ " + o.url);
+      }
+      if (!fs::exists(env.host(path), ec)) {
+        *note = dist.name + " was installed from " + path + ", which is no longer there: rebuild it, then install it";
+        return "";
+      }
+      *note = "from " + path + ", where it was installed from";
+      std::string target = path + (o.subdirectory.empty() ? "" : "/" + o.subdirectory);
+      return (o.editable ? "-e " : "") + shell_word(target);
+    }
+  }
+  return "";
+}
+
 }  // namespace
 
-std::string reinstall_command(const Environment& env, const python::Distribution& dist) {
+std::string uninstall_command(const Environment& env, const python::Distribution& dist) {
+  if (dist.installer == "uv")
+    return "uv pip uninstall --python " + shell_word(env_python(env)) + " " + shell_word(dist.name);
+  if (dist.installer == "pip" || dist.installer.empty()) return pip_for(env) + " uninstall -y " + shell_word(dist.name);
+  return "";
+}
+
+std::string pip_for(const Environment& env) {
+  if (env.inventory.find("pip")) return shell_word(env_python(env)) + " -m pip";
+  return "python3 -m pip --python " + shell_word(env_python(env));
+}
+
+Fix reinstall(const Environment& env, const python::Distribution& dist) {
   const std::string& installer = dist.installer;
-  if (installer == "debian") return "apt-get install --reinstall " + shell_word(dist.installer_package);
+  if (installer == "debian")
+    return {"apt-get install --reinstall " + shell_word(dist.installer_package),
+            "reinstall Debian's package " + dist.installer_package};
   if (installer == "conda") {
     bool own = dist.installer_package.empty();
     std::string prefix = env.python.prefix.empty() ? dist.site_dir.string() : env.python.prefix;
-    return "conda install -p " + shell_word(prefix) + " --force-reinstall " +
-           shell_word((own ? dist.name : dist.installer_package) + "=" + (own ? dist.version : dist.installer_version));
+    return {"conda install -p " + shell_word(prefix) + " --force-reinstall " +
+                shell_word((own ? dist.name : dist.installer_package) + "=" +
+                           (own ? dist.version : dist.installer_version)),
+            "reinstall " + (own ? dist.name : dist.installer_package) + " with conda, which installed it"};
   }
-  std::string pin = shell_word(dist.name + "==" + dist.version);
-  if (installer == "uv") {
-    std::string python = env.python.executable.empty() ? env.python.prefix : env.python.executable;
-    return "uv pip install --python " + shell_word(python) + " --reinstall --no-deps " + pin;
+  Fix fix;
+  if (installer == "uv" || installer == "pip" || installer.empty()) {
+    std::string what = origin_argument(env, dist, &fix.note);
+    if (what.empty()) return fix;
+    if (installer == "uv")
+      fix.command = "uv pip install --python " + shell_word(env_python(env)) + " --reinstall --no-deps " + what;
+    else
+      fix.command = pip_for(env) + " install --force-reinstall --no-deps " + what;
+    fix.note = "reinstall " + dist.name + " " + dist.version + " " + fix.note;
+    return fix;
   }
-  if (installer.empty() || installer == "pip") return "pip install --force-reinstall --no-deps " + pin;
-  return "reinstall " + pin + " with " + installer + ", which installed it";
+  fix.note = "reinstall " + dist.name + " " + dist.version + " with " + installer + ", which installed it";
+  return fix;
+}
+
+void advise_reinstall(Finding& f, const Environment& env, const python::Distribution& dist, const std::string& why) {
+  Fix fix = reinstall(env, dist);
+  f.hint = why.empty() ? fix.note : fix.note.empty() ? why : why + ": " + fix.note;
+  f.fix_command = fix.command;
+}
+
+Fix install_requirement(const Environment& env, const python::Distribution& consumer,
+                        const python::Requirement& requirement) {
+  Fix fix;
+  std::string spec = requirement.name + requirement.specifier;
+  if (!requirement.url.empty()) spec = requirement.name + " @ " + requirement.url;
+  if (consumer.installer == "debian" || consumer.installer == "conda") {
+    fix.note = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
+    return fix;
+  }
+  if (consumer.origin.kind != python::DirectUrl::kNone && requirement.url.empty()) {
+    // consumer did not come from an index, so nothing says its requirement should.
+    fix.note = consumer.name + " was not installed from an index (" + consumer.origin.url + "): install " + spec +
+               " from where you got " + consumer.name;
+    return fix;
+  }
+  if (consumer.installer == "uv")
+    fix.command = "uv pip install --python " + shell_word(env_python(env)) + " " + shell_word(spec);
+  else if (consumer.installer == "pip" || consumer.installer.empty())
+    fix.command = pip_for(env) + " install " + shell_word(spec);
+  else
+    fix.note = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
+  return fix;
 }
 
 std::string demangle(const std::string& symbol) {
@@ -59,42 +174,148 @@ namespace {
 
 std::string describe(const python::Distribution* d) { return d ? d->name + " " + d->version : "no package"; }
 
+// What a hint says and the command that does it.
+struct Advice {
+  std::string hint;
+  std::string command;
+};
+
+// The command that installs `spec` from an index with the installer that installed `by` (pip or
+// uv); "" for another installer.
+std::string index_install(const Environment& env, const python::Distribution* by, const std::string& spec,
+                          bool upgrade) {
+  std::string installer = by ? by->installer : "pip";
+  if (installer == "uv")
+    return "uv pip install --python " + shell_word(env_python(env)) + (upgrade ? " --upgrade " : " ") +
+           shell_word(spec);
+  if (installer == "pip" || installer.empty())
+    return pip_for(env) + " install" + (upgrade ? " --upgrade " : " ") + shell_word(spec);
+  return "";
+}
+
 // A package lists a file of this name in its RECORD, but the file is gone: the usual aftermath
 // of uninstalling one of two wheels that installed the same path.
-std::string hint_lost_file(const Environment& env, const std::string& name) {
+Advice hint_lost_file(const Environment& env, const std::string& name) {
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
       if (e.resolved.filename() != name) continue;
       if (env.files.stat(e.resolved.string())) continue;
-      return d.name + " lists " + e.path +
-             " but the file is gone (another package that installed the same path was "
-             "uninstalled, or it was deleted): " +
-             reinstall_command(env, d);
+      Fix fix = reinstall(env, d);
+      return {d.name + " lists " + e.path +
+                  " but the file is gone (another package that installed the same path was uninstalled, or it was "
+                  "deleted); " +
+                  fix.note,
+              fix.command};
     }
   }
-  return "";
+  return {};
+}
+
+// The directories `consumer`'s RUNPATH (or RPATH) names, as written but with "$ORIGIN/" left
+// out and made lexically normal: "../provlib/lib" for "$ORIGIN/../provlib/lib".
+std::string search_dirs(const loader::LoadedObject& consumer) {
+  if (!consumer.elf) return "";
+  std::optional<std::string_view> list = consumer.elf->runpath ? consumer.elf->runpath : consumer.elf->rpath;
+  if (!list) return "";
+  std::string out;
+  std::string_view rest = *list;
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    for (std::string origin : {"$ORIGIN/", "${ORIGIN}/"})
+      if (dir.rfind(origin, 0) == 0) dir = fs::path(dir.substr(origin.size())).lexically_normal().string();
+    if (dir == "$ORIGIN" || dir == "${ORIGIN}") dir = ".";
+    if (!dir.empty()) out += (out.empty() ? "" : ", ") + dir;
+    if (colon == std::string_view::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  return out;
+}
+
+// "consumer looks for it in ../provlib/lib"; "" without a RUNPATH or RPATH.
+std::string where_looked(const Environment& env, const loader::LoadedObject& consumer) {
+  std::string dirs = search_dirs(consumer);
+  if (dirs.empty()) return "";
+  const python::Distribution* own = env.owner(consumer.path);
+  return (own ? own->name : fs::path(consumer.path).filename().string()) + " looks for it in " + dirs;
+}
+
+// Whether distribution `name` is where `consumer` looks for `library`: one of its search
+// directories has a path component that is `name` (normalized), like ../provlib/lib.
+bool looks_in_package(const loader::LoadedObject& consumer, const std::string& name) {
+  std::string dirs = search_dirs(consumer);
+  std::string key = python::normalize_name(name);
+  for (const fs::path& part : fs::path(dirs))
+    if (python::normalize_name(part.string()) == key) return true;
+  return false;
+}
+
+// A removed distribution (this simulation's --without, or a version a --with replaced) listed a
+// file of this name.
+const python::Distribution* removed_provider(const Environment& env, const std::string& name) {
+  for (const python::Distribution& d : env.removed)
+    for (const python::RecordEntry& e : d.record)
+      if (e.resolved.filename() == name) return &d;
+  return nullptr;
+}
+
+// The requirement of `consumer` on distribution `name`, when it has one that applies here.
+std::optional<python::Requirement> requirement_on(const Environment& env, const python::Distribution& consumer,
+                                                  const std::string& name) {
+  for (const python::Requirement& r : consumer.requirements_for(env.python.markers))
+    if (python::normalize_name(r.name) == python::normalize_name(name)) return r;
+  return std::nullopt;
+}
+
+// What the consumer's metadata and the simulation say about a library nobody provides now:
+// the change removes the distribution that shipped it, or a requirement is not installed.
+Advice hint_from_requirements(const Environment& env, const Knowledge& knowledge, const loader::LoadedObject& consumer,
+                              const std::string& library) {
+  const python::Distribution* own = env.owner(consumer.path);
+  std::string looked = where_looked(env, consumer);
+  if (const python::Distribution* gone = removed_provider(env, library)) {
+    std::string h = library + " comes from " + gone->name + " " + gone->version + ", which this change removes";
+    if (own && requirement_on(env, *own, gone->name)) h += "; " + describe(own) + " requires " + gone->name;
+    h += ": keep " + gone->name;
+    return {h, ""};
+  }
+  if (!own) return {};
+  for (const python::Requirement& r : own->requirements_for(env.python.markers)) {
+    if (env.inventory.find(r.name)) continue;
+    bool known = false;
+    for (const KnownLibrary* k : knowledge.providers(library))
+      known |= python::normalize_name(k->package) == python::normalize_name(r.name);
+    bool provided = known || looks_in_package(consumer, r.name);
+    std::string h = describe(own) + " requires " + r.name + ", which is not installed";
+    h += provided ? "; it provided " + library : "; it may provide " + library;
+    if (!looked.empty()) h += "; " + looked;
+    Fix fix = install_requirement(env, *own, r);
+    if (!fix.note.empty()) h += "; " + fix.note;
+    return {h, fix.command};
+  }
+  return {};
 }
 
 // A copy exists in the environment, just not where the loader looks for this consumer.
-std::string hint_elsewhere(const Environment& env, const std::string& name, const loader::LoadedObject& consumer) {
+Advice hint_elsewhere(const Environment& env, const std::string& name, const loader::LoadedObject& consumer) {
   for (const ElfRecord& r : env.elf_files) {
     bool match = fs::path(r.path).filename() == name ||
                  (r.opened->elf && r.opened->elf->soname && *r.opened->elf->soname == name);
     if (!match) continue;
-    std::string paths;
-    if (consumer.elf && consumer.elf->runpath) paths = "its RUNPATH is " + std::string(*consumer.elf->runpath);
-    else if (consumer.elf && consumer.elf->rpath) paths = "its RPATH is " + std::string(*consumer.elf->rpath);
-    else paths = "it has no RPATH or RUNPATH";
-    return name + " is installed at " + r.path + " (" + env.owner_label(r.path) +
-           "), where the loader does not look for " + consumer.path + " (" + paths +
-           "); it loads only if something else loads that copy first";
+    std::string looked = where_looked(env, consumer);
+    return {name + " is installed at " + r.path + " (" + env.owner_label(r.path) +
+                "), where the loader does not look for " + fs::path(consumer.path).filename().string() + " (" +
+                (looked.empty() ? "it has no RPATH or RUNPATH" : looked) +
+                "); it loads only if something else loads that copy first",
+            ""};
   }
-  return "";
+  return {};
 }
 
-std::string hint_known_providers(const Environment& env, const Knowledge& knowledge, const std::string& name) {
+Advice hint_known_providers(const Environment& env, const Knowledge& knowledge, const std::string& name,
+                            const python::Distribution* consumer) {
   auto providers = knowledge.providers(name);
-  if (providers.empty()) return "";
+  if (providers.empty()) return {};
   std::string names;
   for (const KnownLibrary* k : providers) {
     if (!names.empty()) names += " or ";
@@ -103,15 +324,24 @@ std::string hint_known_providers(const Environment& env, const Knowledge& knowle
   const KnownLibrary* pick = providers.front();
   for (const KnownLibrary* k : providers)
     if (env.inventory.find(k->package)) pick = k;  // one is installed: its file is what is missing
-  return name + " is shipped by " + names + ": pip install " + pick->package;
+  // The knowledge table names packages of the public index.
+  std::string command = index_install(env, consumer, pick->package, false);
+  return {name + " is shipped by " + names +
+              (command.empty() ? ": install " + pick->package + " with " + consumer->installer : ""),
+          command};
 }
 
-std::string hint_missing_library(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
-                                 const LoadError& e) {
-  if (std::string h = hint_lost_file(env, e.library); !h.empty()) return h;
-  if (std::string h = hint_elsewhere(env, e.library, p.objects()[e.object]); !h.empty()) return h;
-  if (std::string h = hint_known_providers(env, knowledge, e.library); !h.empty()) return h;
-  return "no installed package provides " + e.library + ": install the package (or system library) that ships it";
+Advice hint_missing_library(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
+                            const LoadError& e) {
+  const loader::LoadedObject& consumer = p.objects()[e.object];
+  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library); !a.hint.empty()) return a;
+  if (Advice a = hint_lost_file(env, e.library); !a.hint.empty()) return a;
+  if (Advice a = hint_elsewhere(env, e.library, consumer); !a.hint.empty()) return a;
+  if (Advice a = hint_known_providers(env, knowledge, e.library, env.owner(consumer.path)); !a.hint.empty()) return a;
+  std::string looked = where_looked(env, consumer);
+  return {"no installed package provides " + e.library + (looked.empty() ? "" : "; " + looked) +
+              ": install the package (or system library) that ships it",
+          ""};
 }
 
 std::string hint_missing_version(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
@@ -130,7 +360,8 @@ std::string hint_missing_version(const Environment& env, const Knowledge& knowle
   if (!wanted.empty() && !provider_soname.empty() && wanted != provider_soname) {
     std::string h = e.library + " is really " + provider_soname + " (its SONAME), not " + wanted +
                     ": a renamed or symlinked library cannot satisfy versioned symbols";
-    if (std::string k = hint_known_providers(env, knowledge, wanted); !k.empty()) h += "; " + k;
+    if (Advice k = hint_known_providers(env, knowledge, wanted, env.owner(consumer.path)); !k.hint.empty())
+      h += "; " + k.hint + (k.command.empty() ? "" : ": " + k.command);
     else h += "; install the real " + wanted;
     return h;
   }
@@ -146,34 +377,59 @@ std::string hint_missing_version(const Environment& env, const Knowledge& knowle
          " it was built for";
 }
 
-std::string hint_undefined_symbol(const Environment& env, const loader::Process& p, const LoadError& e) {
+// Where the symbol was looked for (the consumer's own libraries from other packages), what each
+// lacks, the versions involved, and both ways out: a newer provider, or a consumer built for the
+// installed one.
+Advice hint_undefined_symbol(const Environment& env, const loader::Process& p, const LoadError& e) {
   const loader::LoadedObject& consumer = p.objects()[e.object];
   const python::Distribution* own = env.owner(consumer.path);
-  std::set<std::string> others;
+  std::string what = demangle(e.symbol);
+  const python::Distribution* provider = nullptr;
+  std::string searched;
   for (const loader::Resolution& r : consumer.deps) {
     if (r.object < 0) continue;
     const python::Distribution* d = env.owner(p.objects()[r.object].path);
-    if (d && d != own) others.insert(d->name + " " + d->version);
+    if (!d || d == own) continue;
+    if (!provider) provider = d;
+    searched += (searched.empty() ? "" : ", ") + r.name + " (" + describe(d) + ")";
   }
-  std::string what = demangle(e.symbol);
-  std::string h = what + " is defined by no library loaded with " + fs::path(consumer.path).filename().string();
-  if (!others.empty()) {
-    std::string list;
-    for (const std::string& o : others) list += (list.empty() ? "" : ", ") + o;
-    h += ": " + describe(own) + " was built against another version of " + list + "; install the build of " +
-         (own ? own->name : consumer.path) + " made for the installed " + list + " (or the version it was built for)";
+  std::string consumer_name = own ? describe(own) : fs::path(consumer.path).filename().string();
+  if (!provider)
+    return {what + " is defined by no library loaded with " + fs::path(consumer.path).filename().string() +
+                ": the library that should define it is older or newer than the one " + consumer_name +
+                " was built against",
+            ""};
+  std::string h = what + " is not in " + searched + ", which " + consumer_name + " links";
+  std::optional<python::Requirement> req = own ? requirement_on(env, *own, provider->name) : std::nullopt;
+  bool pinned = req && !req->specifier.empty();
+  if (pinned) {
+    bool ok = true;
+    if (auto clauses = python::parse_specifier(req->specifier))
+      for (const python::SpecifierClause& c : *clauses) ok &= python::satisfies(provider->version, c);
+    h += "; " + own->name + " requires " + req->name + req->specifier +
+         (ok ? " and " + provider->version + " is accepted" : ", not " + provider->version);
   } else {
-    h += ": the library that should define it is older or newer than the one " + describe(own) + " was built against";
+    h += "; " + consumer_name + " was built against another " + provider->name;
   }
-  return h;
+  // Way one: a newer provider, from where the provider came.
+  std::string upgrade;
+  if (provider->origin.kind == python::DirectUrl::kNone)
+    upgrade = index_install(env, provider, pinned ? req->name + req->specifier : provider->name, true);
+  h += "; either upgrade " + provider->name + (upgrade.empty() ? " (test a wheel with envdoctor check --with WHEEL)" : "");
+  // Way two: a build of the consumer made for the installed provider.
+  h += "; or install a build of " + (own ? own->name : consumer_name) + " made for " + describe(provider) +
+       " (test it with envdoctor check --python " + shell_word(env_python(env)) + " --with WHEEL)";
+  return {h, upgrade};
 }
 
 }  // namespace
 
-std::string hint_for_invalid_file(const Environment& env, const std::string& path) {
-  if (const python::Distribution* d = env.owner(path))
-    return path + " is not a loadable ELF file (truncated or damaged): " + reinstall_command(env, *d);
-  return path + " is not a loadable ELF file (truncated or damaged): replace it";
+void advise_invalid_file(Finding& f, const Environment& env, const std::string& path) {
+  if (const python::Distribution* d = env.owner(path)) {
+    advise_reinstall(f, env, *d, path + " is not a loadable ELF file (truncated or damaged)");
+    return;
+  }
+  f.hint = path + " is not a loadable ELF file (truncated or damaged): replace it";
 }
 
 namespace {
@@ -201,7 +457,11 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
   switch (e.kind) {
     case LoadError::Kind::kMissingLibrary:
       f.library = e.library;
-      f.hint = e.object >= 0 ? hint_missing_library(env, knowledge, p, e) : "";
+      if (e.object >= 0) {
+        Advice a = hint_missing_library(env, knowledge, p, e);
+        f.hint = a.hint;
+        f.fix_command = a.command;
+      }
       break;
     case LoadError::Kind::kWrongElfClass:
       f.library = e.library;
@@ -211,7 +471,7 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
     case LoadError::Kind::kInvalidElf:
       f.library = e.library;
       consumer = e.path;
-      f.hint = hint_for_invalid_file(env, normalize_path(e.path));
+      advise_invalid_file(f, env, normalize_path(e.path));
       break;
     case LoadError::Kind::kMissingVersion:
       f.library = fs::path(e.library).filename().string();
@@ -221,7 +481,11 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
     case LoadError::Kind::kUndefinedSymbol:
       f.symbol = e.symbol;
       if (!e.version.empty()) f.version = e.version;
-      f.hint = hint_undefined_symbol(env, p, e);
+      if (e.object >= 0) {
+        Advice a = hint_undefined_symbol(env, p, e);
+        f.hint = a.hint;
+        f.fix_command = a.command;
+      }
       break;
   }
   f.file = normalize_path(consumer);

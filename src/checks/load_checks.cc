@@ -354,19 +354,20 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       f.code = Code::kWrongElfClass;
       f.message = file.path +
                   ": wrong ELF class: " + elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") +
-               "-bit build cannot load here: " + hint_for_invalid_file(env_, file.path);
+      advise_invalid_file(f, env_, file.path);
+      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
       break;
     case loader::Verdict::Kind::kOtherMachine:
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.
       f.code = Code::kWrongElfClass;
       f.message = file.path + ": cannot open shared object file: No such file or directory";
-      f.hint = "a build for another machine cannot load here: " + hint_for_invalid_file(env_, file.path);
+      advise_invalid_file(f, env_, file.path);
+      f.hint = "a build for another machine cannot load here: " + f.hint;
       break;
     default:
       f.code = Code::kInvalidElf;
       f.message = file.path + ": " + verdict.message;
-      f.hint = hint_for_invalid_file(env_, file.path);
+      advise_invalid_file(f, env_, file.path);
   }
   return f;
 }

@@ -10,6 +10,7 @@
 #include <set>
 
 #include "checks/hints.h"
+#include "python/metadata_file.h"
 
 namespace envdoctor::checks {
 
@@ -72,9 +73,8 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         std::string others;
         for (const python::Distribution* o : owners)
           if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
-        f.hint =
-            (others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all; ") +
-            reinstall_command(env, d);
+        advise_reinstall(f, env, d,
+                         others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all");
         out.push_back(std::move(f));
         continue;
       }
@@ -84,7 +84,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         f.file = e.resolved.string();
         f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
-        f.hint = "the file was changed or overwritten after " + d.name + " installed it: " + reinstall_command(env, d);
+        advise_reinstall(f, env, d, "the file was changed or overwritten after " + d.name + " installed it");
         out.push_back(std::move(f));
         continue;
       }
@@ -104,7 +104,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
     Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
-    f.hint = "the file is not the one " + j.dist->name + " installed: " + reinstall_command(env, *j.dist);
+    advise_reinstall(f, env, *j.dist, "the file is not the one " + j.dist->name + " installed");
     out.push_back(std::move(f));
   }
 }
@@ -141,10 +141,10 @@ void check_dpkg_files(const Environment& env, bool verify_hashes, std::vector<Fi
       if (!in_site || file.path.find("/__pycache__/") != std::string::npos) continue;
       Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(file.path));
       f.file = file.path;
-      f.hint = "the file is not the one Debian installed: " + reinstall_command(env, d);
+      advise_reinstall(f, env, d, "the file is not the one Debian installed");
       if (!env.files.stat(file.path)) {
         f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
-        f.hint = reinstall_command(env, d);
+        advise_reinstall(f, env, d, "");
         out.push_back(std::move(f));
       } else if (verify_hashes) {
         auto md5 = env.files.md5(file.path);
@@ -175,10 +175,25 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
     }
     f.message = path.string() + " is installed by both " + names;
     const python::Distribution* holder_dist = copy_holder(env, path.string());
-    std::string holder = holder_dist ? holder_dist->name : "";
-    f.hint = (holder.empty() ? "" : "the file now holds " + holder + "'s copy; ") +
-             "uninstalling any of them deletes it for all: keep only one (pip uninstall the other, then " +
-             "pip install --force-reinstall the one you keep)";
+    // Keep the one an installed distribution requires, else the one whose copy is there now.
+    const python::Distribution* keep = holder_dist ? holder_dist : owners.front();
+    for (const python::Distribution& user : env.inventory.distributions)
+      for (const python::Requirement& r : user.requirements_for(env.python.markers))
+        for (const python::Distribution* d : owners)
+          if (python::normalize_name(r.name) == d->key()) keep = d;
+    std::string others, uninstall;
+    for (const python::Distribution* d : owners) {
+      if (d == keep) continue;
+      others += (others.empty() ? "" : " and ") + d->name;
+      std::string command = uninstall_command(env, *d);
+      uninstall = command.empty() || uninstall == "-" ? "-" : (uninstall.empty() ? "" : uninstall + " && ") + command;
+    }
+    Fix again = reinstall(env, *keep);
+    f.hint = (holder_dist ? "the file now holds " + holder_dist->name + "'s copy; " : "") +
+             "uninstalling any of them deletes it for all: keep only " + keep->name + " (uninstall " + others +
+             ", then " + again.note + ")";
+    if (uninstall != "-" && !uninstall.empty() && !again.command.empty())
+      f.fix_command = uninstall + " && " + again.command;
     out.push_back(std::move(f));
   }
 }

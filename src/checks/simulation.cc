@@ -25,6 +25,7 @@ void uninstall(Environment& env, const python::Distribution& dist) {
     env.store->add_removal(path);
   }
   std::string dir = dist.metadata_dir.string();
+  env.removed.push_back(dist);
   std::erase_if(env.inventory.distributions,
                 [&](const python::Distribution& d) { return d.metadata_dir.string() == dir; });
 }
@@ -92,6 +93,7 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
     if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
   }
   env.inventory.distributions.push_back(wheel->as_installed(scheme));
+  env.added.push_back(wheel->metadata().name + " " + wheel->metadata().version);
   return true;
 }
 
@@ -146,7 +148,8 @@ void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after) {
 }
 
 std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                     CheckSettings settings, const Changes& changes, std::string* error) {
+                                     CheckSettings settings, const Changes& changes, std::string* error,
+                                     ChangeSummary* summary) {
   LoadMemo memo;
   settings.memo = &memo;
   CheckRun before = run_checks(env, knowledge, tables, settings);
@@ -159,6 +162,7 @@ std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledg
   after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
   mark_new(before.findings, after.findings);
   sort_and_dedupe(after.findings);
+  if (summary) *summary = summarize_change(env, before.findings, after.findings);
   return after;
 }
 
@@ -166,6 +170,28 @@ size_t new_errors(const std::vector<Finding>& findings) {
   size_t n = 0;
   for (const Finding& f : findings) n += f.severity == Severity::kError && f.is_new;
   return n;
+}
+
+}  // namespace envdoctor::checks
+
+namespace envdoctor::checks {
+
+ChangeSummary summarize_change(const Environment& env, const std::vector<Finding>& before,
+                               const std::vector<Finding>& after) {
+  ChangeSummary out;
+  // A --with that replaces an installed version shows as its removal and the wheel's install.
+  for (const python::Distribution& d : env.removed) out.removed.push_back(d.name + " " + d.version);
+  for (const std::string& a : env.added) out.added.push_back(a + " (wheel)");
+  std::set<std::string> now;
+  for (const Finding& f : after) {
+    now.insert(f.key());
+    if (f.severity != Severity::kError) continue;
+    ++(f.is_new ? out.new_errors : out.old_errors);
+  }
+  std::set<std::string> seen;
+  for (const Finding& f : before)
+    if (f.severity == Severity::kError && !now.count(f.key()) && seen.insert(f.key()).second) ++out.fixed_errors;
+  return out;
 }
 
 }  // namespace envdoctor::checks

@@ -39,15 +39,29 @@ std::set<std::string> distribution_identities(const Environment& env);
 // or written (as spelled and resolved) and every distribution that came, went or changed.
 void note_changes(const Environment& env, const std::set<std::string>& identities_before, LoadMemo& memo);
 
+// What a change did, for people and programs: the scenario and its balance of errors.
+struct ChangeSummary {
+  std::vector<std::string> added;    // "tinypure 0.1 (wheel)"
+  std::vector<std::string> removed;  // "provlib 1.0"
+  size_t new_errors = 0;             // errors the change introduces (they decide the exit status)
+  size_t old_errors = 0;             // errors that were there before and still are
+  size_t fixed_errors = 0;           // errors before the change that it removes
+};
+// `before` and `after` are the findings of the runs around the change, `after` already marked.
+ChangeSummary summarize_change(const Environment& env, const std::vector<Finding>& before,
+                               const std::vector<Finding>& after);
+
 // Marks every finding of `after` whose key is not in `before` as new.
 void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after);
 
 // The verdict on a change (`check --with/--without`, `envdoctor pip`): every check on `env` as it
 // is, then `changes` applied and every check again, reusing each parse, binding and fatbinary
 // listing of the first run; the findings the change brings are marked new. nullopt with `error`
-// set when the change cannot be simulated (apply_changes). `env` is left changed.
+// set when the change cannot be simulated (apply_changes). `env` is left changed. `summary`, when
+// given, receives the scenario and its balance of errors (summarize_change).
 std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                     CheckSettings settings, const Changes& changes, std::string* error);
+                                     CheckSettings settings, const Changes& changes, std::string* error,
+                                     ChangeSummary* summary = nullptr);
 
 // The errors a change introduces: what decides `check --with/--without` (exit 1) and whether
 // `envdoctor pip` lets pip run.

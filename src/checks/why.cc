@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "checks/knowledge.h"
+#include "python/metadata_file.h"
 
 namespace envdoctor::checks {
 
@@ -49,7 +50,39 @@ WhyPackage explain_package(const Environment& env, const std::vector<Edge>& edge
   return out;
 }
 
+bool about_package(const Finding& f, const python::Distribution& dist) {
+  if (f.package && python::normalize_name(*f.package) == dist.key()) return true;
+  for (const std::string& p : f.packages)
+    if (python::normalize_name(p) == dist.key()) return true;
+  return false;
+}
+
+bool about_library(const Finding& f, const std::string& name, const std::optional<OwnedPath>& asked) {
+  if (f.library && (*f.library == name || fs::path(*f.library).filename() == name)) return true;
+  return asked && f.file == asked->path;
+}
+
+// The installed distributions whose requirements name `name`, which is not installed.
+std::vector<std::string> requirers(const Environment& env, const std::string& name,
+                                   std::vector<const python::Distribution*>* dists) {
+  std::vector<std::string> out;
+  std::string key = python::normalize_name(name);
+  for (const python::Distribution& d : env.inventory.distributions)
+    for (const python::Requirement& r : d.requirements_for(env.python.markers))
+      if (python::normalize_name(r.name) == key) {
+        out.push_back(d.name + " " + d.version + " (" + r.name + r.specifier + ")");
+        dists->push_back(&d);
+      }
+  return out;
+}
+
 }  // namespace
+
+bool WhyAnswer::will_not_load() const {
+  for (const Finding& f : findings)
+    if (f.severity == Severity::kError) return true;
+  return false;
+}
 
 std::set<std::string> reachable_copies(const Environment& env, const std::string& name) {
   std::set<std::string> out;
@@ -80,11 +113,23 @@ std::set<std::string> reachable_copies(const Environment& env, const std::string
   return unique;
 }
 
-std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads, const std::string& name,
+std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
+                                     const std::vector<Finding>& findings, const std::string& name,
                                      std::string* error) {
   WhyAnswer answer;
   if (const python::Distribution* dist = env.inventory.find(name)) {
     answer.package = explain_package(env, loads.edges, *dist);
+    for (const Finding& f : findings)
+      if (about_package(f, *dist)) answer.findings.push_back(f);
+    return answer;
+  }
+  std::vector<const python::Distribution*> requiring;
+  if (std::vector<std::string> by = requirers(env, name, &requiring); !by.empty()) {
+    answer.absent = WhyAbsent{name, std::move(by)};
+    // What its absence breaks: the requirers' failures to find a library.
+    for (const Finding& f : findings)
+      for (const python::Distribution* d : requiring)
+        if (f.code == Code::kMissingLibrary && about_package(f, *d)) answer.findings.push_back(f);
     return answer;
   }
   std::string library = name;
@@ -105,6 +150,8 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResu
     *error = name + ": no package, library or file of that name in this environment";
     return std::nullopt;
   }
+  for (const Finding& f : findings)
+    if (about_library(f, library, asked)) answer.findings.push_back(f);
   return answer;
 }
 

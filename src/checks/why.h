@@ -45,14 +45,30 @@ struct WhyPackage {
   std::map<std::string, std::vector<Edge>> used_by;  // another package's label -> its edges into these files
 };
 
+// A distribution that is not installed but that installed ones require (Requires-Dist).
+struct WhyAbsent {
+  std::string name;                      // as asked
+  std::vector<std::string> required_by;  // "consumer 1.0 (provlib>=1.0)"
+};
+
 struct WhyAnswer {
   std::optional<WhyPackage> package;
   std::optional<WhyLibrary> library;
+  std::optional<WhyAbsent> absent;
+  // The findings about what was asked: a package's own (its files, its records), a library's
+  // (it is missing, lacks a version or symbol, or its file is damaged), or, for an absent
+  // package, its requirers' load failures.
+  std::vector<Finding> findings;
+  // Whether an error says it will not load (or, absent, that what requires it does not): `why`
+  // exits 1.
+  bool will_not_load() const;
 };
 
-// nullopt with `error` set when NAME is no package, library or file of the environment, or a
-// path that cannot be opened.
-std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads, const std::string& name,
+// `findings` are the environment's (check's, sorted). nullopt with `error` set when NAME is no
+// package, library or file of the environment, no package an installed one requires, or a path
+// that cannot be opened.
+std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
+                                     const std::vector<Finding>& findings, const std::string& name,
                                      std::string* error);
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file

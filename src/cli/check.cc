@@ -76,12 +76,15 @@ int run_check(const CheckOptions& options) {
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
   bool simulating = !options.without.empty() || !options.with.empty();
   checks::CheckRun run;
+  std::optional<checks::ChangeSummary> change;
   if (simulating) {
     checks::Changes changes{options.without, options.with, options.verify_hashes};
+    checks::ChangeSummary summary;
     std::optional<checks::CheckRun> changed =
-        checks::check_change(*env, *knowledge, *tables, settings, changes, &error);
+        checks::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);
     if (!changed) return tool_failure(error);
     run = std::move(*changed);
+    change = std::move(summary);
   } else {
     run = checks::run_checks(*env, *knowledge, *tables, settings);
   }
@@ -98,6 +101,7 @@ int run_check(const CheckOptions& options) {
   r.installer = env->installer();
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
+  r.change = std::move(change);
   std::string out;
   if (format == "json") {
     out = report::render_json(r);

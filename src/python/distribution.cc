@@ -147,7 +147,35 @@ Distribution read_dist_info(const fs::path& dir, const fs::path& site_dir, const
   std::string installer = read_small(dir / "INSTALLER", &d.problems, false);
   d.installer = std::string(trim(installer.substr(0, installer.find('\n'))));
   d.record = read_record(dir / "RECORD", RecordContext{site_dir, root}, &d.problems);
+  if (std::string direct = read_small(dir / "direct_url.json", &d.problems, false); !direct.empty())
+    d.origin = parse_direct_url(direct);
   return d;
+}
+
+DirectUrl parse_direct_url(std::string_view text) {
+  using nlohmann::json;
+  json j = json::parse(text, nullptr, false);
+  DirectUrl u;
+  if (!j.is_object() || !j.contains("url") || !j["url"].is_string()) return u;
+  auto str = [](const json& o, const char* key) {
+    return o.is_object() && o.contains(key) && o[key].is_string() ? o[key].get<std::string>() : std::string();
+  };
+  u.url = j["url"].get<std::string>();
+  u.subdirectory = str(j, "subdirectory");
+  if (j.contains("vcs_info") && j["vcs_info"].is_object()) {
+    u.kind = DirectUrl::kVcs;
+    u.vcs = str(j["vcs_info"], "vcs");
+    u.commit_id = str(j["vcs_info"], "commit_id");
+  } else if (j.contains("dir_info") && j["dir_info"].is_object()) {
+    u.kind = DirectUrl::kDirectory;
+    const json& info = j["dir_info"];
+    u.editable = info.contains("editable") && info["editable"].is_boolean() && info["editable"].get<bool>();
+  } else if (j.contains("archive_info") && j["archive_info"].is_object()) {
+    u.kind = DirectUrl::kArchive;
+  } else {
+    u.url.clear();  // the spec requires exactly one of the three
+  }
+  return u;
 }
 
 std::vector<std::string> egg_requires_to_pep508(std::string_view text) {

@@ -25,6 +25,22 @@ namespace envdoctor::python {
 
 namespace fs = std::filesystem;
 
+// Where a distribution came from, as its installer recorded it in direct_url.json (PEP 610,
+// "Recording the Direct URL Origin of installed distributions"). Absent for an index install:
+// pip writes the file only for a requirement given as a URL or a path.
+struct DirectUrl {
+  enum Kind { kNone, kArchive, kVcs, kDirectory };
+  Kind kind = kNone;
+  std::string url;           // as recorded: "file:///w/provlib-1.0-py3-none-any.whl", "https://github.com/a/b"
+  std::string vcs;           // vcs_info.vcs: "git", "hg", "bzr", "svn"
+  std::string commit_id;     // vcs_info.commit_id: the exact revision installed
+  std::string subdirectory;  // where the project lies inside the archive, directory or repository
+  bool editable = false;     // dir_info.editable (pip install -e)
+};
+
+// The direct_url.json text parsed; kNone for anything malformed or without a url.
+DirectUrl parse_direct_url(std::string_view text);
+
 struct Distribution {
   enum Kind { kDistInfo, kEggInfo, kConda };
 
@@ -42,6 +58,7 @@ struct Distribution {
   fs::path metadata_dir;  // the .dist-info/.egg-info directory, or conda-meta/<pkg>.json
   fs::path site_dir;      // the directory the record's paths are relative to (prefix for conda)
   std::vector<Requirement> requires_dist;
+  DirectUrl origin;  // direct_url.json; kNone when installed from an index (or not recorded)
   std::vector<RecordEntry> record;
   std::vector<std::string> problems;
   Kind kind = kDistInfo;

@@ -40,10 +40,17 @@ ordered_json check_document(const Report& report) {
     if (f.installer) j["installer"] = *f.installer;
     j["message"] = f.message;
     j["hint"] = f.hint;
+    if (!f.fix_command.empty()) j["fix_command"] = f.fix_command;
     j["new"] = f.is_new;
     findings.push_back(std::move(j));
   }
   out["findings"] = std::move(findings);
+  if (report.change)
+    out["change"] = {{"added", report.change->added},
+                     {"removed", report.change->removed},
+                     {"new_errors", report.change->new_errors},
+                     {"old_errors", report.change->old_errors},
+                     {"fixed_errors", report.change->fixed_errors}};
   out["summary"] = {{"errors", report.errors()}, {"warnings", report.warnings()}};
   return out;
 }

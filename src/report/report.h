@@ -10,6 +10,7 @@
 #include "checks/extension_load.h"
 #include "checks/finding.h"
 #include "checks/pip_plan.h"
+#include "checks/simulation.h"
 #include "checks/why.h"
 
 namespace envdoctor::report {
@@ -23,6 +24,7 @@ struct Report {
   std::string installer;                  // who manages the environment: "conda", "debian", "uv", "pip"; "" unknown
   std::vector<checks::Finding> findings;  // sorted, de-duplicated
   std::vector<std::string> notes;         // what was not checked, and why (text only)
+  std::optional<checks::ChangeSummary> change;  // with --with/--without: the scenario and its balance
 
   size_t errors() const;
   size_t warnings() const;

@@ -6,6 +6,7 @@
 
 #include "report/explain.h"
 #include "report/report.h"
+#include "support/text.h"
 
 namespace envdoctor::report {
 
@@ -48,6 +49,14 @@ std::string render_text(const Report& report, const TextOptions& options) {
   out << s.bold() << report.python << s.reset() << " (Python " << report.version
       << (report.installer.empty() ? "" : ", managed by " + report.installer)
       << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
+  if (report.change) {
+    // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
+    std::string scenario;
+    for (const std::string& a : report.change->added) scenario += (scenario.empty() ? "+" : ", +") + a;
+    for (const std::string& r : report.change->removed)
+      scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
+    out << "what if: " << printable(scenario) << "\n";
+  }
 
   // Grouped by package, in the findings' order (new, errors, then warnings first).
   std::vector<std::string> order;
@@ -80,7 +89,9 @@ std::string render_text(const Report& report, const TextOptions& options) {
           << checks::code_name(f->code) << (f->is_new ? " [new]" : "") << "\n";
       if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
       out << "    " << printable(f->message) << "\n";
-      if (!f->hint.empty()) out << "    fix: " << printable(f->hint) << "\n";
+      // The hint explains, wrapped for reading; the command is one line, to be pasted as it is.
+      if (!f->hint.empty()) out << "    hint: " << support::wrap(printable(f->hint), 94, "          ") << "\n";
+      if (!f->fix_command.empty()) out << "    fix: " << printable(f->fix_command) << "\n";
     }
     for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
   }
@@ -90,6 +101,12 @@ std::string render_text(const Report& report, const TextOptions& options) {
   size_t e = report.errors(), w = report.warnings();
   if (e == 0 && w == 0) out << s.bold() << "All clear: every library here will load." << s.reset() << "\n";
   else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
+  if (report.change) {
+    const checks::ChangeSummary& c = *report.change;
+    out << s.bold() << plural(c.new_errors, "new error") << " (" << c.old_errors << " already there)";
+    if (c.fixed_errors) out << "; this change fixes " << plural(c.fixed_errors, "error");
+    out << s.reset() << "\n";
+  }
   // Last, where to read what each code printed above means, in the order they first appeared.
   std::vector<std::string_view> codes;
   for (const std::string& pkg : order)

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "report/report.h"
+#include "support/text.h"
 
 namespace envdoctor::report {
 
@@ -54,12 +55,31 @@ void render_package(std::ostream& out, const checks::WhyPackage& pkg) {
   }
 }
 
+void render_absent(std::ostream& out, const checks::WhyAbsent& absent) {
+  out << absent.name << " is not installed\n  required by:\n";
+  for (const std::string& r : absent.required_by) out << "    " << r << "\n";
+}
+
+void render_findings(std::ostream& out, const std::vector<checks::Finding>& findings) {
+  if (findings.empty()) return;
+  out << "  findings:\n";
+  for (const checks::Finding& f : findings) {
+    out << "    " << checks::severity_name(f.severity) << " " << checks::code_name(f.code);
+    if (f.symbol) out << " " << *f.symbol;
+    out << "\n      " << f.message << "\n";
+    if (!f.hint.empty()) out << "      hint: " << support::wrap(f.hint, 92, "            ") << "\n";
+    if (!f.fix_command.empty()) out << "      fix: " << f.fix_command << "\n";
+  }
+}
+
 }  // namespace
 
 std::string render_why_text(const checks::WhyAnswer& answer) {
   std::ostringstream out;
   if (answer.package) render_package(out, *answer.package);
   if (answer.library) render_library(out, *answer.library);
+  if (answer.absent) render_absent(out, *answer.absent);
+  render_findings(out, answer.findings);
   return out.str();
 }
 

@@ -22,4 +22,22 @@ inline std::string join_some(const std::vector<std::string>& items, size_t limit
   return out;
 }
 
+// `text` broken at spaces into lines of at most `width` columns (a longer word stays whole), the
+// lines after the first indented by `indent`: a hint read in a terminal.
+inline std::string wrap(const std::string& text, size_t width, const std::string& indent) {
+  std::string out, line;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t space = text.find(' ', pos);
+    std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
+    pos = space == std::string::npos ? text.size() : space + 1;
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + indent;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
 }  // namespace envdoctor::support

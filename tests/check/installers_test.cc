@@ -159,11 +159,15 @@ TEST(Installers, PipWheelOnTopOfDebian) {
       pipped = true;
       EXPECT_EQ(f["code"], "record-missing-file");
       EXPECT_EQ(f["installer"], "pip");
-      EXPECT_EQ(f["hint"], "pip install --force-reinstall --no-deps pipped==1.0");
+      // The environment's interpreter is named, and the wheel pip installed it from (direct_url.json)
+      // is what it installs again: pasted anywhere, it fixes this environment.
+      std::string fix = f["fix_command"];
+      EXPECT_TRUE(fix.ends_with(" install --force-reinstall --no-deps " + wheel)) << fix;
+      EXPECT_NE(fix.find(python), std::string::npos) << fix;
     } else {
       EXPECT_NE(f["severity"], "error") << f.dump();
       if (f.value("installer", "") == "debian") {
-        EXPECT_EQ(f["hint"].get<std::string>().find("pip install"), std::string::npos) << f.dump();
+          EXPECT_EQ(f.value("fix_command", "").find("pip install"), std::string::npos) << f.dump();
       }
     }
   }
@@ -236,17 +240,14 @@ TEST(Installers, CondaAndUvSpeakTheirOwnCommands) {
       conda = true;
       EXPECT_EQ(f["package"], "condalib");
       EXPECT_EQ(f["installer"], "conda");
-      EXPECT_EQ(f["hint"], "conda install -p " + prefix + " --force-reinstall condalib=2.0");
+      EXPECT_EQ(f["fix_command"], "conda install -p " + prefix + " --force-reinstall condalib=2.0");
     }
     if (f["code"] == "record-size-mismatch" && f["file"] == site + "/uvpkg/_uv.so") {
       uv = true;
       EXPECT_EQ(f["installer"], "uv");
-      EXPECT_NE(f["hint"].get<std::string>().find("uv pip install --python " + venv.python() +
-                                                  " --reinstall --no-deps uvpkg==3.0"),
-                std::string::npos)
-          << f.dump();
+      EXPECT_EQ(f["fix_command"], "uv pip install --python " + venv.python() + " --reinstall --no-deps uvpkg==3.0");
     }
-    EXPECT_EQ(f["hint"].get<std::string>().find("pip install --force"), std::string::npos) << f.dump();
+    EXPECT_EQ(f.value("fix_command", "").find("pip install --force"), std::string::npos) << f.dump();
   }
   EXPECT_TRUE(conda) << broken.dump(1);
   EXPECT_TRUE(uv) << broken.dump(1);

@@ -280,7 +280,12 @@ TEST_F(RootTest, RecordChecksReadBelowTheRoot) {
   EXPECT_EQ(missing[0]["library"], "libclean.so");
   EXPECT_EQ(missing[0]["hint"],
             "cleanpkg lists cleanpkg/lib/libclean.so but the file is gone (another package that installed the same "
-            "path was uninstalled, or it was deleted): pip install --force-reinstall --no-deps cleanpkg==1.0");
+            "path was uninstalled, or it was deleted); reinstall cleanpkg 1.0 from the package index (pip recorded no "
+            "other origin)");
+  // The container's own interpreter, named: the command is run inside the container. It has no
+  // pip of its own, so the pip that runs is told which environment to change.
+  EXPECT_EQ(missing[0]["fix_command"],
+            "python3 -m pip --python /opt/venv/bin/python install --force-reinstall --no-deps cleanpkg==1.0");
   // Every other file matches its RECORD's hash, read below the root.
   EXPECT_TRUE(findings(report, "record-hash-mismatch").empty()) << report.dump(1);
 }
