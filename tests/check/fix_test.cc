@@ -47,7 +47,7 @@ class FixTest : public VenvTest {
   }
   // consumer VERSION: consumer._ext calls prov_add (1.0) or prov_mul (2.0), built against
   // provlib 1.0 or 2.0, found through RUNPATH $ORIGIN/../provlib/lib.
-  std::string consumer(const std::string& version, const std::string& requires, const std::string& out_dir) {
+  std::string consumer(const std::string& version, const std::string& requirement, const std::string& out_dir) {
     bool two = version != "1.0";
     std::string dir = tmp_ / ("build/provlib-" + std::string(two ? "2.0" : "1.0"));
     std::string ext = tmp_ / ("build/consumer-" + version + "/_ext" + suffix_);
@@ -58,7 +58,7 @@ class FixTest : public VenvTest {
                                 {"version", version},
                                 {"tag", "cp311-cp311-linux_x86_64"},
                                 {"purelib", false},
-                                {"requires", {requires}},
+                                {"requires", {requirement}},
                                 {"files", {{"consumer/__init__.py", ""}}},
                                 {"paths", {{"consumer/_ext" + suffix_, ext}}}});
   }
@@ -234,7 +234,9 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
   CommandResult text = venv.envdoctor_run("check", "");
   std::istringstream lines(text.out);
   for (std::string line; std::getline(lines, line);)
-    if (line.rfind("    fix: ", 0) != 0) EXPECT_LE(line.size(), 110u) << line;
+    if (line.rfind("    fix: ", 0) != 0) {
+      EXPECT_LE(line.size(), 110u) << line;
+    }
 
   // The way out, tried first as a what-if: provlib 2.0 fixes the one error and brings none.
   std::string wheel2 = tmp_ / "wheels2/provlib-2.0-py3-none-manylinux_2_17_x86_64.whl";
