@@ -268,9 +268,11 @@ std::optional<python::Requirement> requirement_on(const Environment& env, const 
 }
 
 // What the consumer's metadata and the simulation say about a library nobody provides now:
-// the change removes the distribution that shipped it, or a requirement is not installed.
+// the change removes the distribution that shipped it, or a requirement is not installed. With
+// `only_provided`, only a requirement that is known to ship the library, or whose directory the
+// consumer searches, is named (other explanations come first for the rest).
 Advice hint_from_requirements(const Environment& env, const Knowledge& knowledge, const loader::LoadedObject& consumer,
-                              const std::string& library) {
+                              const std::string& library, bool only_provided) {
   const python::Distribution* own = env.owner(consumer.path);
   std::string looked = where_looked(env, consumer);
   if (const python::Distribution* gone = removed_provider(env, library)) {
@@ -286,6 +288,7 @@ Advice hint_from_requirements(const Environment& env, const Knowledge& knowledge
     for (const KnownLibrary* k : knowledge.providers(library))
       known |= python::normalize_name(k->package) == python::normalize_name(r.name);
     bool provided = known || looks_in_package(consumer, r.name);
+    if (only_provided && !provided) continue;
     std::string h = describe(own) + " requires " + r.name + ", which is not installed";
     h += provided ? "; it provided " + library : "; it may provide " + library;
     if (!looked.empty()) h += "; " + looked;
@@ -326,18 +329,21 @@ Advice hint_known_providers(const Environment& env, const Knowledge& knowledge, 
     if (env.inventory.find(k->package)) pick = k;  // one is installed: its file is what is missing
   // The knowledge table names packages of the public index.
   std::string command = index_install(env, consumer, pick->package, false);
-  return {name + " is shipped by " + names +
-              (command.empty() ? ": install " + pick->package + " with " + consumer->installer : ""),
-          command};
+  if (command.empty())  // a Debian or conda package: pip's wheel is not for it
+    return {name + " is shipped by " + names + " on PyPI; " + consumer->name + " was installed by " +
+                consumer->installer + ", so install the library with " + consumer->installer + "'s tools",
+            ""};
+  return {name + " is shipped by " + names, command};
 }
 
 Advice hint_missing_library(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
                             const LoadError& e) {
   const loader::LoadedObject& consumer = p.objects()[e.object];
-  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library); !a.hint.empty()) return a;
+  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library, true); !a.hint.empty()) return a;
   if (Advice a = hint_lost_file(env, e.library); !a.hint.empty()) return a;
   if (Advice a = hint_elsewhere(env, e.library, consumer); !a.hint.empty()) return a;
   if (Advice a = hint_known_providers(env, knowledge, e.library, env.owner(consumer.path)); !a.hint.empty()) return a;
+  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library, false); !a.hint.empty()) return a;
   std::string looked = where_looked(env, consumer);
   return {"no installed package provides " + e.library + (looked.empty() ? "" : "; " + looked) +
               ": install the package (or system library) that ships it",

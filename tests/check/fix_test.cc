@@ -137,8 +137,16 @@ TEST_F(FixTest, IndexInstallIsReinstalledByPin) {
   ASSERT_EQ(missing.size(), 1u) << report.dump(1);
   EXPECT_EQ(missing[0]["fix_command"],
             "python3 -m pip --python " + venv.python() + " install --force-reinstall --no-deps provlib==1.0");
+
+  // `why libprov.so.1`: not found is a failure (status 1), and the finding says why.
+  CommandResult why = venv.envdoctor_run("why", "libprov.so.1");
+  EXPECT_EQ(why.status, 1) << why.out << why.err;
+  EXPECT_NE(why.out.find("=> not found"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("error missing-library"), std::string::npos) << why.out;
+
   paste(missing[0]["fix_command"], tmp_ / "wheels");
   expect_fixed(venv);
+  EXPECT_EQ(venv.envdoctor_run("why", "libprov.so.1").status, 0);
 }
 
 // After `pip uninstall provlib`: consumer's METADATA requires provlib, and its RUNPATH looks in
@@ -159,6 +167,15 @@ TEST_F(FixTest, RemovedProviderIsNamedFromRequiresDist) {
             "consumer 1.0 requires provlib, which is not installed; it provided libprov.so.1; consumer looks for it "
             "in ../provlib/lib");
   EXPECT_EQ(missing[0]["fix_command"], "python3 -m pip --python " + venv.python() + " install provlib");
+
+  // `why provlib`: not installed, but required; what its absence breaks, and status 1.
+  CommandResult why = venv.envdoctor_run("why", "provlib");
+  EXPECT_EQ(why.status, 1) << why.out << why.err;
+  EXPECT_EQ(why.out.rfind("provlib is not installed\n  required by:\n    consumer 1.0 (provlib)\n", 0), 0u) << why.out;
+  EXPECT_NE(why.out.find("error missing-library"), std::string::npos) << why.out;
+  EXPECT_NE(why.out.find("      fix: " + missing[0]["fix_command"].get<std::string>() + "\n"), std::string::npos)
+      << why.out;
+
   paste(missing[0]["fix_command"], tmp_ / "wheels");
   expect_fixed(venv);
 }
@@ -229,6 +246,11 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
             "it with envdoctor check --python " +
                 venv.python() + " --with WHEEL)");
   EXPECT_EQ(undefined[0]["fix_command"], "python3 -m pip --python " + venv.python() + " install --upgrade 'provlib>=2.0'");
+
+  // `why consumer` shows the unbound symbol, not only where its libraries resolve; status 1.
+  CommandResult why = venv.envdoctor_run("why", "consumer");
+  EXPECT_EQ(why.status, 1) << why.out << why.err;
+  EXPECT_NE(why.out.find("error undefined-symbol prov_mul"), std::string::npos) << why.out;
 
   // No line of the text report's hints is a 250-column line.
   CommandResult text = venv.envdoctor_run("check", "");

@@ -127,8 +127,9 @@ TEST_F(SimulateTest, WithAnExtensionForCuda12InACuda13Environment) {
   ASSERT_EQ(fresh.size(), 1u) << predicted.dump(1);
   EXPECT_EQ(fresh[0]["code"], "missing-library");
   EXPECT_EQ(fresh[0]["library"], "libcudart.so.12");
-  EXPECT_NE(fresh[0]["hint"].get<std::string>().find("pip install nvidia-cuda-runtime-cu12"), std::string::npos)
+  EXPECT_NE(fresh[0]["hint"].get<std::string>().find("is shipped by nvidia-cuda-runtime-cu12"), std::string::npos)
       << fresh[0]["hint"];
+  EXPECT_EQ(fresh[0]["fix_command"], "python3 -m pip --python " + venv.python() + " install nvidia-cuda-runtime-cu12");
   venv.install({mamba});
   EXPECT_EQ(venv.import("mamba_ssm._ssm"), fresh[0]["message"].get<std::string>());
 
