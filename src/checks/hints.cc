@@ -62,7 +62,8 @@ std::string origin_argument(const Environment& env, const python::Distribution& 
   std::error_code ec;
   switch (o.kind) {
     case python::DirectUrl::kNone:
-      *note = "from the package index (pip recorded no other origin)";
+      *note = "from the package index (" + (dist.installer.empty() ? "pip" : dist.installer) +
+              " recorded no other origin)";
       return shell_word(dist.name + "==" + dist.version);
     case python::DirectUrl::kVcs: {
       // PEP 440 direct reference: "name @ git+URL@COMMIT#subdirectory=..."
@@ -134,7 +135,7 @@ Fix reinstall(const Environment& env, const python::Distribution& dist) {
 
 void advise_reinstall(Finding& f, const Environment& env, const python::Distribution& dist, const std::string& why) {
   Fix fix = reinstall(env, dist);
-  f.hint = why.empty() ? fix.note : fix.note.empty() ? why : why + ": " + fix.note;
+  f.hint = why.empty() ? fix.note : fix.note.empty() ? why : why + "; " + fix.note;
   f.fix_command = fix.command;
 }
 
