@@ -62,7 +62,7 @@ struct Finding {
   std::string message;
   std::string hint;         // why, and what to do, for people
   std::string fix_command;  // a shell command that performs the fix for this environment; "" when none
-  bool is_new = false;  // introduced by --with/--without
+  bool is_new = false;      // introduced by --with/--without
 
   // Identity for de-duplication: the same failure seen from several loads is one finding.
   std::string key() const;

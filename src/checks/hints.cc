@@ -62,14 +62,15 @@ std::string origin_argument(const Environment& env, const python::Distribution& 
   std::error_code ec;
   switch (o.kind) {
     case python::DirectUrl::kNone:
-      *note = "from the package index (" + (dist.installer.empty() ? "pip" : dist.installer) +
-              " recorded no other origin)";
+      *note =
+          "from the package index (" + (dist.installer.empty() ? "pip" : dist.installer) + " recorded no other origin)";
       return shell_word(dist.name + "==" + dist.version);
     case python::DirectUrl::kVcs: {
       // PEP 440 direct reference: "name @ git+URL@COMMIT#subdirectory=..."
       std::string url = o.vcs + "+" + o.url + (o.commit_id.empty() ? "" : "@" + o.commit_id) +
                         (o.subdirectory.empty() ? "" : "#subdirectory=" + o.subdirectory);
-      *note = "from " + o.url + (o.commit_id.empty() ? "" : " at commit " + o.commit_id) + ", where it was installed from";
+      *note =
+          "from " + o.url + (o.commit_id.empty() ? "" : " at commit " + o.commit_id) + ", where it was installed from";
       return shell_word(dist.name + " @ " + url);
     }
     case python::DirectUrl::kArchive:
@@ -124,8 +125,7 @@ Fix reinstall(const Environment& env, const python::Distribution& dist) {
     if (what.empty()) return fix;
     if (installer == "uv")
       fix.command = "uv pip install --python " + shell_word(env_python(env)) + " --reinstall --no-deps " + what;
-    else
-      fix.command = pip_for(env) + " install --force-reinstall --no-deps " + what;
+    else fix.command = pip_for(env) + " install --force-reinstall --no-deps " + what;
     fix.note = "reinstall " + dist.name + " " + dist.version + " " + fix.note;
     return fix;
   }
@@ -158,8 +158,7 @@ Fix install_requirement(const Environment& env, const python::Distribution& cons
     fix.command = "uv pip install --python " + shell_word(env_python(env)) + " " + shell_word(spec);
   else if (consumer.installer == "pip" || consumer.installer.empty())
     fix.command = pip_for(env) + " install " + shell_word(spec);
-  else
-    fix.note = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
+  else fix.note = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
   return fix;
 }
 
@@ -422,7 +421,8 @@ Advice hint_undefined_symbol(const Environment& env, const loader::Process& p, c
   std::string upgrade;
   if (provider->origin.kind == python::DirectUrl::kNone)
     upgrade = index_install(env, provider, pinned ? req->name + req->specifier : provider->name, true);
-  h += "; either upgrade " + provider->name + (upgrade.empty() ? " (test a wheel with envdoctor check --with WHEEL)" : "");
+  h += "; either upgrade " + provider->name +
+       (upgrade.empty() ? " (test a wheel with envdoctor check --with WHEEL)" : "");
   // Way two: a build of the consumer made for the installed provider.
   h += "; or install a build of " + (own ? own->name : consumer_name) + " made for " + describe(provider) +
        " (test it with envdoctor check --python " + shell_word(env_python(env)) + " --with WHEEL)";

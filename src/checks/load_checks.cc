@@ -355,7 +355,8 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       f.message = file.path +
                   ": wrong ELF class: " + elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
       advise_invalid_file(f, env_, file.path);
-      f.hint = "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
+      f.hint =
+          "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
       break;
     case loader::Verdict::Kind::kOtherMachine:
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.

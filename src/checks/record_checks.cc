@@ -73,8 +73,9 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         std::string others;
         for (const python::Distribution* o : owners)
           if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
-        advise_reinstall(f, env, d,
-                         others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all");
+        advise_reinstall(
+            f, env, d,
+            others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all");
         out.push_back(std::move(f));
         continue;
       }

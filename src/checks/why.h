@@ -68,8 +68,7 @@ struct WhyAnswer {
 // package, library or file of the environment, no package an installed one requires, or a path
 // that cannot be opened.
 std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
-                                     const std::vector<Finding>& findings, const std::string& name,
-                                     std::string* error);
+                                     const std::vector<Finding>& findings, const std::string& name, std::string* error);
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file
 // name, and what the system's search would find (ld.so.cache, LD_LIBRARY_PATH, the default

@@ -53,8 +53,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
     // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
     std::string scenario;
     for (const std::string& a : report.change->added) scenario += (scenario.empty() ? "+" : ", +") + a;
-    for (const std::string& r : report.change->removed)
-      scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
+    for (const std::string& r : report.change->removed) scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
     out << "what if: " << printable(scenario) << "\n";
   }
 

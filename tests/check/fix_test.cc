@@ -246,7 +246,8 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
             "provlib>=2.0, not 1.0; either upgrade provlib; or install a build of consumer made for provlib 1.0 (test "
             "it with envdoctor check --python " +
                 venv.python() + " --with WHEEL)");
-  EXPECT_EQ(undefined[0]["fix_command"], "python3 -m pip --python " + venv.python() + " install --upgrade 'provlib>=2.0'");
+  EXPECT_EQ(undefined[0]["fix_command"],
+            "python3 -m pip --python " + venv.python() + " install --upgrade 'provlib>=2.0'");
 
   // `why consumer` shows the unbound symbol, not only where its libraries resolve; status 1.
   CommandResult why = venv.envdoctor_run("why", "consumer");
@@ -274,8 +275,7 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
   EXPECT_EQ(preview["change"]["fixed_errors"], 1);
   EXPECT_EQ(preview["change"]["new_errors"], 0);
   CommandResult what_if = venv.envdoctor_run("check", "--with " + quote(wheel2));
-  EXPECT_NE(what_if.out.find("\nwhat if: +provlib 2.0 (wheel), \u2212provlib 1.0\n"), std::string::npos)
-      << what_if.out;
+  EXPECT_NE(what_if.out.find("\nwhat if: +provlib 2.0 (wheel), \u2212provlib 1.0\n"), std::string::npos) << what_if.out;
   EXPECT_NE(what_if.out.find("\n0 new errors (0 already there); this change fixes 1 error\n"), std::string::npos)
       << what_if.out;
 
@@ -288,9 +288,8 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
 TEST_F(FixTest, WhatIfCountsOldErrorsApart) {
   provlib("1.0", tmp_ / "wheels");
   consumer("1.0", "provlib", tmp_ / "wheels");
-  std::string tiny = make_wheel(tmp_ / "wheels", {{"name", "tinypure"},
-                                                   {"version", "0.1"},
-                                                   {"files", {{"tinypure/__init__.py", ""}}}});
+  std::string tiny = make_wheel(tmp_ / "wheels",
+                                {{"name", "tinypure"}, {"version", "0.1"}, {"files", {{"tinypure/__init__.py", ""}}}});
   Venv venv(tmp_, "v");
   install_from_index(venv, tmp_ / "wheels", "provlib consumer");
   fs::remove(venv.site() + "/provlib/lib/libprov.so.1");

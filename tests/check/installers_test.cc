@@ -167,7 +167,7 @@ TEST(Installers, PipWheelOnTopOfDebian) {
     } else {
       EXPECT_NE(f["severity"], "error") << f.dump();
       if (f.value("installer", "") == "debian") {
-          EXPECT_EQ(f.value("fix_command", "").find("pip install"), std::string::npos) << f.dump();
+        EXPECT_EQ(f.value("fix_command", "").find("pip install"), std::string::npos) << f.dump();
       }
     }
   }
