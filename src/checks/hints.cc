@@ -339,8 +339,9 @@ Advice hint_known_providers(const Environment& env, const Knowledge& knowledge, 
 Advice hint_missing_library(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
                             const LoadError& e) {
   const loader::LoadedObject& consumer = p.objects()[e.object];
-  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library, true); !a.hint.empty()) return a;
+  // A package that still lists the file is the one to reinstall, whatever removed it.
   if (Advice a = hint_lost_file(env, e.library); !a.hint.empty()) return a;
+  if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library, true); !a.hint.empty()) return a;
   if (Advice a = hint_elsewhere(env, e.library, consumer); !a.hint.empty()) return a;
   if (Advice a = hint_known_providers(env, knowledge, e.library, env.owner(consumer.path)); !a.hint.empty()) return a;
   if (Advice a = hint_from_requirements(env, knowledge, consumer, e.library, false); !a.hint.empty()) return a;

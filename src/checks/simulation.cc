@@ -1,8 +1,11 @@
 #include "checks/simulation.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <string_view>
 #include <unordered_set>
 
 #include "python/tags.h"
@@ -28,6 +31,22 @@ void uninstall(Environment& env, const python::Distribution& dist) {
   env.removed.push_back(dist);
   std::erase_if(env.inventory.distributions,
                 [&](const python::Distribution& d) { return d.metadata_dir.string() == dir; });
+}
+
+// "/w/a b.whl" -> "file:///w/a%20b.whl", as pip's path_to_url writes it.
+std::string file_url(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    bool plain = std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos;
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 bool looks_loadable(const std::string& member) { return member.find(".so") != std::string::npos; }
@@ -92,7 +111,11 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
     std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });
     if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
   }
-  env.inventory.distributions.push_back(wheel->as_installed(scheme));
+  python::Distribution installed = wheel->as_installed(scheme);
+  // pip records a wheel given by path as its origin (PEP 610 direct_url.json, archive_info).
+  installed.origin.kind = python::DirectUrl::kArchive;
+  installed.origin.url = file_url(fs::absolute(wheel->path()).lexically_normal().string());
+  env.inventory.distributions.push_back(std::move(installed));
   env.added.push_back(wheel->metadata().name + " " + wheel->metadata().version);
   return true;
 }
