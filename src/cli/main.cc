@@ -146,7 +146,7 @@ int main(int argc, char** argv) {
   std::string ps_pid;
   bool ps_json = false;
   CLI::App* ps = app.add_subcommand("ps", "a running process: what it loaded, from where, what changed on disk since");
-  ps->add_option("PID", ps_pid, "the process id")->required();
+  ps->add_option("PID", ps_pid, "the process id")->required()->type_name("PID");
   ps->add_flag("--json", ps_json, "JSON on stdout");
 
   std::vector<std::string> explain_codes;
