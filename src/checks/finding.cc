@@ -29,7 +29,10 @@ const char* code_name(Code c) {
     case Code::kGpuArchUnsupported: return "gpu-arch-unsupported";
     case Code::kPtxJitOnly: return "ptx-jit-only";
     case Code::kWheelTagUnsupported: return "wheel-tag-unsupported";
+    case Code::kImportOrderConflict: return "import-order-conflict";
+    case Code::kOpenmpRuntimeMix: return "openmp-runtime-mix";
     case Code::kProgramWillNotStart: return "program-will-not-start";
+    case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
   }
   return "?";
 }

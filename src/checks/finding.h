@@ -32,14 +32,17 @@ enum class Code {
   kGpuArchUnsupported,
   kPtxJitOnly,
   kWheelTagUnsupported,
+  kImportOrderConflict,
+  kOpenmpRuntimeMix,
   kProgramWillNotStart,
+  kLibraryReplacedOnDisk,
 };
 inline constexpr Code kAllCodes[] = {
-    Code::kMissingLibrary,      Code::kMissingVersion,      Code::kUndefinedSymbol,    Code::kWrongElfClass,
-    Code::kInvalidElf,          Code::kRecordMissingFile,   Code::kRecordSizeMismatch, Code::kRecordHashMismatch,
-    Code::kFileOwnedTwice,      Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,   Code::kCudaMajorMix,
-    Code::kCudaDriverTooOld,    Code::kGpuArchUnsupported,  Code::kPtxJitOnly,         Code::kWheelTagUnsupported,
-    Code::kProgramWillNotStart,
+    Code::kMissingLibrary,      Code::kMissingVersion,      Code::kUndefinedSymbol,     Code::kWrongElfClass,
+    Code::kInvalidElf,          Code::kRecordMissingFile,   Code::kRecordSizeMismatch,  Code::kRecordHashMismatch,
+    Code::kFileOwnedTwice,      Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,    Code::kCudaMajorMix,
+    Code::kCudaDriverTooOld,    Code::kGpuArchUnsupported,  Code::kPtxJitOnly,          Code::kWheelTagUnsupported,
+    Code::kImportOrderConflict, Code::kOpenmpRuntimeMix,    Code::kProgramWillNotStart, Code::kLibraryReplacedOnDisk,
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);

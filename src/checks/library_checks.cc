@@ -28,7 +28,8 @@ std::string consumers_text(const std::set<std::string>& consumers) {
 
 }  // namespace
 
-std::vector<Finding> check_duplicate_libraries(const Environment& env, const ResolutionMap& resolutions) {
+std::vector<Finding> check_duplicate_libraries(const Environment& env, const ResolutionMap& resolutions,
+                                               const ImportOrderResult& orders) {
   // Distinct files (by device and inode) per SONAME, in the environment.
   std::map<std::string, std::map<std::pair<dev_t, ino_t>, std::string>> copies;
   for (const ElfRecord& r : env.elf_files) {
@@ -44,6 +45,7 @@ std::vector<Finding> check_duplicate_libraries(const Environment& env, const Res
     if (by_path.size() > 1) sonames.insert(soname);
 
   for (const std::string& soname : sonames) {
+    if (orders.conflicting.count(soname)) continue;  // import-order-conflict says more
     std::set<std::string> paths;
     if (auto it = copies.find(soname); it != copies.end())
       for (const auto& [id, path] : it->second) paths.insert(path);
@@ -68,9 +70,20 @@ std::vector<Finding> check_duplicate_libraries(const Environment& env, const Res
     if (res != resolutions.end())
       for (const auto& [path, consumers] : res->second)
         who += (who.empty() ? "" : "; ") + consumers_text(consumers) + " load " + path;
-    f.hint = who.empty()
-                 ? "nothing loads more than one of them now, but whichever is loaded first wins for the whole process"
-                 : who + "; in one process the first one loaded wins for all";
+    if (orders.compatible.count(soname))
+      f.hint = who +
+               "; both import orders were tried and each copy serves the other's users, so nothing fails now. "
+               "In one process only the copy imported first is used: to be safe, keep these packages on one "
+               "release of " +
+               soname;
+    else if (who.empty())
+      f.hint =
+          "nothing loads more than one of them now; if two are ever imported into one process, the first one "
+          "loaded serves both, so keep them on one release of " +
+          soname;
+    else
+      f.hint =
+          who + "; in one process the first one loaded serves all, so keep these packages on one release of " + soname;
     out.push_back(std::move(f));
   }
   return out;

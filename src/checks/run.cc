@@ -1,7 +1,9 @@
 #include "checks/run.h"
 
+#include "checks/import_order.h"
 #include "checks/library_checks.h"
 #include "checks/load_checks.h"
+#include "checks/openmp.h"
 #include "checks/record_checks.h"
 
 namespace envdoctor::checks {
@@ -32,7 +34,11 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   run.findings = check_records(env, knowledge, settings.verify_hashes, settings.on_hash);
   LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo);
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
-  for (Finding& f : check_duplicate_libraries(env, loads.resolutions)) run.findings.push_back(std::move(f));
+  // Only the SONAMEs that two packages resolve to different files are paired (import_order.h).
+  ImportOrderResult orders = check_import_order(env, loads.resolutions);
+  run.findings.insert(run.findings.end(), orders.findings.begin(), orders.findings.end());
+  for (Finding& f : check_duplicate_libraries(env, loads.resolutions, orders)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(env, knowledge, loads.resolutions);
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());

@@ -69,6 +69,8 @@ int run_tree(const LddOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);
 // The manylinux tag of ELF files, and whether wheels' platform tags claim too old a glibc.
 int run_wheel_tag(const std::vector<std::string>& paths, bool json);
+// `ps PID`: a running process, read from /proc without ptrace; 2 when it cannot be read.
+int run_ps(const std::string& pid, bool json);
 // What finding codes mean (docs/findings.md, built in); with no code, the list of codes.
 int run_explain(const std::vector<std::string>& codes);
 

@@ -143,6 +143,12 @@ int main(int argc, char** argv) {
   wheel_tag->add_flag("--json", wheel_tag_json,
                       "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
 
+  std::string ps_pid;
+  bool ps_json = false;
+  CLI::App* ps = app.add_subcommand("ps", "a running process: what it loaded, from where, what changed on disk since");
+  ps->add_option("PID", ps_pid, "the process id")->required()->type_name("PID");
+  ps->add_flag("--json", ps_json, "JSON on stdout");
+
   std::vector<std::string> explain_codes;
   CLI::App* explain =
       app.add_subcommand("explain", "what a finding code means, why it happens, how to fix it (docs/findings.md)");
@@ -238,5 +244,6 @@ int main(int argc, char** argv) {
   if (tree->parsed()) return run_tree(ldd_options, files);
   if (wheel_tag->parsed()) return run_wheel_tag(files, wheel_tag_json);
   if (explain->parsed()) return run_explain(explain_codes);
+  if (ps->parsed()) return run_ps(ps_pid, ps_json);
   return 2;
 }

@@ -6,6 +6,33 @@ namespace envdoctor::report {
 
 using nlohmann::ordered_json;
 
+namespace {
+
+ordered_json findings_json(const std::vector<checks::Finding>& list) {
+  ordered_json findings = ordered_json::array();
+  for (const checks::Finding& f : list) {
+    ordered_json j;
+    j["code"] = checks::code_name(f.code);
+    j["severity"] = checks::severity_name(f.severity);
+    j["file"] = f.file;
+    j["package"] = f.package ? ordered_json(*f.package) : ordered_json(nullptr);
+    if (f.library) j["library"] = *f.library;
+    if (f.symbol) j["symbol"] = *f.symbol;
+    if (f.version) j["version"] = *f.version;
+    if (f.arch) j["arch"] = *f.arch;
+    if (!f.packages.empty()) j["packages"] = f.packages;
+    if (f.installer) j["installer"] = *f.installer;
+    j["message"] = f.message;
+    j["hint"] = f.hint;
+    if (!f.fix_command.empty()) j["fix_command"] = f.fix_command;
+    j["new"] = f.is_new;
+    findings.push_back(std::move(j));
+  }
+  return findings;
+}
+
+}  // namespace
+
 size_t Report::errors() const {
   size_t n = 0;
   for (const auto& f : findings) n += f.severity == checks::Severity::kError;
@@ -25,26 +52,7 @@ ordered_json check_document(const Report& report) {
                         {"packages", report.packages},
                         {"elf_files", report.elf_files}};
   out["environment"]["installer"] = report.installer.empty() ? ordered_json(nullptr) : ordered_json(report.installer);
-  ordered_json findings = ordered_json::array();
-  for (const checks::Finding& f : report.findings) {
-    ordered_json j;
-    j["code"] = checks::code_name(f.code);
-    j["severity"] = checks::severity_name(f.severity);
-    j["file"] = f.file;
-    j["package"] = f.package ? ordered_json(*f.package) : ordered_json(nullptr);
-    if (f.library) j["library"] = *f.library;
-    if (f.symbol) j["symbol"] = *f.symbol;
-    if (f.version) j["version"] = *f.version;
-    if (f.arch) j["arch"] = *f.arch;
-    if (!f.packages.empty()) j["packages"] = f.packages;
-    if (f.installer) j["installer"] = *f.installer;
-    j["message"] = f.message;
-    j["hint"] = f.hint;
-    if (!f.fix_command.empty()) j["fix_command"] = f.fix_command;
-    j["new"] = f.is_new;
-    findings.push_back(std::move(j));
-  }
-  out["findings"] = std::move(findings);
+  out["findings"] = findings_json(report.findings);
   if (report.change)
     out["change"] = {{"added", report.change->added},
                      {"removed", report.change->removed},
@@ -90,6 +98,30 @@ std::string render_pip_json(const PipReport& report) {
   out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
   out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
   return dump(out);
+}
+
+std::string render_ps_json(const checks::LiveExamination& process) {
+  ordered_json out;
+  out["schema"] = 1;
+  out["process"] = {{"pid", process.pid}, {"exe", process.exe}};
+  out["process"]["python"] = process.python.empty() ? ordered_json(nullptr) : ordered_json(process.python);
+  ordered_json objects = ordered_json::array();
+  for (const checks::LiveObject& o : process.objects) {
+    ordered_json j;
+    j["path"] = o.path;
+    j["soname"] = o.soname ? ordered_json(*o.soname) : ordered_json(nullptr);
+    j["owner"] = o.owner.empty() ? ordered_json(nullptr) : ordered_json(o.owner);
+    j["found"] = o.found;
+    j["deleted"] = o.deleted;
+    j["replaced"] = o.replaced;
+    objects.push_back(std::move(j));
+  }
+  out["objects"] = std::move(objects);
+  out["findings"] = findings_json(process.findings);
+  size_t errors = 0;
+  for (const checks::Finding& f : process.findings) errors += f.severity == checks::Severity::kError;
+  out["summary"] = {{"errors", errors}, {"warnings", process.findings.size() - errors}};
+  return out.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace envdoctor::report

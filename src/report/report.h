@@ -9,6 +9,7 @@
 #include "checks/cuda_summary.h"
 #include "checks/extension_load.h"
 #include "checks/finding.h"
+#include "checks/live_checks.h"
 #include "checks/pip_plan.h"
 #include "checks/simulation.h"
 #include "checks/why.h"
@@ -63,5 +64,9 @@ std::string render_extension_summary(const checks::ExtensionLoad& ext);
 
 // `envdoctor why`.
 std::string render_why_text(const checks::WhyAnswer& answer);
+
+// `envdoctor ps PID`: the objects a running process has mapped, and the findings about them.
+std::string render_ps_json(const checks::LiveExamination& process);
+std::string render_ps_text(const checks::LiveExamination& process, const TextOptions& options);
 
 }  // namespace envdoctor::report

@@ -116,4 +116,36 @@ std::string render_text(const Report& report, const TextOptions& options) {
   return out.str();
 }
 
+// `envdoctor ps PID`: the process, one line per ELF object (path, SONAME, owner, how found), then
+// the findings as `check` prints them.
+std::string render_ps_text(const checks::LiveExamination& process, const TextOptions& options) {
+  Style s{options.color};
+  std::ostringstream out;
+  out << s.bold() << "process " << process.pid << s.reset() << ": " << printable(process.exe);
+  if (!process.python.empty()) out << " (Python environment of " << printable(process.python) << ")";
+  out << ", " << plural(process.objects.size(), "ELF object") << " mapped\n";
+  for (const checks::LiveObject& o : process.objects) {
+    out << "  " << printable(o.path);
+    if (o.deleted) out << " " << s.yellow() << "(deleted)" << s.reset();
+    if (o.replaced) out << " " << s.yellow() << "(replaced on disk)" << s.reset();
+    out << "\n    ";
+    if (o.soname) out << printable(*o.soname) << "; ";
+    if (!o.owner.empty()) out << printable(o.owner) << "; ";
+    out << printable(o.found) << "\n";
+  }
+  size_t errors = 0;
+  for (const checks::Finding& f : process.findings) errors += f.severity == checks::Severity::kError;
+  out << "\n";
+  for (const checks::Finding& f : process.findings) {
+    bool error = f.severity == checks::Severity::kError;
+    out << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f.code)
+        << "\n    " << printable(f.message) << "\n";
+    if (!f.hint.empty()) out << "    fix: " << printable(f.hint) << "\n";
+  }
+  if (process.findings.empty())
+    out << s.bold() << "Nothing replaced on disk, no library loaded twice." << s.reset() << "\n";
+  else out << plural(errors, "error") << ", " << plural(process.findings.size() - errors, "warning") << "\n";
+  return out.str();
+}
+
 }  // namespace envdoctor::report

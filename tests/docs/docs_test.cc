@@ -140,6 +140,13 @@ TEST(Schemas, CheckSchemaNamesExactlyTheCodes) {
   EXPECT_EQ(listed, enum_codes()) << "data/schemas/check.schema.json's code enum";
 }
 
+// `ps --json` prints check's findings: its schema holds the same finding object, codes included.
+TEST(Schemas, PsSchemaHoldsChecksFinding) {
+  json ps = json::parse(read(schema_path("ps")));
+  json check = json::parse(read(schema_path("check")));
+  EXPECT_EQ(ps["$defs"]["finding"], check["$defs"]["finding"]) << "copy check.schema.json's $defs/finding";
+}
+
 // The referee of the schema tests elsewhere (support/schema.h): present, and able to say no.
 TEST(Schemas, ValidatorIsInstalledAndRejects) {
   if (!have_jsonschema()) GTEST_SKIP() << "needs python3-jsonschema (scripts/install-deps.sh); no output was validated";

@@ -1,0 +1,191 @@
+#include "checks/import_order.h"
+
+#include <filesystem>
+#include <map>
+#include <optional>
+
+#include "loader/process.h"
+
+namespace envdoctor::checks {
+
+namespace fs = std::filesystem;
+using loader::LoadError;
+using loader::Process;
+using python::Distribution;
+
+namespace {
+
+// At most this many packages per copy are paired: the pairs grow with the square of it, and a
+// copy that three packages load alike is judged by any of them.
+constexpr size_t kPackagesPerCopy = 3;
+
+// One process of the environment's interpreter, into which packages are imported in turn.
+class ImportModel {
+ public:
+  explicit ImportModel(const Environment& env) : env_(env), base_(env.loader, *env.store) {
+    for (const ElfRecord& r : env.elf_files)
+      if (r.extension_module)
+        for (const Distribution* d : r.owners) modules_[d].push_back(&r);
+    std::string exe = env.python.real_executable.empty() ? env.python.executable : env.python.real_executable;
+    if (!exe.empty() && base_.load_main(exe)) caller_ = 0;
+  }
+
+  // The first failure of `import second` in a process that has imported `first`, which
+  // `import second` alone does not have; nullopt when `second` imports as well as it does alone.
+  const std::optional<LoadError>& after(const Distribution* first, const Distribution* second) {
+    auto [it, fresh] = after_.try_emplace({first, second});
+    if (!fresh) return it->second;
+    const std::set<std::string>& own = alone(second);
+    Process p = base_;
+    import(p, *first, nullptr);
+    std::vector<LoadError> errors;
+    import(p, *second, &errors);
+    for (LoadError& e : errors)
+      if (!own.count(e.message)) {
+        it->second = std::move(e);
+        break;
+      }
+    return it->second;
+  }
+
+  // The name `import` spells the package by: the top-level directory of its first extension
+  // module, relative to the site directory it is installed in.
+  std::string import_name(const Distribution* d) const {
+    auto it = modules_.find(d);
+    if (it != modules_.end() && !it->second.empty()) {
+      fs::path rel = fs::path(it->second.front()->path).lexically_relative(d->site_dir);
+      if (!rel.empty() && *rel.begin() != "..") {
+        std::string top = rel.begin()->string();
+        return top.substr(0, top.find('.'));
+      }
+    }
+    return d->key();
+  }
+
+ private:
+  // What `import dist` dlopens: the modules of the packages it requires, then its own, each
+  // RTLD_NOW | RTLD_LOCAL as Python does. `errors` gets the first failure of each of its own.
+  void import(Process& p, const Distribution& dist, std::vector<LoadError>* errors) {
+    auto load = [&](const Distribution* d, std::vector<LoadError>* out) {
+      auto it = modules_.find(d);
+      if (it == modules_.end()) return;
+      for (const ElfRecord* m : it->second) {
+        Process::DlopenResult r = p.dlopen(m->path, false, caller_);
+        if (out && r.first) out->push_back(*r.first);
+      }
+    };
+    for (const Distribution* dep : env_.requirement_closure(dist)) load(dep, nullptr);
+    load(&dist, errors);
+  }
+
+  const std::set<std::string>& alone(const Distribution* d) {
+    auto [it, fresh] = alone_.try_emplace(d);
+    if (fresh) {
+      Process p = base_;
+      std::vector<LoadError> errors;
+      import(p, *d, &errors);
+      for (const LoadError& e : errors) it->second.insert(e.message);
+    }
+    return it->second;
+  }
+
+  const Environment& env_;
+  Process base_;
+  int caller_ = -1;
+  std::map<const Distribution*, std::vector<const ElfRecord*>> modules_;
+  std::map<const Distribution*, std::set<std::string>> alone_;
+  std::map<std::pair<const Distribution*, const Distribution*>, std::optional<LoadError>> after_;
+};
+
+// What the second package lacks in the first one's copy, for people.
+std::string lacking(const LoadError& e) {
+  if (e.kind == LoadError::Kind::kMissingVersion) return "version " + e.version;
+  if (e.kind == LoadError::Kind::kUndefinedSymbol) return "symbol " + e.symbol;
+  return "what it needs";
+}
+
+struct Side {
+  const Distribution* dist;
+  std::string copy;  // the file its modules load for the SONAME
+};
+
+// `import first, second` fails; `reverse` is how `import second, first` fares.
+Finding conflict_finding(const Environment& env, ImportModel& model, const std::string& soname, const Side& first,
+                         const Side& second, const LoadError& e, const std::optional<LoadError>& reverse) {
+  Finding f;
+  f.code = Code::kImportOrderConflict;
+  f.severity = reverse ? Severity::kError : Severity::kWarning;
+  f.file = normalize_path(e.path);
+  f.package = second.dist->name;
+  f.packages = {first.dist->name, second.dist->name};
+  f.library = soname;
+  if (!e.symbol.empty()) f.symbol = e.symbol;
+  if (!e.version.empty()) f.version = e.version;
+  f.message = e.message;
+  std::string a = model.import_name(first.dist), b = model.import_name(second.dist);
+  std::string served = "`import " + a + ", " + b + "` fails: " + first.dist->name + " " + first.dist->version +
+                       " loads its " + soname + " (" + first.copy + ") first, the loader reuses it for " +
+                       second.dist->name + " by SONAME, and it lacks " + lacking(e) + ". ";
+  if (!reverse) {
+    f.hint = served + "`import " + b + ", " + a + "` works: import " + b + " before " + a +
+             ", or align the copies: " + second.dist->name + "'s copy (" + second.copy +
+             ") satisfies both, so upgrade " + first.dist->name + " to a release whose " + soname + " provides " +
+             lacking(e) + " (" + env.owner_label(second.copy) + " ships one).";
+  } else {
+    f.hint = served + "`import " + b + ", " + a + "` fails too (" + reverse->reason() +
+             "): no import order works; align the copies: upgrade or rebuild " + first.dist->name + " and " +
+             second.dist->name + " against one " + soname + " that provides what both need.";
+  }
+  return f;
+}
+
+}  // namespace
+
+ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions) {
+  ImportOrderResult out;
+  std::optional<ImportModel> model;  // built only when some SONAME has two copies
+  std::map<std::pair<const Distribution*, const Distribution*>, bool> judged;  // unordered pair -> conflict
+  for (const auto& [soname, by_path] : resolutions) {
+    if (by_path.size() < 2) continue;
+    // Which packages load which copy; a package that loads several is left out (no one copy is its).
+    std::map<const Distribution*, std::set<std::string>> copies_of;
+    for (const auto& [path, consumers] : by_path)
+      for (const std::string& c : consumers)
+        if (const Distribution* d = env.owner(c)) copies_of[d].insert(path);
+    std::map<std::string, std::vector<const Distribution*>> users;
+    for (const auto& [d, copies] : copies_of)
+      if (copies.size() == 1 && users[*copies.begin()].size() < kPackagesPerCopy) users[*copies.begin()].push_back(d);
+    // Paths of one file (hard links, a directory reached twice) are one object to the loader
+    // (elf/dl-load.c: _dl_map_object_from_fd compares device and inode): not two copies.
+    std::set<std::pair<dev_t, ino_t>> files;
+    for (const auto& [path, ds] : users)
+      if (auto opened = env.store->open(path); opened->status == loader::OpenResult::Status::kOk)
+        files.emplace(opened->id.dev, opened->id.ino);
+    if (users.size() < 2 || files.size() < 2) continue;
+    if (!model) model.emplace(env);
+
+    bool conflict = false;
+    for (auto i = users.begin(); i != users.end(); ++i)
+      for (auto j = std::next(i); j != users.end(); ++j)
+        for (const Distribution* a : i->second)
+          for (const Distribution* b : j->second) {
+            auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
+            if (auto seen = judged.find(key); seen != judged.end()) {
+              conflict |= seen->second;
+              continue;
+            }
+            ++out.pairs;
+            Side sa{a, i->first}, sb{b, j->first};
+            const std::optional<LoadError>& ab = model->after(a, b);
+            const std::optional<LoadError>& ba = model->after(b, a);
+            if (ab) out.findings.push_back(conflict_finding(env, *model, soname, sa, sb, *ab, ba));
+            if (ba) out.findings.push_back(conflict_finding(env, *model, soname, sb, sa, *ba, ab));
+            judged[key] = ab || ba;
+            conflict |= ab || ba;
+          }
+    (conflict ? out.conflicting : out.compatible).insert(soname);
+  }
+  return out;
+}
+
+}  // namespace envdoctor::checks

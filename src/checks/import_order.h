@@ -1,0 +1,36 @@
+// import-order-conflict: one process, two packages, two copies of one SONAME.
+//
+// Each package is checked in its own import context (load_checks.h), where its extension modules
+// find their own copy of a library. A real program imports several packages into one process,
+// and the loader matches a NEEDED entry against every object already loaded by SONAME first
+// (glibc elf/dl-load.c: _dl_map_object, the _dl_name_match_p loop over the namespace), whatever
+// RTLD_LOCAL said: the first package's copy then serves the second, whose version needs
+// (elf/dl-version.c) and symbol references (elf/dl-lookup.c) must hold against it.
+//
+// So for every SONAME that two packages resolve to different files, and only for those (the
+// check must not become quadratic in packages), each package is imported after the other into
+// one simulated process: `import A, B` and `import B, A`. A failure that B alone does not have
+// is a conflict: a warning when the other order works, an error when neither does. Copies that
+// serve each other both ways are left to duplicate-library, as advice.
+#pragma once
+
+#include <set>
+#include <string>
+#include <vector>
+
+#include "checks/environment.h"
+#include "checks/finding.h"
+#include "checks/load_checks.h"
+
+namespace envdoctor::checks {
+
+struct ImportOrderResult {
+  std::vector<Finding> findings;
+  std::set<std::string> conflicting;  // SONAMEs some import order breaks
+  std::set<std::string> compatible;   // SONAMEs whose copies were paired and serve each other both ways
+  size_t pairs = 0;                   // package pairs imported in both orders
+};
+
+ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions);
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,202 @@
+// `envdoctor ps PID` on real Python processes started here, with /proc/PID/maps itself as the
+// referee: a healthy process (no findings), libraries replaced (rename over) and deleted while it
+// runs, two copies of one SONAME loaded by ctypes, and another user's process (permission denied,
+// exit 2).
+#include <signal.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+std::vector<json> findings(const json& report, const std::string& code) {
+  std::vector<json> out;
+  for (const json& f : report["findings"])
+    if (f["code"] == code) out.push_back(f);
+  return out;
+}
+
+// A process started in the background that has done its work once `ready` exists; killed at the end.
+class Running {
+ public:
+  Running(const std::string& command, const std::string& ready) {
+    CommandResult r = run(command + " >/dev/null 2>&1 & echo $!");
+    pid_ = std::atoi(r.out.c_str());
+    for (int i = 0; i < 300 && !fs::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    EXPECT_TRUE(fs::exists(ready)) << command;
+  }
+  ~Running() {
+    if (pid_ > 0) kill(pid_, SIGKILL);
+  }
+  int pid() const { return pid_; }
+  // The referee: the lines of /proc/PID/maps that name `needle`.
+  std::vector<std::string> maps(const std::string& needle) const {
+    std::vector<std::string> out;
+    std::ifstream in("/proc/" + std::to_string(pid_) + "/maps");
+    for (std::string line; std::getline(in, line);)
+      if (line.find(needle) != std::string::npos) out.push_back(line);
+    return out;
+  }
+
+ private:
+  int pid_ = -1;
+};
+
+class PsTest : public VenvTest {
+ protected:
+  // cleanpkg 1.0: cleanpkg/_core, which needs cleanpkg/lib/libclean.so by RUNPATH.
+  void install_clean(const Venv& venv) {
+    std::string lib = tmp_ / "build/clean/cleanpkg/lib/libclean.so";
+    build_shared(lib, "int clean_fn(void) { return 7; }", "-Wl,-soname,libclean.so", tmp_);
+    std::string ext = tmp_ / ("build/clean/cleanpkg/_core" + suffix_);
+    build_ext(ext, "_core", "int clean_fn(void);", "clean_fn()",
+              "-L" + quote(tmp_ / "build/clean/cleanpkg/lib") + " -lclean -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'");
+    venv.install({make_wheel(tmp_ / "wheels",
+                             {{"name", "cleanpkg"},
+                              {"version", "1.0"},
+                              {"tag", "cp311-cp311-linux_x86_64"},
+                              {"purelib", false},
+                              {"files", {{"cleanpkg/__init__.py", "from . import _core\n"}}},
+                              {"paths", {{"cleanpkg/lib/libclean.so", lib}, {"cleanpkg/_core" + suffix_, ext}}}})});
+  }
+  // `python -c SCRIPT` in the background, ready when SCRIPT has run.
+  std::unique_ptr<Running> start(const Venv& venv, const std::string& script) {
+    std::string ready = tmp_ / "ready";
+    fs::remove(ready);
+    std::string body = script + "\nopen(" + json(ready).dump() + ", 'w').close()\nimport time\ntime.sleep(120)\n";
+    return std::make_unique<Running>("cd / && exec " + quote(venv.python()) + " -c " + quote(body), ready);
+  }
+  json ps(int pid, int* status) {
+    CommandResult r = run(quote(envdoctor()) + " ps " + std::to_string(pid) + " --json");
+    *status = r.status;
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    if (!r.out.empty()) expect_schema_valid("ps", r.out);
+    return json::parse(r.out.empty() ? "{}" : r.out);
+  }
+};
+
+TEST_F(PsTest, HealthyProcessHasNoFindings) {
+  Venv venv(tmp_, "healthy");
+  install_clean(venv);
+  auto p = start(venv, "import cleanpkg");
+  ASSERT_EQ(p->maps("libclean.so").empty(), false);
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 0);
+  EXPECT_TRUE(report["findings"].empty()) << report.dump(1);
+  EXPECT_EQ(report["process"]["python"], venv.python());
+  std::string lib = venv.site() + "/cleanpkg/lib/libclean.so";
+  std::string ext = venv.site() + "/cleanpkg/_core" + suffix_;
+  bool saw_lib = false, saw_ext = false;
+  for (const json& o : report["objects"]) {
+    if (o["path"] == lib) {
+      saw_lib = true;
+      EXPECT_EQ(o["owner"], "cleanpkg 1.0");
+      EXPECT_EQ(o["soname"], "libclean.so");
+      EXPECT_EQ(o["found"], "NEEDED libclean.so of " + ext + ": RUNPATH " + venv.site() + "/cleanpkg/lib") << o.dump();
+    }
+    if (o["path"] == ext) {
+      saw_ext = true;
+      EXPECT_EQ(o["found"], "imported (an extension module)");
+    }
+  }
+  EXPECT_TRUE(saw_lib && saw_ext) << report.dump(1);
+  CommandResult text = run(quote(envdoctor()) + " ps " + std::to_string(p->pid()));
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_TRUE(text.out.ends_with("\nNothing replaced on disk, no library loaded twice.\n")) << text.out;
+}
+
+// libclean.so replaced as pip replaces files (a new file renamed over the path: a new inode), and a
+// library loaded with ctypes deleted, both while the process runs.
+TEST_F(PsTest, LibraryReplacedAndLibraryDeletedWhileRunning) {
+  Venv venv(tmp_, "replaced");
+  install_clean(venv);
+  std::string gone = tmp_ / "gone/libgone.so";
+  build_shared(gone, "int gone_fn(void) { return 1; }", "-Wl,-soname,libgone.so", tmp_);
+  auto p = start(venv, "import cleanpkg, ctypes\nctypes.CDLL(" + json(gone).dump() + ")");
+  std::string lib = venv.site() + "/cleanpkg/lib/libclean.so";
+  fs::copy_file(lib, lib + ".new");
+  fs::rename(lib + ".new", lib);
+  fs::remove(gone);
+  // The referee says what changed: maps marks both old inodes " (deleted)" (a rename over a path
+  // unlinks the file it held); only one path is empty now.
+  ASSERT_FALSE(p->maps(gone + " (deleted)").empty());
+  ASSERT_FALSE(p->maps(lib + " (deleted)").empty());
+  ASSERT_FALSE(fs::exists(gone));
+  ASSERT_TRUE(fs::exists(lib));
+
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 0);  // warnings
+  auto replaced = findings(report, "library-replaced-on-disk");
+  ASSERT_EQ(replaced.size(), 2u) << report.dump(1);
+  std::map<std::string, json> by_file;
+  for (const json& f : replaced) by_file[f["file"]] = f;
+  ASSERT_TRUE(by_file.count(lib) && by_file.count(gone)) << report.dump(1);
+  EXPECT_EQ(by_file[lib]["package"], "cleanpkg");
+  EXPECT_EQ(by_file[lib]["message"].get<std::string>().find(lib + ": the path now holds another file (inode "), 0u)
+      << by_file[lib]["message"];
+  EXPECT_EQ(by_file[gone]["message"].get<std::string>().find(gone + " (deleted): process " + std::to_string(p->pid()) +
+                                                             " runs a file that was deleted after it was loaded"),
+            0u)
+      << by_file[gone]["message"];
+  for (const json& o : report["objects"]) {
+    if (o["path"] == lib) EXPECT_TRUE(o["replaced"] == true && o["deleted"] == false) << o.dump();
+    if (o["path"] == gone) EXPECT_TRUE(o["replaced"] == false && o["deleted"] == true) << o.dump();
+  }
+  EXPECT_NE(by_file[gone]["hint"].get<std::string>().find("restart process " + std::to_string(p->pid())),
+            std::string::npos);
+}
+
+// ctypes.CDLL of two paths with one SONAME: dlopen by path matches no loaded SONAME, and the files
+// differ, so glibc maps both (maps is the referee). ps must say so.
+TEST_F(PsTest, TwoCopiesOfOneSonameLoadedByPath) {
+  Venv venv(tmp_, "copies");
+  std::string a = tmp_ / "a/libv.so.1", b = tmp_ / "b/libv.so.1";
+  build_shared(a, "int v(void) { return 1; }", "-Wl,-soname,libv.so.1", tmp_);
+  build_shared(b, "int v(void) { return 2; }", "-Wl,-soname,libv.so.1", tmp_);
+  auto p = start(venv, "import ctypes\nctypes.CDLL(" + json(a).dump() + ")\nctypes.CDLL(" + json(b).dump() + ")");
+  bool both_mapped = !p->maps(a).empty() && !p->maps(b).empty();
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 0);
+  auto duplicates = findings(report, "duplicate-library");
+  ASSERT_EQ(duplicates.size(), both_mapped ? 1u : 0u) << report.dump(1);
+  ASSERT_TRUE(both_mapped) << "glibc reused the first copy: the finding must then be absent, as it is";
+  EXPECT_EQ(duplicates[0]["library"], "libv.so.1");
+  EXPECT_EQ(duplicates[0]["message"], "2 copies of libv.so.1 loaded in process " + std::to_string(p->pid()) + ": " + a +
+                                          " (no package), " + b + " (no package)");
+}
+
+// Another user's process: nobody's `sleep`, examined as daemon. maps needs PTRACE_MODE_READ.
+TEST_F(PsTest, AnotherUsersProcessIsAPermissionError) {
+  if (geteuid() != 0 || !have_tool("setpriv")) GTEST_SKIP() << "needs root and setpriv to start another user's process";
+  std::string ready = tmp_ / "nobody-ready";
+  fs::permissions(tmp_.path(), fs::perms::all);
+  Running p(
+      "setpriv --reuid=nobody --regid=nogroup --clear-groups sh -c " + quote("touch " + ready + "; exec sleep 120"),
+      ready);
+  CommandResult r = run("setpriv --reuid=daemon --regid=daemon --clear-groups " + quote(envdoctor()) + " ps " +
+                        std::to_string(p.pid()));
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  EXPECT_EQ(r.out, "");
+  EXPECT_EQ(r.err, "envdoctor: process " + std::to_string(p.pid()) + ": permission denied reading /proc/" +
+                       std::to_string(p.pid()) +
+                       "/maps (another user's process: run envdoctor as that user, or as root)\n");
+  CommandResult none = run(quote(envdoctor()) + " ps 999999999");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_EQ(none.err, "envdoctor: no process 999999999\n");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
