@@ -135,7 +135,10 @@ Changes PipPlan::changes() const {
   // An install's replacements are apply_changes's to make, wheel by wheel in pip's order.
   if (action == "uninstall")
     for (const PipItem& r : remove) c.without.push_back(r.name);
-  for (const PipItem& i : install) c.with.push_back(i.wheel);
+  for (const PipItem& i : install) {
+    c.with.push_back(i.wheel);
+    if (!i.direct) c.from_index.insert(i.wheel);
+  }
   return c;
 }
 
@@ -205,7 +208,7 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   for (const python::ReportItem& item : *items) {
     std::string wheel = fetch_wheel(env, item, index, *plan.downloads, &plan.cannot_check);
     if (wheel.empty()) return plan;
-    PipItem in{item.name, item.version, wheel, item.url, ""};
+    PipItem in{item.name, item.version, wheel, item.url, "", item.direct};
     if (const python::Distribution* old = env.inventory.find(item.name)) {
       plan.remove.push_back({old->name, old->version, "", "", ""});
       in.replaces = old->version;

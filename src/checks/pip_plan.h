@@ -28,6 +28,7 @@ struct PipItem {
   std::string wheel;     // install: the wheel read (in place, or downloaded); "" for a removal
   std::string url;       // install: where pip would take it from (the report's download_info.url)
   std::string replaces;  // install: the installed version pip removes first ("" when none)
+  bool direct = true;    // install: given as a URL or path (pip records it), not found on an index
 };
 
 class DownloadDir;

@@ -67,8 +67,8 @@ Finding unsupported_wheel(const Environment& env, const python::Wheel& wheel) {
   return f;
 }
 
-bool install(Environment& env, const std::string& path, bool hash_members, std::vector<Finding>* findings,
-             std::string* error) {
+bool install(Environment& env, const std::string& path, bool hash_members, bool from_index,
+             std::vector<Finding>* findings, std::string* error) {
   std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, error);
   if (!wheel) return false;
   if (!python::wheel_supported(wheel->filename(), python::supported_tags(env.python))) {
@@ -112,9 +112,12 @@ bool install(Environment& env, const std::string& path, bool hash_members, std::
     if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
   }
   python::Distribution installed = wheel->as_installed(scheme);
-  // pip records a wheel given by path as its origin (PEP 610 direct_url.json, archive_info).
-  installed.origin.kind = python::DirectUrl::kArchive;
-  installed.origin.url = file_url(fs::absolute(wheel->path()).lexically_normal().string());
+  // pip records a wheel given by path as its origin (PEP 610 direct_url.json, archive_info); one
+  // it found on an index gets no record.
+  if (!from_index) {
+    installed.origin.kind = python::DirectUrl::kArchive;
+    installed.origin.url = file_url(fs::absolute(wheel->path()).lexically_normal().string());
+  }
   env.inventory.distributions.push_back(std::move(installed));
   env.added.push_back(wheel->metadata().name + " " + wheel->metadata().version);
   return true;
@@ -133,7 +136,7 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
   }
   env.refresh();
   for (const std::string& wheel : changes.with)
-    if (!install(env, wheel, changes.hash_members, findings, error)) return false;
+    if (!install(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error)) return false;
   env.refresh();
   return true;
 }

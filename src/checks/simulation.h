@@ -25,6 +25,9 @@ struct Changes {
   std::vector<std::string> without;  // distribution names
   std::vector<std::string> with;     // wheel paths
   bool hash_members = false;         // compute sha256 of every member (for --verify-hashes)
+  // Wheels of `with` that pip finds on an index: installed with no recorded origin (no
+  // direct_url.json), where a wheel given by path records its file.
+  std::set<std::string> from_index;
 };
 
 // Applies `changes` to `env` in the order uninstalls, then installs. Returns the findings the

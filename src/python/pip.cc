@@ -37,6 +37,9 @@ std::optional<ReportItem> report_item(const json& item, std::string* error) {
     return std::nullopt;
   }
   out.archive = info.is_object() && info.contains("archive_info");
+  // Only a direct requirement gets a direct_url.json (PEP 610); one found on an index does not.
+  if (item.is_object() && item.contains("is_direct") && item["is_direct"].is_boolean())
+    out.direct = item["is_direct"].get<bool>();
   if (out.archive) {
     const json& archive = info["archive_info"];
     if (archive.is_object() && archive.contains("hashes")) out.sha256 = text_of(archive["hashes"], "sha256");

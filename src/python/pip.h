@@ -17,6 +17,7 @@ struct ReportItem {
   std::string url;      // download_info.url
   std::string sha256;   // download_info.archive_info.hashes.sha256 (or archive_info.hash), "" if absent
   bool archive = true;  // false for a directory or a VCS checkout (dir_info, vcs_info): a source tree
+  bool direct = true;   // is_direct: given as a URL or path; false when pip found it on an index
 };
 
 // The items of a report of version "1" (pip 23.0 and later). nullopt with `error` set for text
