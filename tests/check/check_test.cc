@@ -11,13 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> findings(const json& report, const std::string& code) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["code"] == code) out.push_back(f);
-  return out;
-}
-
 class CheckTest : public VenvTest {};
 
 TEST_F(CheckTest, CleanEnvironmentHasNoErrorsAndImports) {

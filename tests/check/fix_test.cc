@@ -17,13 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> findings(const json& report, const std::string& code) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["code"] == code) out.push_back(f);
-  return out;
-}
-
 size_t errors(const json& report) {
   size_t n = 0;
   for (const json& f : report["findings"]) n += f["severity"] == "error";

@@ -12,13 +12,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> findings(const json& report, const std::string& code) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["code"] == code) out.push_back(f);
-  return out;
-}
-
 // One copy of libv.so.1: its C source and, when versioned, its version script.
 struct Copy {
   std::string source;

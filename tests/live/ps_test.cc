@@ -19,13 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-std::vector<json> findings(const json& report, const std::string& code) {
-  std::vector<json> out;
-  for (const json& f : report["findings"])
-    if (f["code"] == code) out.push_back(f);
-  return out;
-}
-
 // A process started in the background that has done its work once `ready` exists; killed at the end.
 class Running {
  public:

@@ -55,6 +55,14 @@ inline std::multiset<std::string> plain(const nlohmann::json& report) {
 }
 
 // The findings the change brought (marked "new").
+// The findings of `report` with `code`, in its order.
+inline std::vector<nlohmann::json> findings(const nlohmann::json& report, const std::string& code) {
+  std::vector<nlohmann::json> out;
+  for (const nlohmann::json& f : report["findings"])
+    if (f["code"] == code) out.push_back(f);
+  return out;
+}
+
 inline std::vector<nlohmann::json> new_findings(const nlohmann::json& report) {
   std::vector<nlohmann::json> out;
   for (const nlohmann::json& f : report["findings"])
