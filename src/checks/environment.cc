@@ -20,17 +20,14 @@ namespace envdoctor::checks {
 namespace fs = std::filesystem;
 
 // An absolute path with no empty, "." or ".." component and no trailing slash is its own lexical
-// normal form.
+// normal form: it has no "//", and every "/." starts a name longer than "." and "..".
 static bool already_normal(std::string_view path) {
   if (path.empty() || path[0] != '/') return false;
   if (path.size() == 1) return true;
-  if (path.back() == '/') return false;
-  // One pass over the components: each starts after a slash, and none may be empty, "." or "..".
-  for (size_t i = 0; i + 1 < path.size(); ++i) {
-    if (path[i] != '/') continue;
-    std::string_view rest = path.substr(i + 1);
-    if (rest[0] == '/' || rest == "." || rest == ".." || rest.starts_with("./") || rest.starts_with("../"))
-      return false;
+  if (path.back() == '/' || path.find("//") != std::string_view::npos) return false;
+  for (size_t dot = path.find("/."); dot != std::string_view::npos; dot = path.find("/.", dot + 1)) {
+    std::string_view rest = path.substr(dot + 1);
+    if (rest == "." || rest == ".." || rest.starts_with("./") || rest.starts_with("../")) return false;
   }
   return true;
 }

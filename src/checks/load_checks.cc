@@ -99,8 +99,9 @@ struct NoteKey {
 
 class LoadChecker {
  public:
-  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo)
-      : env_(env), knowledge_(knowledge), on_file_(on_file), memo_(memo) {
+  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo,
+              bool edges)
+      : env_(env), knowledge_(knowledge), on_file_(on_file), memo_(memo), want_edges_(edges) {
     for (const ElfRecord& r : env_.elf_files) {
       if (!r.extension_module) continue;
       for (const python::Distribution* d : r.owners) modules_[d].push_back(&r);
@@ -141,6 +142,7 @@ class LoadChecker {
   const Knowledge& knowledge_;
   const ProgressFn& on_file_;
   LoadMemo* memo_;
+  bool want_edges_;
   bool no_interpreter_ = false;
   std::atomic<size_t> files_done_{0};
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
@@ -288,15 +290,17 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
       const loader::Resolution& r = o.deps[k];
       const loader::LoadedObject* target = r.object >= 0 ? &p.objects()[r.object] : nullptr;
       int first = target && r.rule == loader::Rule::kLoaded ? target->loader : -1;
+      // Without edges only what resolves to a file is noted, and only by what it resolves to.
+      if (!target && !want_edges_) continue;
       if (c) {
         NoteKey key{o.elf.get(),
                     hash_of(i),
                     k,
                     target ? target->elf.get() : nullptr,
                     target ? hash_of(r.object) : 0,
-                    std::hash<std::string>{}(r.source),
-                    first >= 0 ? hash_of(first) : 0,
-                    static_cast<int>(r.rule) * 256 + (target ? static_cast<int>(target->rule) : 0)};
+                    want_edges_ ? std::hash<std::string>{}(r.source) : 0,
+                    want_edges_ && first >= 0 ? hash_of(first) : 0,
+                    want_edges_ ? static_cast<int>(r.rule) * 256 + (target ? static_cast<int>(target->rule) : 0) : 0};
         if (!c->noted.insert(key).second) continue;
       }
       if (consumer.empty()) consumer = normalize_path(o.path);
@@ -304,7 +308,7 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
       if (target) {
         n.resolved = normalize_path(target->path);
         // Already loaded: say who loaded it first and how that search found it.
-        if (first >= 0)
+        if (first >= 0 && want_edges_)
           n.source = "(first loaded by " + normalize_path(p.objects()[first].path) + ", found by " +
                      loader::rule_name(target->rule) + ")";
         n.soname = target->elf && target->elf->soname ? std::string(*target->elf->soname) : r.name;
@@ -323,6 +327,7 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
       resolutions_[n.soname][n.resolved].insert(n.consumer);
       if (out) out->resolutions[n.soname][n.resolved].insert(n.consumer);
     }
+    if (!want_edges_) continue;
     if (out) out->edges.push_back(edge_of(n));
     keep_edge(n.consumer, n.r->name, n.resolved, n.r->rule, n.source, [&] { return edge_of(n); });
   }
@@ -604,8 +609,8 @@ bool LoadMemo::reaches(const std::set<std::string>& dirs) const {
 }
 
 LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file,
-                            LoadMemo* memo) {
-  LoadChecker checker(env, knowledge, on_file, memo);
+                            LoadMemo* memo, bool edges) {
+  LoadChecker checker(env, knowledge, on_file, memo, edges);
   return checker.run();
 }
 

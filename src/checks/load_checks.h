@@ -75,7 +75,8 @@ struct LoadMemo {
 
 // `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
+// `edges`: whether LoadCheckResult::edges is built (resolutions always are).
 LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {},
-                            LoadMemo* memo = nullptr);
+                            LoadMemo* memo = nullptr, bool edges = true);
 
 }  // namespace envdoctor::checks

@@ -32,7 +32,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
                     const CheckSettings& settings) {
   CheckRun run;
   run.findings = check_records(env, knowledge, settings.verify_hashes, settings.on_hash);
-  LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo);
+  LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo, settings.edges);
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   // Only the SONAMEs that two packages resolve to different files are paired (import_order.h).
   ImportOrderResult orders = check_import_order(env, loads.resolutions);

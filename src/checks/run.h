@@ -20,6 +20,9 @@ struct CheckSettings {
   ProgressFn on_file;        // progress of the load checks, for people
   ProgressFn on_hash;        // progress of --verify-hashes
   LoadMemo* memo = nullptr;  // what a first run learnt, for a second (simulated) one
+  // Whether CheckRun::edges is wanted (a snapshot, a digest). Building it is a good part of the
+  // load checks' cost, and no verdict reads it.
+  bool edges = true;
 };
 
 struct CheckRun {

@@ -74,6 +74,7 @@ int run_check(const CheckOptions& options) {
   settings.gpu = *gpu_target;
   settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
+  settings.edges = format == "prom";  // the digest is a snapshot's
   bool simulating = !options.without.empty() || !options.with.empty();
   checks::CheckRun run;
   std::optional<checks::ChangeSummary> change;

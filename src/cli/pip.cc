@@ -70,6 +70,7 @@ int run_pip(const PipOptions& options) {
     if (!gpu) return tool_failure(error);
     checks::CheckSettings settings;
     settings.gpu = *gpu;
+    settings.edges = false;  // the prediction is findings only
     run = checks::check_change(env, session->knowledge, session->tables, settings, plan->changes(), &error);
     if (!run) return tool_failure(error);
     pip_report.verdict = checks::pip_verdict(*plan, run->findings);

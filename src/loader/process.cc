@@ -6,6 +6,9 @@
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
 
 #include "loader/symbols.h"
 
@@ -44,7 +47,21 @@ struct Process::Search {
   int last_errno = 0;  // errno of the last candidate that did not load (ENOENT for a skipped one)
 };
 
-Process::Process(const LoaderConfig& config, ObjectStore& store) : config_(&config), store_(store) {}
+// A search's outcome, kept for the copies of a process: the file found (or the failure) with
+// every attempt that led there.
+struct Process::SearchMemo {
+  struct Outcome {
+    Resolution r;  // its name and object are the first search's, and not used
+    std::shared_ptr<const OpenResult> opened;
+    std::string path;
+    std::optional<std::string> fatal;
+  };
+  std::shared_mutex mu;
+  std::unordered_map<std::string, Outcome> outcomes;
+};
+
+Process::Process(const LoaderConfig& config, ObjectStore& store)
+    : config_(&config), store_(store), searches_(std::make_shared<SearchMemo>()) {}
 
 static size_t name_hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
@@ -194,19 +211,11 @@ bool Process::is_directory(const std::string& dir) const {
   return ::stat(store_.host_path(dir).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
 }
 
-Resolution Process::resolve(std::string_view name_view, int requester) {
-  Resolution r;
-  r.name = name_view;
-  const std::string& name = r.name;
-  if (int idx = find_loaded(name); idx >= 0) {
-    r.rule = Rule::kLoaded;
-    r.object = idx;
-    return r;
-  }
-
-  Search s;
-  s.name = name;
-  s.out = &r;
+// _dl_map_object's search for a name not yet loaded: fills `s` and its resolution's rule,
+// source and attempts.
+void Process::search(Search& s, int requester) {
+  const std::string& name = s.name;
+  Resolution& r = *s.out;
   const LoadedObject* req = requester >= 0 ? &objects_[requester] : nullptr;
   auto done = [&]() { return s.opened || s.fatal; };
 
@@ -264,6 +273,80 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
     if (!done() && !nodeflib) search_dirs(s, config_->default_dirs, Rule::kDefault, -1);
   }
 
+  if (!s.opened) {
+    r.rule = Rule::kNotFound;
+    if (s.fatal) {
+      r.attempts.push_back({"", *s.fatal});
+      r.rejected = s.path;
+    }
+  }
+}
+
+// What a search depends on, as a key, or "" when the search must be made each time. Without
+// DT_RPATH in the requester's chain, a search reads only the name, the requester's DT_RUNPATH
+// and $ORIGIN, its DF_1_NODEFLIB, and what every copy of this process shares: the configuration,
+// LD_LIBRARY_PATH (with the main program's $ORIGIN) and the files, which do not change.
+std::string Process::search_key(std::string_view name, int requester) const {
+  const elf::ElfFile* req = requester >= 0 ? objects_[requester].elf.get() : nullptr;
+  auto has_rpath = [&](int l) {
+    const elf::ElfFile* e = objects_[l].elf.get();
+    return e && e->rpath && !e->runpath;
+  };
+  if (!req || !req->runpath) {
+    size_t steps = 0;
+    for (int l = requester; l >= 0 && steps <= objects_.size(); l = objects_[l].loader, ++steps)
+      if (has_rpath(l)) return "";
+    if (!objects_.empty() && has_rpath(0)) return "";
+  }
+  const LoadedObject* flags_of = requester >= 0 ? &objects_[requester] : (objects_.empty() ? nullptr : &objects_[0]);
+  bool nodeflib = flags_of && flags_of->elf && (flags_of->elf->flags_1 & DF_1_NODEFLIB);
+  std::string key(name);
+  key.push_back('\0');
+  key.push_back(nodeflib ? '1' : '0');
+  if (req && req->runpath) key.append(*req->runpath).append(1, '\0').append(origin(requester));
+  if (config_->ld_library_path.find('$') != std::string::npos && !objects_.empty())
+    key.append(1, '\0').append(origin(0));
+  return key;
+}
+
+Resolution Process::resolve(std::string_view name_view, int requester) {
+  Resolution r;
+  r.name = name_view;
+  const std::string& name = r.name;
+  if (int idx = find_loaded(name); idx >= 0) {
+    r.rule = Rule::kLoaded;
+    r.object = idx;
+    return r;
+  }
+
+  Search s;
+  s.name = name;
+  s.out = &r;
+  std::string key = name.find('/') == std::string::npos ? search_key(name, requester) : "";
+  const SearchMemo::Outcome* known = nullptr;
+  if (!key.empty()) {
+    std::shared_lock lock(searches_->mu);
+    if (auto it = searches_->outcomes.find(key); it != searches_->outcomes.end()) known = &it->second;
+  }
+  if (known) {
+    // Entries are never changed or erased once made, and a node stays where it is.
+    r.rule = known->r.rule;
+    r.source = known->r.source;
+    r.rpath_owner = known->r.rule == Rule::kRunpath ? requester : known->r.rpath_owner;
+    r.attempts = known->r.attempts;
+    r.rejected = known->r.rejected;
+    s.opened = known->opened;
+    s.path = known->path;
+    s.fatal = known->fatal;
+  } else {
+    search(s, requester);
+    if (!key.empty()) {
+      SearchMemo::Outcome o{r, s.opened, s.path, s.fatal};
+      std::unique_lock lock(searches_->mu);
+      searches_->outcomes.try_emplace(std::move(key), std::move(o));
+    }
+  }
+
   if (s.opened) {
     // The same file under another name is the same object (st_dev/st_ino, _dl_map_object_from_fd).
     for (size_t i = 0; i < objects_.size(); ++i) {
@@ -277,11 +360,6 @@ Resolution Process::resolve(std::string_view name_view, int requester) {
     objects_[idx].source = r.source;
     r.object = idx;
     return r;
-  }
-  r.rule = Rule::kNotFound;
-  if (s.fatal) {
-    r.attempts.push_back({"", *s.fatal});
-    r.rejected = s.path;
   }
   return r;
 }
@@ -612,6 +690,8 @@ bool Process::load_main(const std::string& path) {
     own_config_ = std::make_unique<LoaderConfig>(LoaderConfig::for_i386(*config_));
     config_ = own_config_.get();
   }
+  // Searches depend on the configuration and on the main program's $ORIGIN: start afresh.
+  searches_ = std::make_shared<SearchMemo>();
 
   // The main program, as `ld.so FILE` maps it: its name is the path as given, and it has no
   // file identity, so nothing is ever matched to it by inode.

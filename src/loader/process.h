@@ -126,7 +126,10 @@ class Process {
 
  private:
   struct Search;
+  struct SearchMemo;
   Resolution resolve(std::string_view name, int requester);
+  void search(Search& s, int requester);
+  std::string search_key(std::string_view name, int requester) const;
   std::string origin(int object) const;  // $ORIGIN of an object: the directory of its path
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
   // `quiet_if_absent`: a candidate that does not exist leaves no attempt behind.
@@ -182,6 +185,8 @@ class Process {
     int object;
   };
   std::vector<NameEntry> by_name_;
+  // Searches made by this process and its copies (search_key), shared between threads.
+  std::shared_ptr<SearchMemo> searches_;
   std::vector<int> slots_;
   bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen:
                         // listed, never matched again

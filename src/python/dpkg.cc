@@ -4,6 +4,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -54,16 +56,21 @@ void DpkgIndex::load() const {
     }
     // Only what is ever asked about: shared objects, files of Python's site directories, and
     // programs (an interpreter); about a third of a desktop's 170,000 lines.
-    std::string text = read_whole(it->path().string());
-    std::string_view rest = text;
-    while (!rest.empty()) {
-      size_t end = rest.find('\n');
-      std::string_view line = rest.substr(0, end);
-      rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 1);
-      if (line.find(".so") != std::string_view::npos || line.find("-packages/") != std::string_view::npos ||
-          line.find("/bin/") != std::string_view::npos)
-        file_to_package_.emplace(std::string(line), slot->second);
-    }
+    // The keys are views into the lists, which the index keeps (a deque does not move them).
+    // Each pattern is looked for in the whole list at once (memmem), not line by line.
+    std::string_view text = lists_.emplace_back(read_whole(it->path().string()));
+    for (std::string_view pattern : {".so", "-packages/", "/bin/"})
+      for (const char* at = text.data(); at;) {
+        auto left = static_cast<size_t>(text.data() + text.size() - at);
+        at = static_cast<const char*>(::memmem(at, left, pattern.data(), pattern.size()));
+        if (!at) break;
+        size_t hit = static_cast<size_t>(at - text.data());
+        size_t begin = text.rfind('\n', hit);
+        begin = begin == std::string_view::npos ? 0 : begin + 1;
+        size_t end = std::min(text.find('\n', hit), text.size());
+        file_to_package_.emplace(text.substr(begin, end - begin), slot->second);
+        at = text.data() + end;
+      }
   }
   std::string status = read_whole(root_ + "/var/lib/dpkg/status");
   std::string package;

@@ -8,9 +8,11 @@
 // by the upstream RECORD that Debian's build leaves behind. Safe to query from several threads.
 #pragma once
 
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -54,7 +56,8 @@ class DpkgIndex {
   mutable bool loaded_ = false;
   mutable std::vector<std::string> packages_;    // names
   mutable std::vector<std::string> info_stems_;  // "libstdc++6:amd64": info/<stem>.md5sums
-  mutable std::unordered_map<std::string, u32> file_to_package_;
+  mutable std::deque<std::string> lists_;  // info/*.list, whole
+  mutable std::unordered_map<std::string_view, u32> file_to_package_;
   mutable std::unordered_map<std::string, std::string> versions_;
   // dpkg-divert: the path a package's file was moved to, and the package that moved it.
   mutable std::unordered_map<std::string, std::pair<std::string, std::string>> diversions_;

@@ -206,17 +206,25 @@ std::optional<RecordHash> parse_record_hash(std::string_view field) {
 }
 
 fs::path lexically_resolve(const fs::path& base, const fs::path& path) {
-  fs::path joined = path.is_absolute() ? path : base / path;
-  fs::path out = "/";
-  for (const fs::path& part : joined.relative_path()) {
+  // On the strings, not on fs::path's components: this runs for every RECORD line and every path
+  // a load meets, and splitting a path into a list of paths costs an allocation per component.
+  const std::string& p = path.native();
+  std::string joined = !p.empty() && p[0] == '/' ? p : base.native() + "/" + p;
+  std::string out;
+  out.reserve(joined.size() + 1);
+  for (size_t i = 0; i < joined.size();) {
+    size_t end = joined.find('/', i);
+    if (end == std::string::npos) end = joined.size();
+    std::string_view part(joined.data() + i, end - i);
+    i = end + 1;
     if (part.empty() || part == ".") continue;
     if (part == "..") {
-      if (out.has_relative_path()) out = out.parent_path();
+      out.resize(out.empty() ? 0 : out.rfind('/'));  // at the root, ".." stays there
       continue;
     }
-    out /= part;
+    out.append("/").append(part);
   }
-  return out;
+  return out.empty() ? fs::path("/") : fs::path(std::move(out));
 }
 
 bool path_within(const fs::path& path, const fs::path& root) {
