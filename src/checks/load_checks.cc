@@ -99,8 +99,7 @@ struct NoteKey {
 
 class LoadChecker {
  public:
-  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo,
-              bool edges)
+  LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo, bool edges)
       : env_(env), knowledge_(knowledge), on_file_(on_file), memo_(memo), want_edges_(edges) {
     for (const ElfRecord& r : env_.elf_files) {
       if (!r.extension_module) continue;
@@ -126,7 +125,7 @@ class LoadChecker {
   std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
   void import_package(Process& p, const python::Distribution& dist, int caller);
   void preload_torch(Process& p, const python::Distribution& torch, int caller);
-  void check_file(const Process& context, int caller, const ElfRecord& file, Context& c);
+  void check_file(Process& context, int caller, const ElfRecord& file, Context& c);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
   Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
   Finding program_finding(const Process& p, const LoadError& e) const;
@@ -431,7 +430,8 @@ std::string LoadChecker::program_hint(const Finding& f, const LoadError& e) cons
   return hint;
 }
 
-void LoadChecker::check_file(const Process& context, int caller, const ElfRecord& file, Context& c) {
+// The file dlopen'ed into its context, which is then rolled back to where it was.
+void LoadChecker::check_file(Process& context, int caller, const ElfRecord& file, Context& c) {
   std::vector<Finding>& findings = c.findings;
   LoadMemo::Context& out = c.learnt;
   ++out.loads;
@@ -451,11 +451,12 @@ void LoadChecker::check_file(const Process& context, int caller, const ElfRecord
     if (memo_) footprint(p, out.dirs);
     return;
   }
-  Process p = context;
-  Process::DlopenResult r = p.dlopen(file.path, false, caller);
-  record(p, r.errors, findings);
-  note_resolutions(p, r.new_objects, &c);
-  if (memo_) footprint(p, out.dirs);
+  Process::Mark before = context.mark();
+  Process::DlopenResult r = context.dlopen(file.path, false, caller);
+  record(context, r.errors, findings);
+  note_resolutions(context, r.new_objects, &c);
+  if (memo_) footprint(context, out.dirs);
+  context.rollback(std::move(before));
 }
 
 // The distributions an import context loads: the package and what it requires.

@@ -495,6 +495,7 @@ std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, boo
     std::shared_ptr<const elf::ElfFile> e = objects_[obj].elf;
     std::vector<std::string_view> needed = e ? e->needed : std::vector<std::string_view>();
     std::vector<elf::ElfFile::Filtee> filtees = e ? e->filtees : std::vector<elf::ElfFile::Filtee>();
+    objects_[obj].deps.reserve(objects_[obj].deps.size() + needed.size() + filtees.size());
     size_t next_filtee = 0;
     bool go_on = true;
     for (size_t n = 0; go_on && n <= needed.size(); ++n) {
@@ -773,6 +774,40 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
     objects_[root].global = true;
   }
   return result;
+}
+
+Process::Mark Process::mark() const {
+  Mark m;
+  m.objects = objects_.size();
+  m.names.reserve(objects_.size());
+  m.deps.reserve(objects_.size());
+  for (const LoadedObject& o : objects_) {
+    m.names.push_back(static_cast<u32>(o.names.size()));
+    m.deps.push_back(static_cast<u32>(o.deps.size()));
+  }
+  m.chain = chain_;
+  m.global_scope = global_scope_;
+  m.by_name = by_name_;
+  m.slots = slots_;
+  m.fatal = fatal_;
+  return m;
+}
+
+void Process::rollback(Mark m) {
+  // What a load changes in the objects it found loaded: names they answer to (a SONAME match,
+  // the same file under another name) and, for those in its search list, the dependencies the
+  // walk resolved again. Everything else it added.
+  objects_.resize(m.objects);
+  dead_.resize(m.objects);
+  for (size_t i = 0; i < m.objects; ++i) {
+    objects_[i].names.resize(m.names[i]);
+    objects_[i].deps.resize(m.deps[i]);
+  }
+  chain_ = std::move(m.chain);
+  global_scope_ = std::move(m.global_scope);
+  by_name_ = std::move(m.by_name);
+  slots_ = std::move(m.slots);
+  fatal_ = m.fatal;
 }
 
 std::vector<Process::ListEntry> Process::list_order() const {

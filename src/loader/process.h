@@ -188,8 +188,23 @@ class Process {
   // Searches made by this process and its copies (search_key), shared between threads.
   std::shared_ptr<SearchMemo> searches_;
   std::vector<int> slots_;
-  bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode  // objects of a failed dlopen:
-                        // listed, never matched again
+  bool fatal_ = false;  // load_main met an error that ends ld.so even in trace mode
+
+ public:
+  // A point to come back to. Checking a file in an import context is a dlopen that must leave
+  // no trace: `rollback` undoes everything done since `mark`, at the cost of what was added,
+  // where a copy of the process would cost all of it.
+  struct Mark {
+    size_t objects = 0;
+    std::vector<u32> names, deps;  // of each object then loaded: how many it had
+    std::vector<ListEntry> chain;
+    std::vector<int> global_scope;
+    std::vector<NameEntry> by_name;
+    std::vector<int> slots;
+    bool fatal = false;
+  };
+  Mark mark() const;
+  void rollback(Mark mark);
 };
 
 }  // namespace envdoctor::loader

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string_view>
@@ -54,23 +53,14 @@ void DpkgIndex::load() const {
       packages_.push_back(name);
       info_stems_.push_back(stem);
     }
-    // Only what is ever asked about: shared objects, files of Python's site directories, and
-    // programs (an interpreter); about a third of a desktop's 170,000 lines.
-    // The keys are views into the lists, which the index keeps (a deque does not move them).
-    // Each pattern is looked for in the whole list at once (memmem), not line by line.
+    // Every line is indexed: a view into the list, which the index keeps (a deque does not move
+    // its strings). Picking lines by their look (".so", "-packages/") costs more than the map.
     std::string_view text = lists_.emplace_back(read_whole(it->path().string()));
-    for (std::string_view pattern : {".so", "-packages/", "/bin/"})
-      for (const char* at = text.data(); at;) {
-        auto left = static_cast<size_t>(text.data() + text.size() - at);
-        at = static_cast<const char*>(::memmem(at, left, pattern.data(), pattern.size()));
-        if (!at) break;
-        size_t hit = static_cast<size_t>(at - text.data());
-        size_t begin = text.rfind('\n', hit);
-        begin = begin == std::string_view::npos ? 0 : begin + 1;
-        size_t end = std::min(text.find('\n', hit), text.size());
-        file_to_package_.emplace(text.substr(begin, end - begin), slot->second);
-        at = text.data() + end;
-      }
+    while (!text.empty()) {
+      size_t end = std::min(text.find('\n'), text.size());
+      if (end) file_to_package_.emplace(text.substr(0, end), slot->second);
+      text.remove_prefix(std::min(end + 1, text.size()));
+    }
   }
   std::string status = read_whole(root_ + "/var/lib/dpkg/status");
   std::string package;

@@ -56,7 +56,7 @@ class DpkgIndex {
   mutable bool loaded_ = false;
   mutable std::vector<std::string> packages_;    // names
   mutable std::vector<std::string> info_stems_;  // "libstdc++6:amd64": info/<stem>.md5sums
-  mutable std::deque<std::string> lists_;  // info/*.list, whole
+  mutable std::deque<std::string> lists_;        // info/*.list, whole
   mutable std::unordered_map<std::string_view, u32> file_to_package_;
   mutable std::unordered_map<std::string, std::string> versions_;
   // dpkg-divert: the path a package's file was moved to, and the package that moved it.

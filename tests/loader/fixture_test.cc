@@ -612,6 +612,81 @@ TEST_F(LoaderFixture, DlopenByPathIgnoresTheCallersRpath) {
   EXPECT_NE(real.out, "ok\n");
 }
 
+// Copies of one process share their searches (a context copied for each file it checks). Two
+// extensions in different directories, each finding its own libx.so through RUNPATH $ORIGIN/lib,
+// must each get their own copy, in either order, as a real dlopen does.
+TEST_F(LoaderFixture, SearchesSharedByCopiesKeepTheirOrigin) {
+  lib("a/lib/libx.so", "int x(void){return 1;}", "-Wl,-soname,libx.so");
+  lib("b/lib/libx.so", "int x(void){return 2;} int only_b(void){return 3;}", "-Wl,-soname,libx.so");
+  std::string a = lib("a/ext.so", "int x(void); int ea(void){return x();}",
+                      "-L" + tmp / "a/lib" + " -lx -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'");
+  std::string b = lib("b/ext.so", "int only_b(void); int eb(void){return only_b();}",
+                      "-L" + tmp / "b/lib" + " -lx -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/lib'");
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  config.ld_library_path.clear();
+  loader::ObjectStore store;
+  loader::Process base(config, store);
+  ASSERT_TRUE(base.load_main(dlopen_probe(tmp)));
+  auto in_copy = [&](const std::string& file) {
+    loader::Process p = base;
+    auto r = p.dlopen(file, false);
+    std::string libx;
+    for (int i : r.new_objects)
+      if (p.objects()[i].path.ends_with("/libx.so")) libx = p.objects()[i].path;
+    return std::make_pair(r.first ? r.first->message : "ok", libx);
+  };
+  for (int round = 0; round < 2; ++round) {  // the second round finds every search made
+    EXPECT_EQ(in_copy(b), std::make_pair(referee_dlopen(tmp, b), tmp / "b/lib/libx.so"));
+    EXPECT_EQ(in_copy(a), std::make_pair(referee_dlopen(tmp, a), tmp / "a/lib/libx.so"));
+  }
+}
+
+// A dlopen undone by rollback leaves the process as a copy made before it: the same objects,
+// names and dependencies, the same listing, and the same answer to the next dlopen. The loads
+// undone here add names to loaded objects (a SONAME match), resolve the dependencies of loaded
+// objects again, and fail (a missing library).
+TEST_F(LoaderFixture, RollbackLeavesNoTrace) {
+  lib("d/libdep.so.1", "int dep(void){return 1;}", "-Wl,-soname,libdep.so.1");
+  run("ln -s libdep.so.1 " + quote(tmp / "d/libdep.so"));
+  std::string ctx = lib("libctx.so", "int dep(void); int ctx(void){return dep();}",
+                        "-L" + tmp / "d" + " -ldep -Wl,-soname,libctx.so -Wl,-rpath," + tmp / "d");
+  std::string ok = lib("ok.so", "int dep(void); int ctx(void); int ok(void){return dep()+ctx();}",
+                       "-L" + tmp / "d" + " -L" + tmp.path().string() + " -ldep -lctx -Wl,-rpath," + tmp / "d");
+  lib("m/libgone.so", "int gone(void){return 0;}");
+  std::string bad = lib("bad.so", "int gone(void); int bad(void){return gone();}", "-L" + tmp / "m" + " -lgone");
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  config.ld_library_path.clear();
+  loader::ObjectStore store;
+  loader::Process p(config, store);
+  ASSERT_TRUE(p.load_main(dlopen_probe(tmp)));
+  ASSERT_GE(p.dlopen(ctx, true).object, 0);
+  auto state = [](const loader::Process& q) {
+    std::ostringstream out;
+    for (const loader::LoadedObject& o : q.objects()) {
+      out << o.path << " [";
+      for (const std::string& n : o.names) out << n << " ";
+      out << "] deps:";
+      for (const loader::Resolution& r : o.deps) out << " " << r.name << "->" << r.object;
+      out << "\n";
+    }
+    for (const auto& e : q.list_order()) out << e.object << ":" << e.missing << " ";
+    return out.str();
+  };
+  loader::Process copy = p;
+  for (const std::string& file : {ok, bad, tmp / "d/libdep.so"}) {
+    loader::Process::Mark mark = p.mark();
+    auto r = p.dlopen(file, false);
+    if (file == bad) EXPECT_TRUE(r.first.has_value());
+    else EXPECT_FALSE(r.first.has_value()) << r.first->message;
+    p.rollback(std::move(mark));
+    EXPECT_EQ(state(p), state(copy)) << file;
+  }
+  auto after = p.dlopen(ok, false);
+  auto fresh = copy.dlopen(ok, false);
+  EXPECT_EQ(after.new_objects, fresh.new_objects);
+  EXPECT_EQ(state(p), state(copy));
+}
+
 }  // namespace
 }  // namespace envdoctor::test
 
