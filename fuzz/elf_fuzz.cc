@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "elf/elf_file.h"
+#include "loader/static_tls.h"
 
 using envdoctor::MappedFile;
 using envdoctor::u16;
@@ -48,6 +49,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (u32 idx : elf->relocation_order())
     if (auto s = elf->symbol(idx)) sink += s->name.size();
   for (const auto& sec : elf->sections()) sink += sec.name.size() + sec.size;
+  // PT_TLS's numbers through the static TLS model's arithmetic, and the relocations reaching it.
+  for (const auto& t : elf->static_tls_targets()) sink += t.symbol.size() + t.optional;
+  if (elf->tls) {
+    envdoctor::loader::TlsBlock block = envdoctor::loader::TlsBlock::of(*elf->tls);
+    envdoctor::loader::StaticTls area(*envdoctor::loader::TlsAbi::for_machine(EM_X86_64), {}, {block, block});
+    sink += area.try_allocate(block, false) + area.try_allocate(block, true);
+  }
   volatile size_t keep = sink;
   (void)keep;
   return 0;

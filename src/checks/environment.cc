@@ -407,6 +407,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   // The root's own ld.so.cache and directories; under a root, its C library, not this machine's.
   env->loader = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
+  env->loader.glibc_tunables = options.glibc_tunables;
   if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
 
   // inventory

@@ -29,6 +29,7 @@ struct EnvironmentOptions {
   // the environment, and nothing runs (the container's interpreter cannot run here).
   std::string root;
   std::optional<std::string> ld_library_path;
+  std::string glibc_tunables;  // GLIBC_TUNABLES, for the static TLS block's size
 };
 
 struct ElfRecord {

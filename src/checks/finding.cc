@@ -31,6 +31,7 @@ const char* code_name(Code c) {
     case Code::kWheelTagUnsupported: return "wheel-tag-unsupported";
     case Code::kImportOrderConflict: return "import-order-conflict";
     case Code::kOpenmpRuntimeMix: return "openmp-runtime-mix";
+    case Code::kStaticTlsExhausted: return "static-tls-exhausted";
     case Code::kProgramWillNotStart: return "program-will-not-start";
     case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
   }

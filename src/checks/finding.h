@@ -34,15 +34,18 @@ enum class Code {
   kWheelTagUnsupported,
   kImportOrderConflict,
   kOpenmpRuntimeMix,
+  kStaticTlsExhausted,
   kProgramWillNotStart,
   kLibraryReplacedOnDisk,
 };
 inline constexpr Code kAllCodes[] = {
-    Code::kMissingLibrary,      Code::kMissingVersion,      Code::kUndefinedSymbol,     Code::kWrongElfClass,
-    Code::kInvalidElf,          Code::kRecordMissingFile,   Code::kRecordSizeMismatch,  Code::kRecordHashMismatch,
-    Code::kFileOwnedTwice,      Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,    Code::kCudaMajorMix,
-    Code::kCudaDriverTooOld,    Code::kGpuArchUnsupported,  Code::kPtxJitOnly,          Code::kWheelTagUnsupported,
-    Code::kImportOrderConflict, Code::kOpenmpRuntimeMix,    Code::kProgramWillNotStart, Code::kLibraryReplacedOnDisk,
+    Code::kMissingLibrary,      Code::kMissingVersion,      Code::kUndefinedSymbol,
+    Code::kWrongElfClass,       Code::kInvalidElf,          Code::kRecordMissingFile,
+    Code::kRecordSizeMismatch,  Code::kRecordHashMismatch,  Code::kFileOwnedTwice,
+    Code::kMetadataOnlyPackage, Code::kDuplicateLibrary,    Code::kCudaMajorMix,
+    Code::kCudaDriverTooOld,    Code::kGpuArchUnsupported,  Code::kPtxJitOnly,
+    Code::kWheelTagUnsupported, Code::kImportOrderConflict, Code::kOpenmpRuntimeMix,
+    Code::kStaticTlsExhausted,  Code::kProgramWillNotStart, Code::kLibraryReplacedOnDisk,
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);

@@ -5,6 +5,7 @@
 #include "checks/load_checks.h"
 #include "checks/openmp.h"
 #include "checks/record_checks.h"
+#include "checks/static_tls.h"
 
 namespace envdoctor::checks {
 
@@ -39,6 +40,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   run.findings.insert(run.findings.end(), orders.findings.begin(), orders.findings.end());
   for (Finding& f : check_duplicate_libraries(env, loads.resolutions, orders)) run.findings.push_back(std::move(f));
   for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_static_tls(env, loads.resolutions)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(env, knowledge, loads.resolutions);
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());

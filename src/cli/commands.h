@@ -12,6 +12,7 @@ namespace envdoctor::cli {
 struct LoaderOptions {
   std::string root;                            // --root
   std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
+  std::string glibc_tunables;                  // GLIBC_TUNABLES of the environment (static TLS)
 };
 
 // `ldd` and `tree`.

@@ -214,6 +214,10 @@ int main(int argc, char** argv) {
   if (!loader.ld_library_path && loader.root.empty()) {
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
   }
+  // The Python that users start from this shell inherits GLIBC_TUNABLES, which sizes its static TLS.
+  if (loader.root.empty()) {
+    if (const char* env = std::getenv("GLIBC_TUNABLES")) loader.glibc_tunables = env;
+  }
   if (why->parsed()) {
     why_options.loader = loader;
     return run_why(why_options, why_name);

@@ -71,6 +71,7 @@ std::optional<Session> open_session(const EnvironmentRequest& request) {
   options.root = root;
   // Under --root, main.cc does not fold this machine's $LD_LIBRARY_PATH in: only the flag counts.
   options.ld_library_path = request.loader.ld_library_path;
+  options.glibc_tunables = request.loader.glibc_tunables;
   std::string error;
   Session s;
   s.env = checks::build_environment(options, &error);

@@ -1,6 +1,7 @@
 #include "elf/elf_file.h"
 
 #include <algorithm>
+#include <set>
 
 #include "elf/elf_types.h"
 
@@ -120,6 +121,8 @@ struct Parser {
   template <typename E>
   static std::vector<u32> scan_relocations(const ElfFile& f);
   template <typename E>
+  static std::vector<StaticTlsTarget> scan_tls_relocations(const ElfFile& f);
+  template <typename E>
   static bool name_equals(const ElfFile& f, u32 index, std::string_view name);
   template <typename E>
   static void locate_gnu_table(ElfFile& f);
@@ -196,6 +199,10 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
           if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) f->build_id = read_build_id<E>(*notes, ph->p_align);
         }
         break;
+      case PT_TLS:
+        // Only the header's numbers are kept: the initialisation image is never read.
+        if (ph->p_memsz != 0) f->tls = TlsSegment{ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_align};
+        break;
       case PT_INTERP:
         if (auto s = b.slice(ph->p_offset, ph->p_filesz)) {
           if (auto str = s->cstr(0)) f->interp = *str;
@@ -217,6 +224,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
 
   f->read_symbol_ = &read_symbol<E>;
   f->scan_relocations_ = &scan_relocations<E>;
+  f->scan_tls_relocations_ = &scan_tls_relocations<E>;
   f->gnu_lookup_ = &gnu_lookup<E>;
   f->sysv_lookup_ = &sysv_lookup<E>;
   f->read_sections_ = &read_sections<E>;
@@ -526,6 +534,65 @@ std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
   return out;
 }
 
+namespace {
+
+enum class TlsRelocation { kNone, kStatic, kOptional };
+
+// The dynamic relocation types by which ld.so places a TLS block in the static TLS block, per
+// machine (glibc 2.36 sysdeps/*/dl-machine.h, elf_machine_rela / elf_machine_rel):
+// CHECK_STATIC_TLS for initial-exec offsets, TRY_STATIC_TLS for TLS descriptors in a shared ld.so.
+// x86-64's ld.so handles R_X86_64_TPOFF64 only; R_X86_64_TPOFF32 never reaches it.
+TlsRelocation tls_relocation(u16 machine, u32 type) {
+  switch (machine) {
+    case EM_X86_64:
+      if (type == R_X86_64_TPOFF64) return TlsRelocation::kStatic;
+      if (type == R_X86_64_TLSDESC) return TlsRelocation::kOptional;
+      break;
+    case EM_386:
+      if (type == R_386_TLS_TPOFF || type == R_386_TLS_TPOFF32) return TlsRelocation::kStatic;
+      if (type == R_386_TLS_DESC) return TlsRelocation::kOptional;
+      break;
+    case EM_AARCH64:
+      if (type == R_AARCH64_TLS_TPREL) return TlsRelocation::kStatic;
+      if (type == R_AARCH64_TLSDESC) return TlsRelocation::kOptional;
+      break;
+  }
+  return TlsRelocation::kNone;
+}
+
+}  // namespace
+
+// A relocation's target block: the symbol's definer. Symbol 0 and local symbols are the object's
+// own (resolve_map in elf/dl-reloc.c keeps the map for STB_LOCAL); so is a symbol it defines,
+// which is what its own lookup finds unless another object interposes a TLS definition.
+template <typename E>
+std::vector<StaticTlsTarget> Parser::scan_tls_relocations(const ElfFile& f) {
+  std::vector<StaticTlsTarget> out;
+  if (!f.tls && !(f.flags & DF_STATIC_TLS)) return out;
+  std::set<std::pair<std::string_view, bool>> seen;
+  Bytes b = f.bytes();
+  for (const auto& t : f.rel_tables_) {
+    u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
+    if (t.entsize != ent) continue;
+    u64 n = t.size / ent;
+    for (u64 i = 0; i < n; ++i) {
+      const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
+      u32 type = t.rela ? reinterpret_cast<const Rela<E>*>(p)->type() : reinterpret_cast<const Rel<E>*>(p)->type();
+      TlsRelocation kind = tls_relocation(f.machine, type);
+      if (kind == TlsRelocation::kNone) continue;
+      u32 sym = t.rela ? reinterpret_cast<const Rela<E>*>(p)->sym() : reinterpret_cast<const Rel<E>*>(p)->sym();
+      StaticTlsTarget target{"", kind == TlsRelocation::kOptional};
+      if (sym != 0) {
+        std::optional<Symbol> s = read_symbol<E>(f, sym, true);
+        if (!s) continue;  // beyond the symbol table: nothing a model can say
+        if (!s->defined() && s->bind != STB_LOCAL) target.symbol = s->name;
+      }
+      if (seen.insert({target.symbol, target.optional}).second) out.push_back(target);
+    }
+  }
+  return out;
+}
+
 // Compares a symbol's name in place: no strlen over the string table on the lookup path.
 template <typename E>
 bool Parser::name_equals(const ElfFile& f, u32 index, std::string_view name) {
@@ -687,6 +754,10 @@ std::vector<u32> ElfFile::find_symbols(std::string_view name) const {
 }
 
 std::vector<Section> ElfFile::sections() const { return read_sections_(*this); }
+
+std::vector<StaticTlsTarget> ElfFile::static_tls_targets() const {
+  return scan_tls_relocations_ ? scan_tls_relocations_(*this) : std::vector<StaticTlsTarget>{};
+}
 
 std::vector<u32> ElfFile::relocation_order() const {
   return scan_relocations_ ? scan_relocations_(*this) : std::vector<u32>{};

@@ -63,6 +63,29 @@ struct SymbolKey {
   u32 gnu = 0;
 };
 
+// PT_TLS as glibc keeps it (elf/dl-load.c, _dl_map_object_from_fd): l_tls_blocksize = p_memsz,
+// l_tls_align = p_align, l_tls_firstbyte_offset = p_vaddr & (p_align - 1), l_tls_initimage_size
+// = p_filesz. A PT_TLS with p_memsz 0 is "nothing to do" there, and absent here.
+struct TlsSegment {
+  u64 vaddr = 0;
+  u64 filesz = 0;
+  u64 memsz = 0;
+  u64 align = 0;
+};
+
+// One TLS block a dynamic relocation asks ld.so to place in the static TLS block: the object's
+// own (symbol index 0, a local symbol, or one it defines) or the block of the object that
+// defines `symbol`. `optional`: a TLS descriptor (R_X86_64_TLSDESC, R_386_TLS_DESC,
+// R_AARCH64_TLSDESC), which glibc places there only while the optional surplus lasts and
+// otherwise resolves dynamically (elf/dl-static-tls.h, TRY_STATIC_TLS); otherwise an initial-exec
+// relocation (R_X86_64_TPOFF64, R_386_TLS_TPOFF, R_386_TLS_TPOFF32, R_AARCH64_TLS_TPREL), which
+// fails the load when there is no room (CHECK_STATIC_TLS).
+struct StaticTlsTarget {
+  std::string_view symbol;  // "" for the object's own block
+  bool optional = false;
+  bool operator==(const StaticTlsTarget&) const = default;
+};
+
 struct Section {
   std::string_view name;
   u32 type = 0;
@@ -94,6 +117,7 @@ class ElfFile {
 
   // Program headers.
   std::optional<std::string_view> interp;  // PT_INTERP
+  std::optional<TlsSegment> tls;           // PT_TLS, when its p_memsz is not 0
   // NT_GNU_BUILD_ID's descriptor as lower-case hex (the linker's --build-id); "" when absent.
   std::string build_id;
   bool has_dynamic = false;
@@ -147,6 +171,13 @@ class ElfFile {
   // required symbol did not bind, to know whether it matters and where its error comes.
   std::vector<u32> relocation_order() const;
 
+  // The TLS blocks this object's dynamic relocations want in the static TLS block, each
+  // (symbol, optional) once, in the order glibc relocates (DT_RELA/DT_REL, then DT_JMPREL). A pass
+  // over the relocation tables on each call, made only for an object with PT_TLS or DF_STATIC_TLS
+  // (the linkers' mark for initial-exec TLS, set also by an object that reaches another's TLS, as
+  // libm.so.6 reaches libc's): any other object has none, and is answered without a read.
+  std::vector<StaticTlsTarget> static_tls_targets() const;
+
   // Section headers, read on each call (for .nv_fatbin and friends); empty when absent or bad.
   std::vector<Section> sections() const;
 
@@ -192,6 +223,7 @@ class ElfFile {
   // Class/endian-specific readers, chosen once at parse time.
   std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32, bool) = nullptr;
   std::vector<u32> (*scan_relocations_)(const ElfFile&) = nullptr;
+  std::vector<StaticTlsTarget> (*scan_tls_relocations_)(const ElfFile&) = nullptr;
   void (*gnu_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   void (*sysv_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;

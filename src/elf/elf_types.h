@@ -157,7 +157,7 @@ requires(!E::is_64) struct Sym<E> {
   typename E::Half st_shndx;
 };
 
-// r_info packs the symbol index differently in the two classes.
+// r_info packs the symbol index and the type differently in the two classes.
 template <typename E>
 struct Rel {
   typename E::Addr r_offset;
@@ -165,6 +165,10 @@ struct Rel {
   uint32_t sym() const {
     if constexpr (E::is_64) return static_cast<uint32_t>(static_cast<uint64_t>(r_info) >> 32);
     else return static_cast<uint32_t>(r_info) >> 8;
+  }
+  uint32_t type() const {
+    if constexpr (E::is_64) return static_cast<uint32_t>(static_cast<uint64_t>(r_info) & 0xffffffff);
+    else return static_cast<uint32_t>(r_info) & 0xff;
   }
 };
 
@@ -176,6 +180,10 @@ struct Rela {
   uint32_t sym() const {
     if constexpr (E::is_64) return static_cast<uint32_t>(static_cast<uint64_t>(r_info) >> 32);
     else return static_cast<uint32_t>(r_info) >> 8;
+  }
+  uint32_t type() const {
+    if constexpr (E::is_64) return static_cast<uint32_t>(static_cast<uint64_t>(r_info) & 0xffffffff);
+    else return static_cast<uint32_t>(r_info) & 0xff;
   }
 };
 

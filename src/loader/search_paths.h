@@ -34,6 +34,9 @@ struct LoaderConfig {
   std::string dst_platform = "x86_64";           // $PLATFORM
 
   std::string ld_library_path;  // raw, as in the environment
+  // GLIBC_TUNABLES, raw, as in the environment: the rtld tunables that size static TLS
+  // (loader/static_tls.h).
+  std::string glibc_tunables;
 
   std::string interpreter = "/lib64/ld-linux-x86-64.so.2";  // for objects without PT_INTERP
 

@@ -158,6 +158,8 @@ size_t walk(const ElfFile& f) {
   for (u32 i = 0; i < count; ++i)
     if (auto s = f.symbol(i)) n += s->name.size() + (i < 50 ? f.find_symbols(s->name).size() : 0);
   n += f.required_symbols().size() + f.relocation_order().size() + f.sections().size();
+  for (const elf::StaticTlsTarget& t : f.static_tls_targets()) n += t.symbol.size() + t.optional;
+  if (f.tls) n += f.tls->memsz & 1;
   return n;
 }
 
@@ -405,6 +407,77 @@ TEST(HashLookup, SysvHashAgreesWithScan) {
   expect_hash_agrees_with_scan(*f, /*gnu=*/false);
   EXPECT_EQ(f->find_symbols("fn299").size(), 1u);
   EXPECT_EQ(f->find_symbols("ext_a").size(), 1u);  // SysV chains hold undefined symbols too
+}
+
+// PT_TLS and the relocations that reach the static TLS block, from a library gcc and ld built:
+// its own initial-exec TLS (ld marks the library DF_STATIC_TLS for it), another library's
+// (an undefined symbol), its global-dynamic TLS (not listed), and a TLS descriptor (optional).
+class TlsLibrary : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
+    ie = tmp / "libie.so";
+    build_shared(ie,
+                 "__thread char own_ie[100] __attribute__((tls_model(\"initial-exec\")));\n"
+                 "__thread char own_gd[50];\n"
+                 "extern __thread int other_ie __attribute__((tls_model(\"initial-exec\")));\n"
+                 "int f(void) { return own_ie[0] + own_gd[0] + other_ie; }\n",
+                 "", tmp);
+    desc = tmp / "libdesc.so";
+    build_shared(desc, "__thread char d[300]; int g(void) { return d[1]; }", "-mtls-dialect=gnu2", tmp);
+  }
+  TempDir tmp;
+  std::string ie, desc;
+};
+
+TEST_F(TlsLibrary, ReadsPtTlsAndTheRelocationsThatReachStaticTls) {
+  std::string error;
+  auto f = parse_bytes(read_file(ie), &error);
+  ASSERT_TRUE(f) << error;
+  ASSERT_TRUE(f->tls);
+  EXPECT_GE(f->tls->memsz, 150u);
+  EXPECT_TRUE(f->flags & DF_STATIC_TLS);
+  std::vector<elf::StaticTlsTarget> targets = f->static_tls_targets();
+  std::sort(targets.begin(), targets.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
+  EXPECT_EQ(targets, (std::vector<elf::StaticTlsTarget>{{"", false}, {"other_ie", false}}));
+
+  auto d = parse_bytes(read_file(desc), &error);
+  ASSERT_TRUE(d) << error;
+  ASSERT_TRUE(d->tls);
+  EXPECT_EQ(d->tls->memsz, 300u);
+  EXPECT_FALSE(d->flags & DF_STATIC_TLS);
+  EXPECT_EQ(d->static_tls_targets(), (std::vector<elf::StaticTlsTarget>{{"", true}}));
+}
+
+TEST_F(TlsLibrary, TruncatedAndAbsurdTlsTablesAreReadAround) {
+  std::vector<u8> whole = read_file(ie);
+  for (size_t n = 0; n < whole.size(); ++n) {
+    std::string err;
+    if (auto f = parse_bytes(std::vector<u8>(whole.begin(), whole.begin() + n), &err)) walk(*f);
+  }
+  // PT_TLS's numbers, and every relocation's r_info, set to absurd values.
+  const auto* eh = reinterpret_cast<const Elf64_Ehdr*>(whole.data());
+  const auto* ph = reinterpret_cast<const Elf64_Phdr*>(whole.data() + eh->e_phoff);
+  std::string error;
+  for (int i = 0; i < eh->e_phnum; ++i) {
+    if (ph[i].p_type != PT_TLS) continue;
+    u64 at = eh->e_phoff + i * sizeof(Elf64_Phdr);
+    for (u64 field : {offsetof(Elf64_Phdr, p_vaddr), offsetof(Elf64_Phdr, p_memsz), offsetof(Elf64_Phdr, p_align)})
+      for (u64 value : {u64{0}, u64{3}, ~u64{0}, u64{1} << 63}) {
+        auto f = parse_bytes(patched(whole, at + field, value, 8), &error);
+        ASSERT_TRUE(f) << error;
+        walk(*f);
+      }
+  }
+  for (const elf::Section& s : full_sections(whole)) {
+    if (s.type != SHT_RELA) continue;
+    for (u64 off = s.offset + offsetof(Elf64_Rela, r_info); off + 8 <= s.offset + s.size; off += sizeof(Elf64_Rela))
+      for (u64 value : {(u64{0xffffffff} << 32) | R_X86_64_TPOFF64, (u64{1} << 32) | R_X86_64_TLSDESC}) {
+        auto f = parse_bytes(patched(whole, off, value, 8), &error);
+        ASSERT_TRUE(f) << error;
+        walk(*f);
+      }
+  }
 }
 
 }  // namespace
