@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "checks/cuda_beyond_table.h"
+#include "checks/import_order.h"
 #include "cuda/arch.h"
 #include "loader/search_paths.h"
 #include "support/text.h"
@@ -318,12 +319,79 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
   }
 }
 
+// Two packages that each import on one CUDA major, but not the same one: a process that imports
+// both loads two CUDA runtimes, whichever comes first (libcudart.so.12 and libcudart.so.13 are
+// different SONAMEs, so the loader keeps both). Paired as import-order-conflict pairs copies
+// (for_each_pair_across_groups), grouped by major. A package whose own import context already
+// joins two majors is left to the errors above, and so is every package that requires another:
+// their contexts are one.
+// Returns the majors the pairs found.
+MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
+  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
+  for (const ElfRecord& r : env.elf_files)
+    if (r.extension_module && !r.owners.empty()) modules[r.owners.front()].push_back(&r);
+  struct Context {
+    MajorMask mask = 0;
+    std::string example;  // "a's _a.so loads libcudart.so.12 (nvidia-cuda-runtime-cu12)"
+  };
+  std::map<const python::Distribution*, Context> contexts;
+  std::map<int, std::vector<const python::Distribution*>> by_major;
+  for (const auto& [dist, files] : modules) {
+    Context c;
+    std::vector<const python::Distribution*> imported = env.requirement_closure(*dist);
+    imported.push_back(dist);
+    for (const python::Distribution* d : imported) {
+      auto it = modules.find(d);
+      if (it == modules.end()) continue;
+      for (const ElfRecord* m : it->second) {
+        const MajorGraph::Reach& r = graph.reach(cuda_path_key(env, m->path));
+        if (!r.mask || (r.mask & ~c.mask) == 0) continue;
+        if (c.example.empty())
+          c.example =
+              d->name + "'s " + fs::path(m->path).filename().string() + " loads " + examples_text(graph, r, r.mask);
+        c.mask |= r.mask;
+      }
+    }
+    if (std::popcount(c.mask) != 1) continue;
+    by_major[std::countr_zero(c.mask)].push_back(dist);
+    contexts[dist] = std::move(c);
+  }
+  for (auto& [major, dists] : by_major)
+    std::sort(dists.begin(), dists.end(),
+              [](const python::Distribution* a, const python::Distribution* b) { return a->key() < b->key(); });
+  MajorMask paired = 0;
+  for_each_pair_across_groups(
+      by_major, [&](const python::Distribution* a, int major_a, const python::Distribution* b, int major_b) {
+        paired |= (1u << major_a) | (1u << major_b);
+        const Context& ca = contexts[a];
+        const Context& cb = contexts[b];
+        Finding f;
+        f.code = Code::kCudaMajorMix;
+        f.severity = Severity::kWarning;
+        f.file = modules[a].front()->path;
+        f.package = a->name;
+        f.packages = {a->name, b->name};
+        std::string ia = import_name(env, *a), ib = import_name(env, *b);
+        f.message = majors_text(ca.mask | cb.mask) + " libraries in one process: `import " + ia + ", " + ib +
+                    "`: " + ca.example + ", " + cb.example;
+        f.hint = a->name + " " + a->version + " is built for CUDA " + std::to_string(major_a) + " and " + b->name +
+                 " " + b->version + " for CUDA " + std::to_string(major_b) +
+                 ": each imports alone, but a process that imports both (in either order) holds two CUDA runtimes; "
+                 "install the builds of " +
+                 a->name + " and " + b->name + " for one CUDA major, or import them in separate processes";
+        out.push_back(std::move(f));
+      });
+  return paired;
+}
+
 // Libraries of several majors anywhere in the environment (or reached from it): a warning,
-// with who uses each major, so that the unused one can go.
-void mix_in_environment(const Environment& env, const CudaInventory& inv, std::vector<Finding>& out) {
+// with who uses each major, so that the unused one can go. Left out when pairs of packages
+// (mixes_between_contexts) already account for every major: they say it all, and say who.
+void mix_in_environment(const Environment& env, const CudaInventory& inv, MajorMask paired, std::vector<Finding>& out) {
   std::map<int, std::vector<const CudaLibrary*>> by_major;
   for (const CudaLibrary& lib : inv.libraries) by_major[lib.major].push_back(&lib);
   if (by_major.size() < 2) return;
+  if (std::all_of(by_major.begin(), by_major.end(), [&](const auto& m) { return paired & (1u << m.first); })) return;
   std::set<std::string> providers, cuda_paths;
   for (const CudaLibrary& lib : inv.libraries) {
     if (lib.owner) providers.insert(lib.owner->name);
@@ -373,6 +441,37 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, std::v
 
 }  // namespace
 
+std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& libraries, int pid) {
+  std::map<int, std::vector<const CudaLibrary*>> by_major;
+  for (const CudaLibrary& lib : libraries) by_major[lib.major].push_back(&lib);
+  if (by_major.size() < 2) return std::nullopt;
+  MajorMask mask = 0;
+  std::vector<std::string> parts;
+  std::set<std::string> packages;
+  for (const auto& [major, libs] : by_major) {
+    mask |= 1u << major;
+    std::vector<std::string> names;
+    for (const CudaLibrary* lib : libs) {
+      names.push_back(lib->soname + " (" + lib->path + ", " + lib->origin + ")");
+      if (lib->owner) packages.insert(lib->owner->name);
+    }
+    parts.push_back("CUDA " + std::to_string(major) + ": " + join_some(names));
+  }
+  const CudaLibrary& first = *by_major.begin()->second.front();
+  Finding f;
+  f.code = Code::kCudaMajorMix;
+  f.severity = Severity::kError;
+  f.file = first.path;
+  f.library = first.soname;
+  if (first.owner) f.package = first.owner->name;
+  f.packages.assign(packages.begin(), packages.end());
+  f.message = majors_text(mask) + " libraries loaded in process " + std::to_string(pid) + ": " + join(parts, "; ");
+  f.hint =
+      "two CUDA majors in one process means two CUDA runtimes, each with its own context and memory pools: "
+      "install builds of the packages this process imports for one CUDA major";
+  return f;
+}
+
 CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, const cuda::CudaTables& tables,
                            const CudaTarget& target) {
   CudaCheckResult result;
@@ -407,9 +506,12 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
   result.findings.insert(result.findings.end(), old_gpus.begin(), old_gpus.end());
 
   MajorGraph graph(env, inv);
-  mix_in_environment(env, inv, result.findings);
+  std::vector<Finding> pairs;
+  MajorMask paired = mixes_between_contexts(env, graph, pairs);
+  mix_in_environment(env, inv, paired, result.findings);
   mixes_in_load_graphs(env, inv, graph, result.findings);
   mixes_in_import_context(env, graph, result.findings);
+  result.findings.insert(result.findings.end(), pairs.begin(), pairs.end());
   return result;
 }
 

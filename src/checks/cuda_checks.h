@@ -41,4 +41,9 @@ struct CudaCheckResult {
 CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
                            const CudaTarget& target);
 
+// cuda-major-mix in a running process (`ps`): CUDA libraries of several majors mapped in process
+// `pid` together, each with the major cuda_major_of gives. An error: two CUDA runtimes are in one
+// process now, not only reachable. nullopt for fewer than two majors.
+std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& libraries, int pid);
+
 }  // namespace envdoctor::checks

@@ -317,7 +317,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
     lib.path = path;
     lib.soname = std::string(soname);
     lib.owner = owner;
-    lib.major = library_major(knowledge, soname, owner, path, &lib.major_source);
+    lib.major = cuda_major_of(&knowledge, soname, owner, path, &lib.major_source);
     lib.origin = origin_of_file(env, owner, path);
     if (lib.major > 0 && lib.major < 32) inv.libraries.push_back(std::move(lib));
   };
@@ -335,6 +335,17 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
     if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(env, lib));
   inv.forward_compat = find_forward_compat(env);
   return inv;
+}
+
+int cuda_major_of(const Knowledge* knowledge, std::string_view soname, const python::Distribution* owner,
+                  const std::string& path, std::string* source) {
+  if (!knowledge) {
+    std::optional<int> m = cudart_major(soname);
+    if (m) *source = "its SONAME";
+    return m.value_or(0);
+  }
+  if (!is_cuda_library(*knowledge, soname)) return 0;
+  return library_major(*knowledge, soname, owner, path, source);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -149,6 +149,13 @@ cuda::Coverage gpu_coverage(const GpuCode& code, int sm, const std::optional<cud
 // --root (never on this machine's tree).
 std::string cuda_path_key(const Environment& env, const std::string& path);
 
+// The CUDA major of the library `soname` at `path`, owned by `owner`, and how that is known
+// (`source`: "its SONAME", the owner's name, "data/sonames.json", "its folder"); 0 when it is no
+// CUDA library (by data/sonames.json, or a runtime's SONAME) or its major cannot be told. `check`
+// and `ps` both ask this. Without `knowledge` only a runtime's SONAME tells.
+int cuda_major_of(const Knowledge* knowledge, std::string_view soname, const python::Distribution* owner,
+                  const std::string& path, std::string* source);
+
 // "libcudart.so.12" -> 12, "libcudart.so.11.0" -> 11: the runtime's SONAME carries its major.
 std::optional<int> cudart_major(std::string_view soname);
 

@@ -430,6 +430,70 @@ Advice hint_undefined_symbol(const Environment& env, const loader::Process& p, c
   return {h, upgrade};
 }
 
+// A provider found on LD_LIBRARY_PATH that lacks what `e` needs (a version node, or a symbol of a
+// version it has: `undefined symbol: __nvJitLinkAddData_12_1, version libnvJitLink.so.12`),
+// where the consumer's own search finds a copy that has it once LD_LIBRARY_PATH is out of the
+// way. glibc searches an object's DT_RPATH (and its loaders'), then LD_LIBRARY_PATH, then its
+// DT_RUNPATH (elf/dl-load.c: _dl_map_object), so a directory on LD_LIBRARY_PATH shadows a
+// wheel's copy for every object that finds its libraries by RUNPATH, and for none that uses
+// RPATH. Whether unsetting helps is not guessed: the consumer is loaded again, into a process
+// of the same interpreter without LD_LIBRARY_PATH, and that load must not fail this way.
+// Empty advice when the provider was not found on LD_LIBRARY_PATH or unsetting would not help.
+Advice hint_ld_library_path_shadow(const Environment& env, const loader::Process& p, const LoadError& e) {
+  if (p.config().ld_library_path.empty() || e.object < 0) return {};
+  const loader::LoadedObject& consumer = p.objects()[e.object];
+  struct Shadow {
+    size_t dep;  // index in consumer.deps
+    const loader::LoadedObject* copy;
+  };
+  std::vector<Shadow> shadows;
+  for (size_t k = 0; k < consumer.deps.size(); ++k) {
+    const loader::Resolution& r = consumer.deps[k];
+    if (r.object < 0) continue;
+    const loader::LoadedObject& target = p.objects()[r.object];
+    if (target.rule != loader::Rule::kLdLibraryPath) continue;
+    // A missing version names its provider; a symbol may be any dependency's.
+    if (e.kind == LoadError::Kind::kMissingVersion && target.path != e.library) continue;
+    shadows.push_back({k, &target});
+  }
+  if (shadows.empty()) return {};
+
+  loader::LoaderConfig without = p.config();
+  without.ld_library_path.clear();
+  loader::Process q(without, *env.store);
+  std::string exe = env.python.real_executable.empty() ? env.python.executable : env.python.real_executable;
+  int caller = !exe.empty() && q.load_main(exe) ? 0 : -1;
+  loader::Process::DlopenResult again = q.dlopen(consumer.path, false, caller);
+  if (again.object < 0 && again.new_objects.empty()) return {};
+  for (const LoadError& other : again.errors)
+    if (other.kind == e.kind && other.symbol == e.symbol && other.version == e.version) return {};
+  const loader::LoadedObject& reloaded = q.objects()[again.object >= 0 ? again.object : again.new_objects.front()];
+
+  const Shadow& s = shadows.front();
+  const loader::Resolution& own = reloaded.deps.size() > s.dep ? reloaded.deps[s.dep] : loader::Resolution{};
+  std::string lib = consumer.deps[s.dep].name;
+  std::string what = e.kind == LoadError::Kind::kMissingVersion ? "version " + e.version
+                     : e.version.empty()                        ? "symbol " + e.symbol
+                                                                : "symbol " + e.symbol + " of version " + e.version;
+  std::string consumer_name = fs::path(consumer.path).filename().string();
+  std::string h = "LD_LIBRARY_PATH puts " + s.copy->source + " first: the loader searches LD_LIBRARY_PATH before " +
+                  consumer_name + "'s " + (consumer.elf && consumer.elf->runpath ? "RUNPATH" : "default directories") +
+                  ", so " + lib + " is " + s.copy->path + " (" + env.owner_label(s.copy->path) + "), which lacks " +
+                  what;
+  if (own.object >= 0) {
+    const std::string& path = q.objects()[own.object].path;
+    h += "; without LD_LIBRARY_PATH " + consumer_name + " loads " + path + " (" + env.owner_label(path) +
+         ", found by " + loader::rule_name(own.rule) + "), which has it";
+  }
+  // The fix: LD_LIBRARY_PATH without the directory that shadows (glibc splits it on ':' and ';').
+  std::string rest;
+  for (const std::string& dir : loader::split_search_path(p.config().ld_library_path, ":;", std::nullopt, without))
+    if (dir != s.copy->source) rest += (rest.empty() ? "" : ":") + dir;
+  h += "; take " + s.copy->source + " off LD_LIBRARY_PATH" + (rest.empty() ? " (unset it)" : "") +
+       ", or align the copies: replace " + s.copy->path + " with a release of " + lib + " that provides " + what;
+  return {h, rest.empty() ? "unset LD_LIBRARY_PATH" : "export LD_LIBRARY_PATH=" + shell_word(rest)};
+}
+
 }  // namespace
 
 void advise_invalid_file(Finding& f, const Environment& env, const std::string& path) {
@@ -484,12 +548,20 @@ Finding finding_for_load_error(const Environment& env, const Knowledge& knowledg
     case LoadError::Kind::kMissingVersion:
       f.library = fs::path(e.library).filename().string();
       f.version = e.version;
-      f.hint = hint_missing_version(env, knowledge, p, e);
+      if (Advice a = hint_ld_library_path_shadow(env, p, e); !a.hint.empty()) {
+        f.hint = a.hint;
+        f.fix_command = a.command;
+      } else {
+        f.hint = hint_missing_version(env, knowledge, p, e);
+      }
       break;
     case LoadError::Kind::kUndefinedSymbol:
       f.symbol = e.symbol;
       if (!e.version.empty()) f.version = e.version;
-      if (e.object >= 0) {
+      if (Advice a = hint_ld_library_path_shadow(env, p, e); !a.hint.empty()) {
+        f.hint = a.hint;
+        f.fix_command = a.command;
+      } else if (e.object >= 0) {
         Advice a = hint_undefined_symbol(env, p, e);
         f.hint = a.hint;
         f.fix_command = a.command;

@@ -15,10 +15,6 @@ using python::Distribution;
 
 namespace {
 
-// At most this many packages per copy are paired: the pairs grow with the square of it, and a
-// copy that three packages load alike is judged by any of them.
-constexpr size_t kPackagesPerCopy = 3;
-
 // One process of the environment's interpreter, into which packages are imported in turn.
 class ImportModel {
  public:
@@ -46,20 +42,6 @@ class ImportModel {
         break;
       }
     return it->second;
-  }
-
-  // The name `import` spells the package by: the top-level directory of its first extension
-  // module, relative to the site directory it is installed in.
-  std::string import_name(const Distribution* d) const {
-    auto it = modules_.find(d);
-    if (it != modules_.end() && !it->second.empty()) {
-      fs::path rel = fs::path(it->second.front()->path).lexically_relative(d->site_dir);
-      if (!rel.empty() && *rel.begin() != "..") {
-        std::string top = rel.begin()->string();
-        return top.substr(0, top.find('.'));
-      }
-    }
-    return d->key();
   }
 
  private:
@@ -110,8 +92,8 @@ struct Side {
 };
 
 // `import first, second` fails; `reverse` is how `import second, first` fares.
-Finding conflict_finding(const Environment& env, ImportModel& model, const std::string& soname, const Side& first,
-                         const Side& second, const LoadError& e, const std::optional<LoadError>& reverse) {
+Finding conflict_finding(const Environment& env, const std::string& soname, const Side& first, const Side& second,
+                         const LoadError& e, const std::optional<LoadError>& reverse) {
   Finding f;
   f.code = Code::kImportOrderConflict;
   f.severity = reverse ? Severity::kError : Severity::kWarning;
@@ -122,7 +104,7 @@ Finding conflict_finding(const Environment& env, ImportModel& model, const std::
   if (!e.symbol.empty()) f.symbol = e.symbol;
   if (!e.version.empty()) f.version = e.version;
   f.message = e.message;
-  std::string a = model.import_name(first.dist), b = model.import_name(second.dist);
+  std::string a = import_name(env, *first.dist), b = import_name(env, *second.dist);
   std::string served = "`import " + a + ", " + b + "` fails: " + first.dist->name + " " + first.dist->version +
                        " loads its " + soname + " (" + first.copy + ") first, the loader reuses it for " +
                        second.dist->name + " by SONAME, and it lacks " + lacking(e) + ". ";
@@ -141,6 +123,19 @@ Finding conflict_finding(const Environment& env, ImportModel& model, const std::
 
 }  // namespace
 
+std::string import_name(const Environment& env, const Distribution& dist) {
+  for (const ElfRecord& r : env.elf_files)
+    if (r.extension_module && std::find(r.owners.begin(), r.owners.end(), &dist) != r.owners.end()) {
+      fs::path rel = fs::path(r.path).lexically_relative(dist.site_dir);
+      if (!rel.empty() && *rel.begin() != "..") {
+        std::string top = rel.begin()->string();
+        return top.substr(0, top.find('.'));
+      }
+      break;
+    }
+  return dist.key();
+}
+
 ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions) {
   ImportOrderResult out;
   std::optional<ImportModel> model;  // built only when some SONAME has two copies
@@ -154,7 +149,7 @@ ImportOrderResult check_import_order(const Environment& env, const ResolutionMap
         if (const Distribution* d = env.owner(c)) copies_of[d].insert(path);
     std::map<std::string, std::vector<const Distribution*>> users;
     for (const auto& [d, copies] : copies_of)
-      if (copies.size() == 1 && users[*copies.begin()].size() < kPackagesPerCopy) users[*copies.begin()].push_back(d);
+      if (copies.size() == 1) users[*copies.begin()].push_back(d);
     // Paths of one file (hard links, a directory reached twice) are one object to the loader
     // (elf/dl-load.c: _dl_map_object_from_fd compares device and inode): not two copies.
     std::set<std::pair<dev_t, ino_t>> files;
@@ -165,24 +160,22 @@ ImportOrderResult check_import_order(const Environment& env, const ResolutionMap
     if (!model) model.emplace(env);
 
     bool conflict = false;
-    for (auto i = users.begin(); i != users.end(); ++i)
-      for (auto j = std::next(i); j != users.end(); ++j)
-        for (const Distribution* a : i->second)
-          for (const Distribution* b : j->second) {
-            auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
-            if (auto seen = judged.find(key); seen != judged.end()) {
-              conflict |= seen->second;
-              continue;
-            }
-            ++out.pairs;
-            Side sa{a, i->first}, sb{b, j->first};
-            const std::optional<LoadError>& ab = model->after(a, b);
-            const std::optional<LoadError>& ba = model->after(b, a);
-            if (ab) out.findings.push_back(conflict_finding(env, *model, soname, sa, sb, *ab, ba));
-            if (ba) out.findings.push_back(conflict_finding(env, *model, soname, sb, sa, *ba, ab));
-            judged[key] = ab || ba;
-            conflict |= ab || ba;
+    for_each_pair_across_groups(
+        users, [&](const Distribution* a, const std::string& copy_a, const Distribution* b, const std::string& copy_b) {
+          auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
+          if (auto seen = judged.find(key); seen != judged.end()) {
+            conflict |= seen->second;
+            return;
           }
+          ++out.pairs;
+          Side sa{a, copy_a}, sb{b, copy_b};
+          const std::optional<LoadError>& ab = model->after(a, b);
+          const std::optional<LoadError>& ba = model->after(b, a);
+          if (ab) out.findings.push_back(conflict_finding(env, soname, sa, sb, *ab, ba));
+          if (ba) out.findings.push_back(conflict_finding(env, soname, sb, sa, *ba, ab));
+          judged[key] = ab || ba;
+          conflict |= ab || ba;
+        });
     (conflict ? out.conflicting : out.compatible).insert(soname);
   }
   return out;

@@ -14,6 +14,9 @@
 // serve each other both ways are left to duplicate-library, as advice.
 #pragma once
 
+#include <algorithm>
+#include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -24,12 +27,33 @@
 
 namespace envdoctor::checks {
 
+// The pairing of packages into one process, shared by import-order-conflict (packages grouped by
+// the copy of a SONAME they load) and cuda-major-mix (by the CUDA major they load): every
+// package of one group with every package of another, each unordered pair once per call, and
+// at most kPackagesPerGroup packages of a group (the pairs grow with the square of it, and a
+// group that three packages share is judged by any of them). `visit(a, group_a, b, group_b)`.
+constexpr size_t kPackagesPerGroup = 3;
+
+template <typename Group, typename Visit>
+void for_each_pair_across_groups(const std::map<Group, std::vector<const python::Distribution*>>& groups,
+                                 Visit&& visit) {
+  for (auto i = groups.begin(); i != groups.end(); ++i)
+    for (auto j = std::next(i); j != groups.end(); ++j)
+      for (size_t x = 0; x < std::min(i->second.size(), kPackagesPerGroup); ++x)
+        for (size_t y = 0; y < std::min(j->second.size(), kPackagesPerGroup); ++y)
+          if (i->second[x] != j->second[y]) visit(i->second[x], i->first, j->second[y], j->first);
+}
+
 struct ImportOrderResult {
   std::vector<Finding> findings;
   std::set<std::string> conflicting;  // SONAMEs some import order breaks
   std::set<std::string> compatible;   // SONAMEs whose copies were paired and serve each other both ways
   size_t pairs = 0;                   // package pairs imported in both orders
 };
+
+// The name `import` spells a package by: the top-level directory of its first extension module,
+// relative to the site directory it is installed in; else its distribution name.
+std::string import_name(const Environment& env, const python::Distribution& dist);
 
 ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions);
 

@@ -7,7 +7,11 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <tuple>
 
+#include "checks/cuda_checks.h"
+#include "checks/cuda_inventory.h"
+#include "checks/openmp.h"
 #include "loader/object_store.h"
 
 namespace envdoctor::checks {
@@ -30,14 +34,15 @@ std::map<ino_t, const Edge*> edges_by_inode(const LoadCheckResult& loads, loader
   return out;
 }
 
+std::string edge_text(const Edge& e) {
+  return "NEEDED " + e.needed + " of " + e.consumer + ": " + loader::rule_name(e.rule) +
+         (e.source.empty() ? "" : " " + e.source);
+}
+
 std::string how_found(const live::MappedFile& f, const Environment* env, const std::map<ino_t, const Edge*>& edges,
                       ino_t exe_ino) {
   if (f.ino == exe_ino) return "the program (/proc/PID/exe)";
-  if (auto it = edges.find(f.ino); it != edges.end()) {
-    const Edge& e = *it->second;
-    return std::string("NEEDED ") + e.needed + " of " + e.consumer + ": " + loader::rule_name(e.rule) +
-           (e.source.empty() ? "" : " " + e.source);
-  }
+  if (auto it = edges.find(f.ino); it != edges.end()) return edge_text(*it->second);
   if (env)
     if (const ElfRecord* r = env->elf(f.path); r && r->extension_module) return "imported (an extension module)";
   return "loaded at run time (dlopen by the program; not in the load model)";
@@ -86,14 +91,24 @@ Finding duplicate_finding(const std::string& soname, const std::vector<const Liv
   return out;
 }
 
+// The first edge of the load model that resolves to `path`.
+const Edge* edge_to(const LoadCheckResult& loads, const std::string& path) {
+  for (const Edge& e : loads.edges)
+    if (e.resolved == path) return &e;
+  return nullptr;
+}
+
 }  // namespace
 
 LiveExamination examine_process(const live::LiveProcess& process, const Environment* env, const LoadCheckResult* loads,
-                                const std::string& python) {
+                                const Knowledge* knowledge, const std::string& python) {
   LiveExamination out;
   out.pid = process.pid;
   out.exe = process.exe;
   out.python = python;
+  if (env) out.python_version = env->python.version_info.full_str();
+  for (const std::string& var : process.environ)
+    if (var.rfind("LD_LIBRARY_PATH=", 0) == 0) out.ld_library_path = var.substr(16);
   // The files are read as they are on disk now: the process's own view is gone for a deleted one.
   loader::ObjectStore local;
   loader::ObjectStore& store = env ? *env->store : local;
@@ -102,6 +117,8 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
   struct stat exe_st {};
   ino_t exe_ino = stat(process.exe.c_str(), &exe_st) == 0 ? exe_st.st_ino : 0;
 
+  std::vector<OpenmpRuntime> openmp;
+  std::vector<CudaLibrary> cuda;
   for (const live::MappedFile& f : process.files) {
     // The kernel marks a mapping " (deleted)" when its inode lost its last link: an uninstall, and
     // also an install that renamed a new file over the path (what pip does). The path now tells
@@ -126,8 +143,41 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
     if (env) o.owner = env->owner_label(f.path);
     o.found = how_found(f, env, edges, exe_ino);
     if (o.deleted || o.replaced) out.findings.push_back(replaced_finding(o, f, now, process.pid, env));
+    const python::Distribution* owner = env ? env->owner(f.path) : nullptr;
+    if (elf_now && !o.replaced && o.soname) {
+      // What check's verdicts say of the file: an OpenMP runtime, a CUDA library of some major.
+      if (std::optional<std::string> kind = openmp_runtime(*opened->elf))
+        openmp.push_back({o.path, *o.soname, *kind, o.owner, {}, owner ? owner->name : ""});
+      std::string source;
+      if (int major = cuda_major_of(knowledge, *o.soname, owner, o.path, &source); major > 0 && major < 32)
+        cuda.push_back({o.path, *o.soname, major, source, owner,
+                        owner             ? owner->name
+                        : o.owner.empty() ? "system"
+                                          : o.owner});
+      // Where check parts from the process: the model resolves this SONAME, never to this file.
+      if (loads)
+        if (auto it = loads->resolutions.find(*o.soname); it != loads->resolutions.end()) {
+          bool predicted = false;
+          for (const auto& [path, consumers] : it->second) {
+            std::shared_ptr<const loader::OpenResult> p = store.open(path);
+            predicted |= path == o.path || (p->status == loader::OpenResult::Status::kOk && p->id.ino == f.ino);
+          }
+          if (!predicted) {
+            LiveDifference d{*o.soname, o.path, o.owner, {}, ""};
+            for (const auto& [path, consumers] : it->second) d.predicted.push_back(path);
+            if (const Edge* e = edge_to(*loads, d.predicted.front())) d.predicted_by = edge_text(*e);
+            out.differences.push_back(std::move(d));
+          }
+        }
+    }
     out.objects.push_back(std::move(o));
   }
+  std::string here = "are loaded in process " + std::to_string(process.pid);
+  if (std::optional<Finding> f = openmp_runtime_mix(openmp, here)) out.findings.push_back(std::move(*f));
+  if (std::optional<Finding> f = cuda_majors_loaded(cuda, process.pid)) out.findings.push_back(std::move(*f));
+  std::sort(out.differences.begin(), out.differences.end(), [](const LiveDifference& a, const LiveDifference& b) {
+    return std::tie(a.soname, a.loaded) < std::tie(b.soname, b.loaded);
+  });
 
   // Copies of one SONAME mapped together: files of another identity each.
   std::map<std::string, std::vector<const LiveObject*>> by_soname;

@@ -12,6 +12,13 @@
 //    when a name matches its path or SONAME (elf/dl-load.c: _dl_map_object) or when the file is
 //    the same device and inode (_dl_map_object_from_fd); dlopen of two different paths of one
 //    SONAME maps both.
+//  - openmp-runtime-mix and cuda-major-mix: two OpenMP runtimes, or CUDA libraries of two majors,
+//    mapped together, judged by check's own verdicts (openmp.h, cuda_checks.h) on what is mapped
+//    rather than on what could load.
+// And, for a Python, where the process and `check` part: a mapped object whose SONAME the load
+// model resolves to other files (a copy loaded first by ctypes or by another package's RPATH,
+// matched by SONAME afterwards; an LD_LIBRARY_PATH the process was started with that the check
+// did not model).
 #pragma once
 
 #include <optional>
@@ -20,6 +27,7 @@
 
 #include "checks/environment.h"
 #include "checks/finding.h"
+#include "checks/knowledge.h"
 #include "checks/load_checks.h"
 #include "live/proc.h"
 
@@ -34,16 +42,30 @@ struct LiveObject {
   bool replaced = false;  // the path now holds another inode than the one mapped
 };
 
+// A mapped object the static check resolves to another file: what `check` predicts for its
+// SONAME, and what the process really loaded.
+struct LiveDifference {
+  std::string soname;
+  std::string loaded;                  // the mapped file
+  std::string loaded_owner;            // its owner label ("" without an environment)
+  std::vector<std::string> predicted;  // the files the load model resolves the SONAME to
+  std::string predicted_by;            // the first NEEDED edge to predicted[0]: "NEEDED X of F: RUNPATH D"
+};
+
 struct LiveExamination {
   int pid = 0;
   std::string exe;
-  std::string python;  // the interpreter whose environment was examined; "" for none
+  std::string python;                          // the interpreter whose environment was examined; "" for none
+  std::string python_version;                  // "3.11.2"; "" for none
+  std::optional<std::string> ld_library_path;  // the process's, from /proc/PID/environ; nullopt when unset
   std::vector<LiveObject> objects;
-  std::vector<Finding> findings;  // sorted and de-duplicated
+  std::vector<LiveDifference> differences;  // by SONAME, then loaded path
+  std::vector<Finding> findings;            // sorted and de-duplicated
 };
 
-// `env` and `loads` are the process's Python environment and its load check, or nullptr.
+// `env` and `loads` are the process's Python environment and its load check, or nullptr;
+// `knowledge` tells CUDA libraries' majors (nullptr: only a runtime's SONAME tells).
 LiveExamination examine_process(const live::LiveProcess& process, const Environment* env, const LoadCheckResult* loads,
-                                const std::string& python);
+                                const Knowledge* knowledge, const std::string& python);
 
 }  // namespace envdoctor::checks

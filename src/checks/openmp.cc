@@ -39,13 +39,36 @@ std::optional<std::string> openmp_runtime(const elf::ElfFile& file) {
   return std::nullopt;
 }
 
+std::optional<Finding> openmp_runtime_mix(const std::vector<OpenmpRuntime>& runtimes, const std::string& where) {
+  if (runtimes.size() < 2) return std::nullopt;
+  Finding f;
+  f.code = Code::kOpenmpRuntimeMix;
+  f.severity = Severity::kWarning;
+  f.file = runtimes.front().path;
+  f.library = runtimes.front().soname;
+  if (!runtimes.front().package.empty()) f.package = runtimes.front().package;
+  std::string list;
+  std::set<std::string> kinds;
+  for (const OpenmpRuntime& r : runtimes) {
+    kinds.insert(r.kind);
+    std::string users;
+    for (const std::string& u : r.users) users += (users.empty() ? "" : ", ") + u;
+    list += (list.empty() ? "" : "; ") + r.soname + " (" + r.kind + ", " + r.path +
+            (r.owner.empty() ? "" : ", " + r.owner) + ")" + (users.empty() ? "" : " loaded by " + users);
+    if (!r.package.empty()) f.packages.push_back(r.package);
+  }
+  f.message = std::to_string(runtimes.size()) + " OpenMP runtimes " + where + ": " + list;
+  f.hint = kinds.size() > 1
+               ? "GNU and LLVM/Intel OpenMP runtimes in one process are known to hang or abort (OMP: Error #15); "
+                 "use builds of these packages made with one OpenMP runtime, or import only one of them per process"
+               : "each runtime keeps its own thread pool, so together they oversubscribe the cores: set "
+                 "OMP_NUM_THREADS, or use builds of these packages that share one runtime";
+  return f;
+}
+
 std::vector<Finding> check_openmp_runtimes(const Environment& env, const ResolutionMap& resolutions) {
   // Runtimes by file identity: one file reached by two paths is one runtime.
-  struct Runtime {
-    std::string path, soname, kind;
-    std::set<std::string> users;
-  };
-  std::map<std::pair<dev_t, ino_t>, Runtime> runtimes;
+  std::map<std::pair<dev_t, ino_t>, OpenmpRuntime> runtimes;
   for (const auto& [soname, by_path] : resolutions) {
     if (!(soname.starts_with("libgomp") || soname.starts_with("libiomp") || soname.starts_with("libomp"))) continue;
     for (const auto& [path, consumers] : by_path) {
@@ -53,39 +76,20 @@ std::vector<Finding> check_openmp_runtimes(const Environment& env, const Resolut
       if (opened->status != loader::OpenResult::Status::kOk) continue;
       std::optional<std::string> kind = openmp_runtime(*opened->elf);
       if (!kind) continue;
-      Runtime& r = runtimes[{opened->id.dev, opened->id.ino}];
-      if (r.path.empty()) r = Runtime{path, soname, *kind, {}};
+      OpenmpRuntime& r = runtimes[{opened->id.dev, opened->id.ino}];
+      if (r.path.empty()) {
+        const python::Distribution* d = env.owner(path);
+        r = OpenmpRuntime{path, soname, *kind, env.owner_label(path), {}, d ? d->name : ""};
+      }
       std::set<std::string> users = consumer_packages(env, consumers);
       r.users.insert(users.begin(), users.end());
     }
   }
-  if (runtimes.size() < 2) return {};
-
-  Finding f;
-  f.code = Code::kOpenmpRuntimeMix;
-  f.severity = Severity::kWarning;
-  std::string list;
-  std::set<std::string> kinds;
-  for (const auto& [id, r] : runtimes) {
-    if (f.file.empty()) {
-      f.file = r.path;
-      f.library = r.soname;
-      if (const python::Distribution* d = env.owner(r.path)) f.package = d->name;
-    }
-    kinds.insert(r.kind);
-    std::string users;
-    for (const std::string& u : r.users) users += (users.empty() ? "" : ", ") + u;
-    list += (list.empty() ? "" : "; ") + r.soname + " (" + r.kind + ", " + r.path + ", " + env.owner_label(r.path) +
-            ") loaded by " + users;
-    if (const python::Distribution* d = env.owner(r.path)) f.packages.push_back(d->name);
-  }
-  f.message = std::to_string(runtimes.size()) + " OpenMP runtimes can load into one process: " + list;
-  f.hint = kinds.size() > 1
-               ? "GNU and LLVM/Intel OpenMP runtimes in one process are known to hang or abort (OMP: Error #15); "
-                 "use builds of these packages made with one OpenMP runtime, or import only one of them per process"
-               : "each runtime keeps its own thread pool, so together they oversubscribe the cores: set "
-                 "OMP_NUM_THREADS, or use builds of these packages that share one runtime";
-  return {f};
+  std::vector<OpenmpRuntime> list;
+  for (auto& [id, r] : runtimes) list.push_back(std::move(r));
+  std::optional<Finding> f = openmp_runtime_mix(list, "can load into one process");
+  if (!f) return {};
+  return {*f};
 }
 
 }  // namespace envdoctor::checks

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,19 @@ namespace envdoctor::checks {
 
 // "GNU libgomp", "LLVM libomp" or "Intel libiomp5" when `file` is an OpenMP runtime.
 std::optional<std::string> openmp_runtime(const elf::ElfFile& file);
+
+// One runtime that meets others in a process: its file, SONAME, kind, who owns it ("vendpkg 2.0",
+// "no package"; "" when no environment is known) and who loads it (packages; may be empty).
+struct OpenmpRuntime {
+  std::string path, soname, kind, owner;
+  std::set<std::string> users;
+  std::string package;  // the owning distribution's name, "" for none
+};
+
+// The openmp-runtime-mix finding for runtimes (distinct files) that meet in one process, `where`
+// they do: "can load into one process" (check) or "are loaded in process 42" (ps). nullopt for
+// fewer than two. The one verdict check and ps share.
+std::optional<Finding> openmp_runtime_mix(const std::vector<OpenmpRuntime>& runtimes, const std::string& where);
 
 std::vector<Finding> check_openmp_runtimes(const Environment& env, const ResolutionMap& resolutions);
 

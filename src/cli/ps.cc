@@ -39,7 +39,8 @@ int run_ps(const std::string& pid_text, bool json) {
     loads = checks::check_loads(*session->env, session->knowledge);
   }
   checks::LiveExamination examined =
-      checks::examine_process(*process, session ? session->env.get() : nullptr, loads ? &*loads : nullptr, python);
+      checks::examine_process(*process, session ? session->env.get() : nullptr, loads ? &*loads : nullptr,
+                              session ? &session->knowledge : nullptr, python);
   if (json) {
     std::cout << report::render_ps_json(examined);
   } else {

@@ -105,6 +105,10 @@ std::string render_ps_json(const checks::LiveExamination& process) {
   out["schema"] = 1;
   out["process"] = {{"pid", process.pid}, {"exe", process.exe}};
   out["process"]["python"] = process.python.empty() ? ordered_json(nullptr) : ordered_json(process.python);
+  out["process"]["python_version"] =
+      process.python_version.empty() ? ordered_json(nullptr) : ordered_json(process.python_version);
+  out["process"]["ld_library_path"] =
+      process.ld_library_path ? ordered_json(*process.ld_library_path) : ordered_json(nullptr);
   ordered_json objects = ordered_json::array();
   for (const checks::LiveObject& o : process.objects) {
     ordered_json j;
@@ -117,6 +121,15 @@ std::string render_ps_json(const checks::LiveExamination& process) {
     objects.push_back(std::move(j));
   }
   out["objects"] = std::move(objects);
+  ordered_json differences = ordered_json::array();
+  for (const checks::LiveDifference& d : process.differences)
+    differences.push_back(
+        {{"soname", d.soname},
+         {"loaded", d.loaded},
+         {"loaded_owner", d.loaded_owner.empty() ? ordered_json(nullptr) : ordered_json(d.loaded_owner)},
+         {"predicted", d.predicted},
+         {"predicted_by", d.predicted_by.empty() ? ordered_json(nullptr) : ordered_json(d.predicted_by)}});
+  out["differences"] = std::move(differences);
   out["findings"] = findings_json(process.findings);
   size_t errors = 0;
   for (const checks::Finding& f : process.findings) errors += f.severity == checks::Severity::kError;

@@ -122,8 +122,10 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
   Style s{options.color};
   std::ostringstream out;
   out << s.bold() << "process " << process.pid << s.reset() << ": " << printable(process.exe);
-  if (!process.python.empty()) out << " (Python environment of " << printable(process.python) << ")";
+  if (!process.python.empty())
+    out << " (Python " << printable(process.python_version) << " environment of " << printable(process.python) << ")";
   out << ", " << plural(process.objects.size(), "ELF object") << " mapped\n";
+  out << "  LD_LIBRARY_PATH: " << (process.ld_library_path ? printable(*process.ld_library_path) : "(unset)") << "\n";
   for (const checks::LiveObject& o : process.objects) {
     out << "  " << printable(o.path);
     if (o.deleted) out << " " << s.yellow() << "(deleted)" << s.reset();
@@ -132,6 +134,17 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
     if (o.soname) out << printable(*o.soname) << "; ";
     if (!o.owner.empty()) out << printable(o.owner) << "; ";
     out << printable(o.found) << "\n";
+  }
+  if (!process.differences.empty()) {
+    out << "\n" << s.bold() << "Loaded other than check predicts:" << s.reset() << "\n";
+    for (const checks::LiveDifference& d : process.differences) {
+      out << "  " << printable(d.soname) << ": loaded " << printable(d.loaded);
+      if (!d.loaded_owner.empty()) out << " (" << printable(d.loaded_owner) << ")";
+      out << "\n    check predicts ";
+      for (size_t i = 0; i < d.predicted.size(); ++i) out << (i ? ", " : "") << printable(d.predicted[i]);
+      if (!d.predicted_by.empty()) out << " (" << printable(d.predicted_by) << ")";
+      out << "\n";
+    }
   }
   size_t errors = 0;
   for (const checks::Finding& f : process.findings) errors += f.severity == checks::Severity::kError;

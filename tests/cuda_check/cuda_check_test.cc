@@ -363,5 +363,61 @@ TEST_F(CudaCheckTest, CudaAndCheckJudgeNvidiasOwnLibrariesAlike) {
   EXPECT_EQ(coverage("sm_75"), "unsupported");
 }
 
+// cuda-major-mix per pair of import contexts: cu12ext vendors a libcudart.so.12 and cu13ext a
+// libcudart.so.13 (gcc-built libraries with those SONAMEs; no GPU needed), each found by its
+// extension module's RUNPATH. Each imports alone on one major; `import cu12ext, cu13ext` maps
+// both runtimes into one process (the referee: that process's own /proc/self/maps). The pair is
+// the finding, naming both packages; the environment-wide warning would only repeat it.
+class CudaPairTest : public VenvTest {
+ protected:
+  std::string cuda_package(const std::string& name, int major) {
+    std::string soname = "libcudart.so." + std::to_string(major);
+    std::string fn = "cudart" + std::to_string(major) + "_fn";
+    std::string lib = tmp_ / ("build/" + name + "/" + soname);
+    build_shared(lib, "int " + fn + "(void) { return " + std::to_string(major) + "; }", "-Wl,-soname," + soname, tmp_);
+    std::string ext = tmp_ / ("build/" + name + "/_" + name + suffix_);
+    build_ext(ext, "_" + name, "int " + fn + "(void);", fn + "()",
+              quote(lib) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'");
+    return platlib_wheel(name, "1.0", {{name + "/lib/" + soname, lib}, {name + "/_" + name + suffix_, ext}},
+                         {{name + "/__init__.py", "from . import _" + name + "\n"}});
+  }
+};
+
+TEST_F(CudaPairTest, TwoPackagesOnTwoMajorsAreAPair) {
+  Venv venv(tmp_, "pair");
+  venv.install({cuda_package("cu12ext", 12), cuda_package("cu13ext", 13)});
+  std::string rt12 = venv.site() + "/cu12ext/lib/libcudart.so.12";
+  std::string rt13 = venv.site() + "/cu13ext/lib/libcudart.so.13";
+  ASSERT_EQ(venv.import("cu12ext"), "");
+  ASSERT_EQ(venv.import("cu13ext"), "");
+  CommandResult maps = run("cd / && " + quote(venv.python()) + " -c " +
+                           quote("import cu12ext, cu13ext; print(open('/proc/self/maps').read())"));
+  ASSERT_EQ(maps.status, 0) << maps.err;
+  ASSERT_NE(maps.out.find(rt12), std::string::npos) << maps.out;
+  ASSERT_NE(maps.out.find(rt13), std::string::npos) << maps.out;
+
+  int status = -1;
+  json report = venv.check(&status, "--driver 580.65.06");
+  EXPECT_EQ(status, 0) << report.dump(1);  // a warning: no one load graph holds both
+  auto mix = findings(report, "cuda-major-mix");
+  ASSERT_EQ(mix.size(), 1u) << report.dump(1);
+  EXPECT_EQ(mix[0]["severity"], "warning");
+  EXPECT_EQ(mix[0]["package"], "cu12ext");
+  EXPECT_EQ(mix[0]["packages"], json({"cu12ext", "cu13ext"}));
+  EXPECT_EQ(mix[0]["file"], venv.site() + "/cu12ext/_cu12ext" + suffix_);
+  EXPECT_EQ(mix[0]["message"],
+            "CUDA 12 and 13 libraries in one process: `import cu12ext, cu13ext`: cu12ext's _cu12ext" + suffix_ +
+                " loads libcudart.so.12 (cu12ext), cu13ext's _cu13ext" + suffix_ + " loads libcudart.so.13 (cu13ext)");
+  EXPECT_EQ(mix[0]["hint"],
+            "cu12ext 1.0 is built for CUDA 12 and cu13ext 1.0 for CUDA 13: each imports alone, but a process that "
+            "imports both (in either order) holds two CUDA runtimes; install the builds of cu12ext and cu13ext for one "
+            "CUDA major, or import them in separate processes");
+
+  // Alone, one major: no pair.
+  venv.uninstall("cu13ext");
+  report = venv.check(&status, "--driver 580.65.06");
+  EXPECT_TRUE(findings(report, "cuda-major-mix").empty()) << report.dump(1);
+}
+
 }  // namespace
 }  // namespace envdoctor::test

@@ -62,12 +62,14 @@ class PsTest : public VenvTest {
                               {"files", {{"cleanpkg/__init__.py", "from . import _core\n"}}},
                               {"paths", {{"cleanpkg/lib/libclean.so", lib}, {"cleanpkg/_core" + suffix_, ext}}}})});
   }
-  // `python -c SCRIPT` in the background, ready when SCRIPT has run.
-  std::unique_ptr<Running> start(const Venv& venv, const std::string& script) {
+  // `python -c SCRIPT` in the background, with `variables` in its environment, ready when SCRIPT has run.
+  std::unique_ptr<Running> start(const Venv& venv, const std::string& script, const std::string& variables = "") {
     std::string ready = tmp_ / "ready";
     fs::remove(ready);
     std::string body = script + "\nopen(" + json(ready).dump() + ", 'w').close()\nimport time\ntime.sleep(120)\n";
-    return std::make_unique<Running>("cd / && exec " + quote(venv.python()) + " -c " + quote(body), ready);
+    return std::make_unique<Running>("cd / && exec " + (variables.empty() ? "" : "env " + variables + " ") +
+                                         quote(venv.python()) + " -c " + quote(body),
+                                     ready);
   }
   json ps(int pid, int* status) {
     CommandResult r = run(quote(envdoctor()) + " ps " + std::to_string(pid) + " --json");
@@ -87,7 +89,9 @@ TEST_F(PsTest, HealthyProcessHasNoFindings) {
   json report = ps(p->pid(), &status);
   EXPECT_EQ(status, 0);
   EXPECT_TRUE(report["findings"].empty()) << report.dump(1);
+  EXPECT_TRUE(report["differences"].empty()) << report.dump(1);
   EXPECT_EQ(report["process"]["python"], venv.python());
+  EXPECT_EQ(report["process"]["ld_library_path"], nullptr);
   std::string lib = venv.site() + "/cleanpkg/lib/libclean.so";
   std::string ext = venv.site() + "/cleanpkg/_core" + suffix_;
   bool saw_lib = false, saw_ext = false;
@@ -189,6 +193,80 @@ TEST_F(PsTest, AnotherUsersProcessIsAPermissionError) {
   CommandResult none = run(quote(envdoctor()) + " ps 999999999");
   EXPECT_EQ(none.status, 2);
   EXPECT_EQ(none.err, "envdoctor: no process 999999999\n");
+}
+
+// Two OpenMP runtimes (gcc's libgomp and an auditwheel-style hashed copy) and CUDA runtimes of two
+// majors (gcc-built libraries with the SONAMEs libcudart.so.12 and .13), loaded by ctypes into one
+// process that runs with an LD_LIBRARY_PATH. maps is the referee; ps judges them with check's
+// own verdicts.
+TEST_F(PsTest, OpenmpRuntimesAndCudaMajorsLoadedTogether) {
+  std::string gomp = run("gcc -print-file-name=libgomp.so.1").out;
+  while (!gomp.empty() && gomp.back() == '\n') gomp.pop_back();
+  if (!fs::exists(gomp)) GTEST_SKIP() << "needs gcc's libgomp.so.1";
+  gomp = fs::canonical(gomp).string();
+  Venv venv(tmp_, "mixed");
+  std::string hashed = tmp_ / "libs/libgomp-a34b3233.so.1";
+  build_shared(hashed,
+               "int omp_get_num_threads(void) { return 1; }\n"
+               "void GOMP_parallel(void (*fn)(void*), void* data, unsigned n, unsigned flags) { fn(data); }\n",
+               "-Wl,-soname,libgomp-a34b3233.so.1", tmp_);
+  std::string rt12 = tmp_ / "libs/libcudart.so.12", rt13 = tmp_ / "libs/libcudart.so.13";
+  build_shared(rt12, "int cudart12_fn(void) { return 12; }", "-Wl,-soname,libcudart.so.12", tmp_);
+  build_shared(rt13, "int cudart13_fn(void) { return 13; }", "-Wl,-soname,libcudart.so.13", tmp_);
+  std::string script = "import ctypes\n";
+  for (const std::string& lib : {gomp, hashed, rt12, rt13}) script += "ctypes.CDLL(" + json(lib).dump() + ")\n";
+  auto p = start(venv, script, "LD_LIBRARY_PATH=/nonexistent");
+  for (const std::string& lib : {hashed, rt12, rt13}) ASSERT_FALSE(p->maps(lib).empty()) << lib;
+  ASSERT_FALSE(p->maps("libgomp.so.1").empty());
+
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 1) << report.dump(1);  // two CUDA majors in one process: an error
+  EXPECT_EQ(report["process"]["ld_library_path"], "/nonexistent");
+  std::string pid = std::to_string(p->pid());
+  auto openmp = findings(report, "openmp-runtime-mix");
+  ASSERT_EQ(openmp.size(), 1u) << report.dump(1);
+  EXPECT_EQ(openmp[0]["severity"], "warning");
+  std::string message = openmp[0]["message"];
+  EXPECT_EQ(message.find("2 OpenMP runtimes are loaded in process " + pid + ": "), 0u) << message;
+  EXPECT_NE(message.find("libgomp-a34b3233.so.1 (GNU libgomp, " + hashed + ", no package)"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("libgomp.so.1 (GNU libgomp, "), std::string::npos) << message;
+  auto cuda = findings(report, "cuda-major-mix");
+  ASSERT_EQ(cuda.size(), 1u) << report.dump(1);
+  EXPECT_EQ(cuda[0]["severity"], "error");
+  EXPECT_EQ(cuda[0]["message"], "CUDA 12 and 13 libraries loaded in process " + pid + ": CUDA 12: libcudart.so.12 (" +
+                                    rt12 + ", no package); CUDA 13: libcudart.so.13 (" + rt13 + ", no package)");
+}
+
+// A copy of libclean.so loaded by ctypes before `import cleanpkg`: the module's NEEDED libclean.so
+// matches the loaded SONAME (elf/dl-load.c: _dl_map_object), so the process runs that copy where
+// check predicts cleanpkg's own (RUNPATH). maps is the referee: cleanpkg's copy is not mapped.
+TEST_F(PsTest, LoadedOtherThanCheckPredicts) {
+  Venv venv(tmp_, "differs");
+  install_clean(venv);
+  std::string other = tmp_ / "other/libclean.so";
+  build_shared(other, "int clean_fn(void) { return 8; }", "-Wl,-soname,libclean.so", tmp_);
+  auto p = start(venv, "import ctypes\nctypes.CDLL(" + json(other).dump() + ")\nimport cleanpkg");
+  std::string own = venv.site() + "/cleanpkg/lib/libclean.so";
+  ASSERT_FALSE(p->maps(other).empty());
+  ASSERT_TRUE(p->maps(own).empty());
+
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 0) << report.dump(1);
+  std::string ext = venv.site() + "/cleanpkg/_core" + suffix_;
+  EXPECT_EQ(
+      report["differences"],
+      json::parse(R"([{"soname": "libclean.so", "loaded": )" + json(other).dump() +
+                  R"(, "loaded_owner": "no package", "predicted": [)" + json(own).dump() + R"(], "predicted_by": )" +
+                  json("NEEDED libclean.so of " + ext + ": RUNPATH " + venv.site() + "/cleanpkg/lib").dump() + "}]"))
+      << report.dump(1);
+  CommandResult text = run(quote(envdoctor()) + " ps " + std::to_string(p->pid()));
+  EXPECT_NE(text.out.find("Loaded other than check predicts:\n  libclean.so: loaded " + other +
+                          " (no package)\n    check predicts " + own + " (NEEDED libclean.so of " + ext),
+            std::string::npos)
+      << text.out;
 }
 
 }  // namespace

@@ -106,9 +106,11 @@ class Venv {
                           " uninstall -y --disable-pip-version-check -q " + quote(name));
     ASSERT_EQ(r.status, 0) << r.err;
   }
-  // The referee: a real import. Returns "" on success, else the ImportError's message.
-  std::string import(const std::string& module) const {
-    CommandResult r = run("cd / && " + quote(python()) + " -c " + quote("import " + module));
+  // The referee: a real import, with `variables` ("LD_LIBRARY_PATH=/x") in its environment.
+  // Returns "" on success, else the ImportError's message.
+  std::string import(const std::string& module, const std::string& variables = "") const {
+    CommandResult r = run("cd / && " + (variables.empty() ? "" : "env " + variables + " ") + quote(python()) + " -c " +
+                          quote("import " + module));
     if (r.status == 0) return "";
     std::string err = r.err;
     while (!err.empty() && err.back() == '\n') err.pop_back();
@@ -120,10 +122,11 @@ class Venv {
   CommandResult envdoctor_run(const std::string& subcommand, const std::string& args) const {
     return run(quote(envdoctor()) + " " + subcommand + " --python " + quote(python()) + " " + args);
   }
-  // `envdoctor check --json` on this venv, with `extra` arguments (--without, --with), its output
-  // validated against data/schemas/check.schema.json.
-  nlohmann::json check(int* status = nullptr, const std::string& extra = "") const {
-    CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(python()) + " " + extra);
+  // `envdoctor check --json` on this venv, with `extra` arguments (--without, --with) and
+  // `variables` in its environment, its output validated against data/schemas/check.schema.json.
+  nlohmann::json check(int* status = nullptr, const std::string& extra = "", const std::string& variables = "") const {
+    CommandResult r = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
+                          " check --json --python " + quote(python()) + " " + extra);
     if (status) *status = r.status;
     EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
     if (!r.out.empty()) expect_schema_valid("check", r.out);  // every scenario's output, held to its schema
