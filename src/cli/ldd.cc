@@ -156,12 +156,13 @@ std::string library_line(const Process& p, const Process::ListEntry& e) {
   return libname + " => " + o.path;
 }
 
-FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LddOptions& options,
+FileReport ldd_one(const loader::LoaderConfig& config, loader::ObjectStore& store,
+                   const std::shared_ptr<Process::SearchMemo>& searches, const LddOptions& options,
                    const std::vector<std::string>& python, const std::string& file, bool header) {
   FileReport r;
   std::ostringstream out, err;
   if (header) out << file << ":\n";
-  Process p(config, store);
+  Process p(config, store, searches);
   support::FileRoot root(options.loader.root);
   std::string in_root = root.inside(file);
   bool loaded = p.load_main(in_root);
@@ -217,11 +218,12 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
     tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
 }
 
-FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& store, const LddOptions& options,
+FileReport tree_one(const loader::LoaderConfig& config, loader::ObjectStore& store,
+                    const std::shared_ptr<Process::SearchMemo>& searches, const LddOptions& options,
                     const std::vector<std::string>& python, const std::string& file) {
   FileReport r;
   std::ostringstream out, err;
-  Process p(config, store);
+  Process p(config, store, searches);
   support::FileRoot root(options.loader.root);
   std::string in_root = root.inside(file);
   if (!p.load_main(in_root)) {
@@ -270,18 +272,20 @@ std::vector<std::string> interpreters_for(const LddOptions& options) {
 int run_ldd(const LddOptions& options, const std::vector<std::string>& files) {
   loader::LoaderConfig config = make_config(options.loader);
   loader::ObjectStore& store = store_for_this_run(options.loader.root);
+  std::shared_ptr<Process::SearchMemo> searches = Process::new_search_memo();  // every file's
   std::vector<std::string> python = interpreters_for(options);
   bool header = files.size() > 1;
-  return print_reports(
-      for_each_file(files, [&](const std::string& f) { return ldd_one(config, store, options, python, f, header); }));
+  return print_reports(for_each_file(
+      files, [&](const std::string& f) { return ldd_one(config, store, searches, options, python, f, header); }));
 }
 
 int run_tree(const LddOptions& options, const std::vector<std::string>& files) {
   loader::LoaderConfig config = make_config(options.loader);
   loader::ObjectStore& store = store_for_this_run(options.loader.root);
+  std::shared_ptr<Process::SearchMemo> searches = Process::new_search_memo();  // every file's
   std::vector<std::string> python = interpreters_for(options);
-  return print_reports(
-      for_each_file(files, [&](const std::string& f) { return tree_one(config, store, options, python, f); }));
+  return print_reports(for_each_file(
+      files, [&](const std::string& f) { return tree_one(config, store, searches, options, python, f); }));
 }
 
 }  // namespace envdoctor::cli

@@ -60,8 +60,10 @@ struct Process::SearchMemo {
   std::unordered_map<std::string, Outcome> outcomes;
 };
 
-Process::Process(const LoaderConfig& config, ObjectStore& store)
-    : config_(&config), store_(store), searches_(std::make_shared<SearchMemo>()) {}
+std::shared_ptr<Process::SearchMemo> Process::new_search_memo() { return std::make_shared<SearchMemo>(); }
+
+Process::Process(const LoaderConfig& config, ObjectStore& store, std::shared_ptr<SearchMemo> searches)
+    : config_(&config), store_(store), searches_(searches ? std::move(searches) : new_search_memo()) {}
 
 static size_t name_hash(std::string_view name) { return std::hash<std::string_view>{}(name); }
 
@@ -303,6 +305,9 @@ std::string Process::search_key(std::string_view name, int requester) const {
   std::string key(name);
   key.push_back('\0');
   key.push_back(nodeflib ? '1' : '0');
+  // The main program decides which files are accepted (open_verify's class, data and machine).
+  key.append({static_cast<char>(host_class_), static_cast<char>(host_data_), static_cast<char>(host_machine_ & 0xff),
+              static_cast<char>(host_machine_ >> 8)});
   if (req && req->runpath) key.append(*req->runpath).append(1, '\0').append(origin(requester));
   if (config_->ld_library_path.find('$') != std::string::npos && !objects_.empty())
     key.append(1, '\0').append(origin(0));
@@ -690,9 +695,8 @@ bool Process::load_main(const std::string& path) {
     // A 32-bit program gets the i386 loader's directories: a configuration of its own.
     own_config_ = std::make_unique<LoaderConfig>(LoaderConfig::for_i386(*config_));
     config_ = own_config_.get();
+    searches_ = new_search_memo();  // searches depend on the configuration
   }
-  // Searches depend on the configuration and on the main program's $ORIGIN: start afresh.
-  searches_ = std::make_shared<SearchMemo>();
 
   // The main program, as `ld.so FILE` maps it: its name is the path as given, and it has no
   // file identity, so nothing is ever matched to it by inode.

@@ -90,7 +90,12 @@ struct LoadError {
 
 class Process {
  public:
-  Process(const LoaderConfig& config, ObjectStore& store);
+  // Searches made by a process are kept for its copies (an import context copied for each file
+  // it checks) and, when given one memo, for other processes of the same configuration (ldd's
+  // files, each its own main program).
+  struct SearchMemo;
+  static std::shared_ptr<SearchMemo> new_search_memo();
+  Process(const LoaderConfig& config, ObjectStore& store, std::shared_ptr<SearchMemo> searches = nullptr);
 
   // Loads `path` as the main program together with everything it needs, as `ld.so --list`
   // (trace mode) would. Returns false when the main program itself cannot be loaded.
@@ -126,7 +131,6 @@ class Process {
 
  private:
   struct Search;
-  struct SearchMemo;
   Resolution resolve(std::string_view name, int requester);
   void search(Search& s, int requester);
   std::string search_key(std::string_view name, int requester) const;
