@@ -134,7 +134,9 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
     }
     uninstall(env, *dist);
   }
-  env.refresh();
+  // Ownership and the ELF index are rebuilt after each kind of change there is: with no
+  // uninstall, the first rebuild would change nothing (it costs a lookup per ELF file).
+  if (!changes.without.empty()) env.refresh();
   for (const std::string& wheel : changes.with)
     if (!install(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error)) return false;
   env.refresh();
