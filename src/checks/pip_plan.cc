@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <future>
 
 #include "checks/file_view.h"
 #include "python/metadata_file.h"
@@ -61,14 +62,19 @@ std::string hex(const std::vector<u8>& bytes) {
   return out;
 }
 
+// Whether the environment has its own pip, which envdoctor pip runs: false with `error` when not.
+bool has_pip(const Environment& env, std::string* error) {
+  if (env.inventory.find("pip")) return true;
+  *error = env.python.executable +
+           " has no pip (No module named pip): envdoctor pip runs the environment's own pip; nothing was changed";
+  return false;
+}
+
 // Whether the environment's own pip can report its plan: false with `error` when there is no pip
 // or it is too old for `install --dry-run --report`.
 bool pip_can_report(const Environment& env, std::string* error) {
+  if (!has_pip(env, error)) return false;
   const python::Distribution* pip = env.inventory.find("pip");
-  if (!pip) {
-    *error = env.python.executable + " has no pip (No module named pip): envdoctor pip runs the environment's own pip";
-    return false;
-  }
   auto version = python::Version::parse(pip->version);
   auto first = python::Version::parse(kFirstPipWithReport);
   if (version && first && python::compare(*version, *first) < 0) {
@@ -158,8 +164,21 @@ const char* verdict_name(PipVerdict verdict) {
 
 int status_without_pip(const PipPlan& plan) { return plan.dry_run_status ? plan.dry_run_status : 1; }
 
+bool pip_can_plan(const Environment& env, const std::string& action, const std::vector<std::string>& args,
+                  std::string* error) {
+  if (action != "install") return has_pip(env, error);
+  if (std::string option = python::unmodelled_option(args); !option.empty()) {
+    *error = "envdoctor pip checks the environment itself; pip's " + option +
+             " installs elsewhere, which it does not model: run pip without envdoctor, or name that environment "
+             "with --python";
+    return false;
+  }
+  return pip_can_report(env, error);
+}
+
 std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<std::string>& args,
                                       std::string* error) {
+  if (!pip_can_plan(env, "uninstall", args, error)) return std::nullopt;
   std::optional<std::vector<std::string>> names = python::uninstall_names(args, error);
   if (!names) return std::nullopt;
   PipPlan plan;
@@ -173,13 +192,7 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
 }
 
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error) {
-  if (std::string option = python::unmodelled_option(args); !option.empty()) {
-    *error = "envdoctor pip checks the environment itself; pip's " + option +
-             " installs elsewhere, which it does not model: run pip without envdoctor, or name that environment "
-             "with --python";
-    return std::nullopt;
-  }
-  if (!pip_can_report(env, error)) return std::nullopt;
+  if (!pip_can_plan(env, "install", args, error)) return std::nullopt;
   std::vector<std::string> argv = {env.python.executable,
                                    "-m",
                                    "pip",
@@ -218,6 +231,31 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   return plan;
 }
 
+std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                         CheckSettings settings, const std::string& action,
+                                         const std::vector<std::string>& args, std::string* error) {
+  // What makes asking pip pointless is said before any work starts.
+  if (!pip_can_plan(env, action, args, error)) return std::nullopt;
+  // Both read `env` only, until the plan is known.
+  std::string plan_error;
+  std::future<std::optional<PipPlan>> planned = std::async(std::launch::async, [&] {
+    return action == "install" ? plan_install(env, args, &plan_error) : plan_uninstall(env, args, &plan_error);
+  });
+  ChangeCheck change(env, knowledge, tables, std::move(settings));
+  std::optional<PipPlan> plan = planned.get();
+  if (!plan) {
+    *error = plan_error;
+    return std::nullopt;
+  }
+  PipCheck out;
+  out.plan = std::move(*plan);
+  if (!out.plan.cannot_check.empty()) return out;
+  out.prediction = change.after(env, out.plan.changes(), error);
+  if (!out.prediction) return std::nullopt;
+  out.verdict = pip_verdict(out.plan, out.prediction->findings);
+  return out;
+}
+
 std::vector<std::string> pip_command(const Environment& env, const std::string& action,
                                      const std::vector<std::string>& args) {
   std::vector<std::string> argv = {env.python.executable, "-m", "pip", action};
@@ -229,9 +267,14 @@ std::string uv_note(const Environment& env) {
   bool by_uv = false;
   for (const python::Distribution& d : env.inventory.distributions) by_uv |= d.installer == "uv";
   if (!by_uv || !support::find_program("uv")) return "";
-  return "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "
-         "command is not checked; run its change as `envdoctor pip --python " +
-         env.python.executable + " install|uninstall ...` instead (pip and uv read the same records)";
+  std::string note =
+      "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "
+      "command is not checked; run its change as `envdoctor pip --python " +
+      env.python.executable + " install|uninstall ...` instead (pip and uv read the same records)";
+  // uv makes its environments without pip (`uv venv`), and envdoctor pip runs the environment's own.
+  if (!env.inventory.find("pip"))
+    note += "; this environment has no pip yet: uv pip install --python " + env.python.executable + " pip";
+  return note;
 }
 
 }  // namespace envdoctor::checks

@@ -9,8 +9,9 @@
 // uninstall: the names as pip resolves them (requirements files read, PEP 503 matching).
 //
 // What is installed is taken from the environment's inventory, the one the simulation changes,
-// rather than from `pip inspect`: both read the same .dist-info directories, and one pip start
-// less is a third of envdoctor's own time.
+// rather than from `pip inspect`: both read the same .dist-info directories (tests/pip holds the
+// two equal), and `pip inspect` costs a pip start and a parse of every METADATA, more than
+// envdoctor's whole inventory (docs/pip.md has the figures).
 #pragma once
 
 #include <memory>
@@ -58,7 +59,8 @@ const char* verdict_name(PipVerdict verdict);  // "safe", "refused", "cannot-che
 // resolution errors keep their status), else 1 (DESIGN.md).
 int status_without_pip(const PipPlan& plan);
 
-// pip uninstall ARGS. nullopt with `error` (pip's words) when a requirements file cannot be read.
+// pip uninstall ARGS. nullopt with `error` when the environment has no pip (envdoctor pip runs
+// its own), or, in pip's words, when a requirements file cannot be read.
 std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<std::string>& args, std::string* error);
 
 // pip install ARGS. nullopt with `error` when envdoctor cannot ask pip at all: no pip, a pip too
@@ -67,12 +69,35 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
 // had (a source distribution only, a download that failed or does not match the report).
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error);
 
+// Whether pip can be asked for a plan at all: the environment has its own pip (envdoctor pip runs
+// it), and for install, that pip has `--dry-run --report` (22.2 and later) and the arguments
+// install into the environment itself. false with `error` when not; nothing is run.
+bool pip_can_plan(const Environment& env, const std::string& action, const std::vector<std::string>& args,
+                  std::string* error);
+
+// What `envdoctor pip` decides from: pip's plan, and the environment as the plan leaves it.
+struct PipCheck {
+  PipPlan plan;
+  std::optional<CheckRun> prediction;  // absent when the plan cannot be checked
+  PipVerdict verdict = PipVerdict::kCannotCheck;
+};
+
+// pip's plan for ACTION ARGS (plan_install, plan_uninstall), checked as a change (ChangeCheck).
+// pip's dry run and the check of the environment as it is do not depend on each other, so they
+// run side by side: the user waits for the longer of the two, not for both. nullopt with `error`
+// when pip cannot be asked (pip_can_plan, the plans' errors) or the plan cannot be simulated.
+std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                         CheckSettings settings, const std::string& action,
+                                         const std::vector<std::string>& args, std::string* error);
+
 // The user's own command: EXE -m pip ACTION ARGS, exactly as given.
 std::vector<std::string> pip_command(const Environment& env, const std::string& action,
                                      const std::vector<std::string>& args);
 
-// Where the environment's distributions say uv installed them (INSTALLER) and `uv` is on PATH:
-// a sentence for the user, else "".
+// Where the environment's distributions say uv installed them (INSTALLER) and `uv` is on PATH
+// (an executable, as execvp finds it): a sentence for the user that a `uv pip` command goes
+// unchecked and how to check the change instead (with pip added first where the environment has
+// none, as `uv venv` makes them), else "".
 std::string uv_note(const Environment& env);
 
 }  // namespace envdoctor::checks

@@ -134,7 +134,9 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
     }
     uninstall(env, *dist);
   }
-  env.refresh();
+  // Ownership and the ELF index are rebuilt after each kind of change there is: with no
+  // uninstall, the first rebuild would change nothing (it costs a lookup per ELF file).
+  if (!changes.without.empty()) env.refresh();
   for (const std::string& wheel : changes.with)
     if (!install(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error)) return false;
   env.refresh();
@@ -173,23 +175,32 @@ void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after) {
     if (!old.count(f.key())) f.is_new = true;
 }
 
-std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                     CheckSettings settings, const Changes& changes, std::string* error,
-                                     ChangeSummary* summary) {
-  LoadMemo memo;
-  settings.memo = &memo;
-  CheckRun before = run_checks(env, knowledge, tables, settings);
+ChangeCheck::ChangeCheck(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                         CheckSettings settings)
+    : knowledge_(knowledge), tables_(tables), settings_(std::move(settings)) {
+  settings_.memo = &memo_;
+  before_ = run_checks(env, knowledge_, tables_, settings_);
+}
+
+std::optional<CheckRun> ChangeCheck::after(Environment& env, const Changes& changes, std::string* error,
+                                           ChangeSummary* summary) {
   // The environment as pip would leave it, checked the same way; what the change brings is new.
   std::vector<Finding> change_findings;
   std::set<std::string> identities = distribution_identities(env);
   if (!apply_changes(env, changes, &change_findings, error)) return std::nullopt;
-  note_changes(env, identities, memo);
-  CheckRun after = run_checks(env, knowledge, tables, settings);
+  note_changes(env, identities, memo_);
+  CheckRun after = run_checks(env, knowledge_, tables_, settings_);
   after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
-  mark_new(before.findings, after.findings);
+  mark_new(before_.findings, after.findings);
   sort_and_dedupe(after.findings);
-  if (summary) *summary = summarize_change(env, before.findings, after.findings);
+  if (summary) *summary = summarize_change(env, before_.findings, after.findings);
   return after;
+}
+
+std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                     CheckSettings settings, const Changes& changes, std::string* error,
+                                     ChangeSummary* summary) {
+  return ChangeCheck(env, knowledge, tables, std::move(settings)).after(env, changes, error, summary);
 }
 
 size_t new_errors(const std::vector<Finding>& findings) {

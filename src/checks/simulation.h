@@ -57,11 +57,32 @@ ChangeSummary summarize_change(const Environment& env, const std::vector<Finding
 // Marks every finding of `after` whose key is not in `before` as new.
 void mark_new(const std::vector<Finding>& before, std::vector<Finding>& after);
 
-// The verdict on a change (`check --with/--without`, `envdoctor pip`): every check on `env` as it
-// is, then `changes` applied and every check again, reusing each parse, binding and fatbinary
-// listing of the first run; the findings the change brings are marked new. nullopt with `error`
-// set when the change cannot be simulated (apply_changes). `env` is left changed. `summary`, when
-// given, receives the scenario and its balance of errors (summarize_change).
+// The verdict on a change in its two halves, for a caller that learns the change while the first
+// half runs (`envdoctor pip`: pip's dry run beside the check of the environment as it is).
+class ChangeCheck {
+ public:
+  // Every check on `env` as it is: what the change is held against. Only reads `env`.
+  ChangeCheck(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+              CheckSettings settings);
+  ChangeCheck(const ChangeCheck&) = delete;  // settings_.memo points into it
+  ChangeCheck& operator=(const ChangeCheck&) = delete;
+
+  // `changes` applied to `env` and every check again, reusing each parse, binding and fatbinary
+  // listing of the first run; the findings the change brings are marked new. nullopt with `error`
+  // set when the change cannot be simulated (apply_changes). `env` is left changed. `summary`,
+  // when given, receives the scenario and its balance of errors (summarize_change). Once only.
+  std::optional<CheckRun> after(Environment& env, const Changes& changes, std::string* error,
+                                ChangeSummary* summary = nullptr);
+
+ private:
+  const Knowledge& knowledge_;
+  const cuda::CudaTables& tables_;
+  LoadMemo memo_;
+  CheckSettings settings_;
+  CheckRun before_;
+};
+
+// The verdict on a change (`check --with/--without`): both halves of ChangeCheck in a row.
 std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                                      CheckSettings settings, const Changes& changes, std::string* error,
                                      ChangeSummary* summary = nullptr);

@@ -57,27 +57,21 @@ int run_pip(const PipOptions& options) {
   checks::Environment& env = *session->env;
   if (std::string note = checks::uv_note(env); !note.empty()) std::cerr << note << "\n";
 
-  std::optional<checks::PipPlan> plan = options.action == "install" ? checks::plan_install(env, options.args, &error)
-                                                                    : checks::plan_uninstall(env, options.args, &error);
-  if (!plan) return tool_failure(error);
+  std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
+  if (!gpu) return tool_failure(error);
+  checks::CheckSettings settings;
+  settings.gpu = *gpu;
+  settings.edges = false;  // the prediction is findings only
+  std::optional<checks::PipCheck> checked = checks::check_pip_change(env, session->knowledge, session->tables, settings,
+                                                                     options.action, options.args, &error);
+  if (!checked) return tool_failure(error);
+  const checks::PipPlan* plan = &checked->plan;
 
   report::PipReport pip_report;
-  pip_report.plan = &*plan;
+  pip_report.plan = plan;
   pip_report.force_command = force_command(options, env);
-  std::optional<checks::CheckRun> run;
-  if (plan->cannot_check.empty()) {
-    std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
-    if (!gpu) return tool_failure(error);
-    checks::CheckSettings settings;
-    settings.gpu = *gpu;
-    settings.edges = false;  // the prediction is findings only
-    run = checks::check_change(env, session->knowledge, session->tables, settings, plan->changes(), &error);
-    if (!run) return tool_failure(error);
-    pip_report.verdict = checks::pip_verdict(*plan, run->findings);
-    pip_report.prediction = environment_report(env, std::move(*run));
-  } else {
-    pip_report.verdict = checks::PipVerdict::kCannotCheck;
-  }
+  pip_report.verdict = checked->verdict;
+  if (checked->prediction) pip_report.prediction = environment_report(env, std::move(*checked->prediction));
 
   if (options.json) {
     std::cout << report::render_pip_json(pip_report);
@@ -87,7 +81,10 @@ int run_pip(const PipOptions& options) {
     std::cout << report::render_pip_text(pip_report, text);
   }
   std::cout.flush();
-  bool proceed = pip_report.verdict == checks::PipVerdict::kSafe || options.force || user_says_proceed();
+  // A refusal may be overruled at a terminal; a change that could not be checked is installed
+  // unchecked only with --force (issue 10).
+  bool proceed = pip_report.verdict == checks::PipVerdict::kSafe || options.force ||
+                 (pip_report.verdict == checks::PipVerdict::kRefused && user_says_proceed());
   if (!proceed) {
     // pip does not run, so pip's own warnings for names it would skip are said here.
     for (const std::string& name : plan->not_installed) std::cerr << python::not_installed_warning(name) << "\n";

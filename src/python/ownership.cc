@@ -56,6 +56,13 @@ const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& p
   return kNoOwners;
 }
 
+const std::vector<const Distribution*>& OwnershipIndex::owners(const std::string& path) const {
+  // A simulation asks this for every ELF file after each change: building an fs::path and its
+  // normal form cost more than the rest of the question.
+  if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
+  return owners(fs::path(path));
+}
+
 std::vector<fs::path> OwnershipIndex::shared_paths() const {
   std::vector<fs::path> out;
   for (const auto& [p, owners] : by_path_) {

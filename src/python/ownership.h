@@ -24,6 +24,9 @@ class OwnershipIndex {
 
   // The owners of `path`, in inventory order; empty when no record lists it.
   const std::vector<const Distribution*>& owners(const fs::path& path) const;
+  // The same for a path as spelled: one hash probe, and no fs::path built, when it is spelled as
+  // the records are (absolute, normalized), as the ELF index's paths are.
+  const std::vector<const Distribution*>& owners(const std::string& path) const;
 
   // Paths listed by two or more distributions of different installations (conda's record and the
   // .dist-info it installed, or Debian's .dist-info and .egg-info of one package, are one), sorted.

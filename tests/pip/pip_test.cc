@@ -5,10 +5,19 @@
 // leave the environment as predicted (a plain check afterwards shows exactly the predicted
 // findings).
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <chrono>
 #include <fstream>
+#include <map>
 #include <set>
 
+#include "checks/environment.h"
+#include "python/metadata_file.h"
 #include "python/pip.h"
 #include "support/venv.h"
 
@@ -39,6 +48,64 @@ std::string bundled_pip_wheel(bool newest) {
     if ((major < 22 || (major == 22 && minor < 2)) && name.find("py3") != std::string::npos) return w;
   }
   return "";
+}
+
+// A user at a terminal: `command` runs through sh in a new session whose controlling terminal is
+// a pseudo-terminal (forkpty), with stdin, stdout and stderr on it, as at a shell prompt. Each
+// step of `dialogue` waits until the screen shows its prompt (after the previous one), then types
+// its answer. The screen is what the terminal showed, typed echo included, "\r\n" read as "\n".
+struct TerminalSession {
+  int status = -1;  // -1: it did not end within five minutes (it was killed)
+  std::string screen;
+  size_t answered = 0;  // the steps whose prompt appeared
+};
+
+TerminalSession on_terminal(const std::string& command,
+                            const std::vector<std::pair<std::string, std::string>>& dialogue) {
+  TerminalSession session;
+  int master = -1;
+  pid_t pid = ::forkpty(&master, nullptr, nullptr, nullptr);
+  if (pid < 0) return session;
+  if (pid == 0) {
+    ::execl("/bin/sh", "sh", "-c", command.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(5);
+  size_t searched = 0;
+  bool killed = false;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    pollfd p{master, POLLIN, 0};
+    if (left.count() <= 0 || ::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+      ::kill(pid, SIGKILL);
+      killed = true;
+      break;
+    }
+    char buf[4096];
+    ssize_t got = ::read(master, buf, sizeof buf);
+    if (got <= 0) break;  // EIO: every process let go of the terminal
+    for (ssize_t i = 0; i < got; i++)
+      if (buf[i] != '\r') session.screen += buf[i];
+    if (session.answered < dialogue.size()) {
+      const auto& [prompt, answer] = dialogue[session.answered];
+      if (size_t at = session.screen.find(prompt, searched); at != std::string::npos) {
+        searched = at + prompt.size();
+        EXPECT_EQ(::write(master, answer.data(), answer.size()), static_cast<ssize_t>(answer.size()));
+        session.answered++;
+      }
+    }
+  }
+  int raw = 0;
+  ::waitpid(pid, &raw, 0);
+  ::close(master);
+  if (!killed) session.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  return session;
+}
+
+size_t occurrences(const std::string& text, const std::string& part) {
+  size_t n = 0;
+  for (size_t at = text.find(part); at != std::string::npos; at = text.find(part, at + part.size())) n++;
+  return n;
 }
 
 class PipTest : public VenvTest {
@@ -300,6 +367,13 @@ TEST_F(PipTest, SdistOnlyRequirementCannotBeChecked) {
       << r.out;
   EXPECT_NE(r.out.find("Cannot check this change, so nothing was installed."), std::string::npos) << r.out;
   EXPECT_FALSE(installed(*venv, "onlysrc"));
+  // Unchecked means not installed unless --force: even at a terminal nothing is asked.
+  TerminalSession t = on_terminal("NO_COLOR=1 " + quote(envdoctor()) + " pip --python " + quote(venv->python()) +
+                                      " install --no-index --find-links " + quote(tmp_ / "wheels") + " onlysrc",
+                                  {});
+  EXPECT_EQ(t.status, 1) << t.screen;
+  EXPECT_EQ(t.screen.find("Proceed anyway?"), std::string::npos) << t.screen;
+  EXPECT_FALSE(installed(*venv, "onlysrc"));
   int status = -1;
   json doc = envdoctor_pip_json(*venv, "install", "onlysrc", &status);
   EXPECT_EQ(doc["verdict"], "cannot-check");
@@ -319,6 +393,153 @@ TEST_F(PipTest, ForceRunsPipOnARefusedChange) {
   EXPECT_FALSE(installed(*venv, "fake-cudnn-cu12"));
   EXPECT_EQ(venv->import("faketorch._C"),
             "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
+}
+
+// A refusal at a terminal asks `Proceed anyway? [y/N]`, no by default: Enter, `n` or end of input
+// leave pip unrun and everything in place (status 1); `y` runs pip, whose status comes back (here
+// pip's own prompt, answered `n`, makes pip keep the package). Where stdin is not the terminal
+// (a pipe, /dev/null, a script), nothing is asked and the refusal stands.
+TEST_F(PipTest, RefusalAtATerminalAsksAndDefaultsToNo) {
+  std::vector<std::string> wheels = two_owners_wheels();
+  auto venv = venv_with_pip();
+  venv->install(wheels);
+  std::set<std::string> before = files_under(venv->site());
+  const std::string prompt = "Proceed anyway? [y/N] ";
+  std::string command = "NO_COLOR=1 " + quote(envdoctor()) + " pip --python " + quote(venv->python()) +
+                        " uninstall --disable-pip-version-check -y fake-cudnn-cu12";
+
+  for (const std::string& answer : {std::string("\n"), std::string("n\n"), std::string("N\n"), std::string("\x04")}) {
+    TerminalSession t = on_terminal(command, {{prompt, answer}});
+    EXPECT_EQ(t.status, 1) << t.screen;
+    EXPECT_EQ(t.answered, 1u) << t.screen;
+    EXPECT_EQ(occurrences(t.screen, prompt), 1u) << t.screen;
+    EXPECT_NE(t.screen.find("Refused: this change would introduce 2 errors; pip was not run and nothing changed."),
+              std::string::npos)
+        << t.screen;
+    EXPECT_EQ(t.screen.find("Successfully uninstalled"), std::string::npos) << t.screen;
+    EXPECT_EQ(files_under(venv->site()), before) << "answer " << quote(answer);
+  }
+
+  // Not a terminal on stdin, though stdout and stderr are: no question, status 1.
+  TerminalSession piped = on_terminal(command + " </dev/null", {});
+  EXPECT_EQ(piped.status, 1) << piped.screen;
+  EXPECT_EQ(piped.screen.find("Proceed anyway?"), std::string::npos) << piped.screen;
+  EXPECT_NE(piped.screen.find("Refused:"), std::string::npos) << piped.screen;
+  EXPECT_EQ(files_under(venv->site()), before);
+
+  // `y`, then pip's own question (no -y this time), which is pip's to ask and the user's to answer.
+  std::string asks_pip = "NO_COLOR=1 " + quote(envdoctor()) + " pip --python " + quote(venv->python()) +
+                         " uninstall --disable-pip-version-check fake-cudnn-cu12";
+  TerminalSession kept = on_terminal(asks_pip, {{prompt, "y\n"}, {"Proceed (Y/n)? ", "n\n"}});
+  EXPECT_EQ(kept.answered, 2u) << kept.screen;
+  CommandResult referee =
+      run("printf 'n\\n' | " + quote(venv->python()) + " -m pip uninstall --disable-pip-version-check fake-cudnn-cu12");
+  EXPECT_EQ(kept.status, referee.status) << kept.screen << referee.out << referee.err;
+  EXPECT_EQ(files_under(venv->site()), before);
+
+  TerminalSession yes = on_terminal(command, {{prompt, "y\n"}});
+  EXPECT_EQ(yes.status, 0) << yes.screen;
+  EXPECT_NE(yes.screen.find("Successfully uninstalled fake-cudnn-cu12-9.1"), std::string::npos) << yes.screen;
+  EXPECT_FALSE(installed(*venv, "fake-cudnn-cu12"));
+  EXPECT_EQ(venv->import("faketorch._C"),
+            "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
+}
+
+// uv's environments: where a distribution's INSTALLER says uv and an executable `uv` is on PATH,
+// envdoctor pip says that a `uv pip` command goes unchecked and how to check the change instead.
+// Nothing is said without uv on PATH (or with a `uv` that is not executable, which no shell
+// would run), nor when every INSTALLER says pip. uv is not installed here: a script stands in
+// for it, since only its presence on PATH is asked (envdoctor never runs it).
+TEST_F(PipTest, UvInstalledEnvironmentWithUvOnPathGetsANote) {
+  pure_wheel("leaf", "1.0");
+  auto venv = venv_with_pip();
+  venv->install({tmp_ / "wheels/leaf-1.0-py3-none-any.whl"});
+  std::string fake_uv = tmp_.write("uvbin/uv", "#!/bin/sh\necho 'uv 0.0.0 (a stand-in)'\n");
+  tmp_.write("not-executable/uv", "#!/bin/sh\n");
+  fs::permissions(fake_uv, fs::perms::owner_exec, fs::perm_options::add);
+  ASSERT_EQ(run(quote(fake_uv)).status, 0);
+  std::string path = run("printf %s \"$PATH\"").out;
+  bool uv_on_machine = run("command -v uv").status == 0;
+
+  const std::string note =
+      "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "
+      "command is not checked; run its change as `envdoctor pip --python " +
+      venv->python() + " install|uninstall ...` instead (pip and uv read the same records)\n";
+  auto envdoctor_with_path = [&](const std::string& dirs, const Venv& v) {
+    return run("PATH=" + quote(dirs) + " " + quote(envdoctor()) + " pip --python " + quote(v.python()) +
+               " uninstall -y --disable-pip-version-check not-installed-anywhere");
+  };
+  std::string installer = venv->site() + "/leaf-1.0.dist-info/INSTALLER";
+  ASSERT_EQ(run("cat " + quote(installer)).out, "pip\n");
+  CommandResult by_pip = envdoctor_with_path(tmp_ / "uvbin" + ":" + path, *venv);
+  EXPECT_EQ(by_pip.status, 0) << by_pip.err;
+  EXPECT_EQ(by_pip.err.find("note: uv"), std::string::npos) << by_pip.err;
+
+  std::ofstream(installer) << "uv\n";
+  CommandResult with_uv = envdoctor_with_path(tmp_ / "uvbin" + ":" + path, *venv);
+  EXPECT_EQ(with_uv.status, 0) << with_uv.err;
+  EXPECT_EQ(with_uv.err.rfind(note, 0), 0u) << with_uv.err;
+  EXPECT_EQ(occurrences(with_uv.err, "note: uv"), 1u) << with_uv.err;
+  if (!uv_on_machine) {
+    CommandResult without_uv = envdoctor_with_path(tmp_ / "not-executable" + ":" + path, *venv);
+    EXPECT_EQ(without_uv.status, 0) << without_uv.err;
+    EXPECT_EQ(without_uv.err.find("note: uv"), std::string::npos) << without_uv.err;
+  }
+
+  // As `uv venv` makes it: no pip. The note says how to add one, and envdoctor pip, which runs the
+  // environment's own pip, says it has none and changes nothing (status 2), as for an install.
+  Venv bare(tmp_, "bare");
+  std::string bare_site = bare.site();
+  ASSERT_EQ(run("cp -r " + quote(venv->site() + "/leaf") + " " + quote(venv->site() + "/leaf-1.0.dist-info") + " " +
+                quote(bare_site))
+                .status,
+            0);
+  CommandResult no_pip = envdoctor_with_path(tmp_ / "uvbin" + ":" + path, bare);
+  EXPECT_EQ(no_pip.status, 2) << no_pip.err;
+  EXPECT_NE(no_pip.err.find("this environment has no pip yet: uv pip install --python " + bare.python() + " pip"),
+            std::string::npos)
+      << no_pip.err;
+  EXPECT_NE(no_pip.err.find(bare.python() + " has no pip (No module named pip)"), std::string::npos) << no_pip.err;
+  EXPECT_NE(run(quote(bare.python()) + " -m pip --version").err.find("No module named pip"), std::string::npos);
+  EXPECT_TRUE(fs::exists(bare_site + "/leaf/__init__.py"));
+}
+
+// What is installed, as envdoctor pip takes it (the environment's own inventory, which the
+// simulation changes) and as `pip inspect` says (the referee): the same distributions, by
+// normalized name, at the same versions, for every one of them. The environments: venvs with
+// --system-site-packages over this machine's interpreters (Debian's /usr/bin/python3 carries its
+// python3-* packages), pip reached through a .pth file, and wheels installed by pip.
+TEST_F(PipTest, InventoryAgreesWithPipInspect) {
+  std::vector<std::string> wheels = two_owners_wheels();
+  wheels.push_back(pure_wheel("Leaf_Pkg", "1.0.post1"));
+  size_t compared = 0;
+  for (const std::string base : {"python3", "/usr/bin/python3"}) {
+    if (run("command -v " + quote(base)).status != 0) continue;
+    Venv venv(tmp_, "inspect-" + std::to_string(compared), base, "--system-site-packages");
+    give_pip(venv, shared_pip());
+    venv.install(wheels);
+    CommandResult inspect = run(quote(venv.python()) + " -m pip inspect --disable-pip-version-check");
+    ASSERT_EQ(inspect.status, 0) << inspect.err;
+    json report = json::parse(inspect.out);
+    std::map<std::string, std::string> pip_says;
+    for (const json& d : report["installed"])
+      pip_says[python::normalize_name(d["metadata"]["name"].get<std::string>())] = d["metadata"]["version"];
+
+    std::string error;
+    checks::EnvironmentOptions options;
+    options.python = venv.python();
+    std::unique_ptr<checks::Environment> env = checks::build_environment(options, &error);
+    ASSERT_TRUE(env) << error;
+    std::map<std::string, std::string> envdoctor_says;
+    for (const python::Distribution& d : env->inventory.distributions)
+      envdoctor_says.emplace(d.key(), env->inventory.find(d.name)->version);  // the one a plan replaces
+    EXPECT_EQ(envdoctor_says, pip_says) << base;
+    EXPECT_EQ(envdoctor_says["leaf-pkg"], "1.0.post1");
+    EXPECT_EQ(envdoctor_says["fake-cudnn-cu12"], "9.1");
+    EXPECT_GT(pip_says.size(), 5u);
+    compared++;
+  }
+  EXPECT_GT(compared, 0u);
 }
 
 // A pip before 22.2 has no `install --report`: a clear error, status 2, nothing installed. The

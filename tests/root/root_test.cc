@@ -6,6 +6,7 @@
 #include <gnu/libc-version.h>
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -303,6 +304,95 @@ TEST_F(RootTest, SimulatesPipInsideTheRoot) {
   report = check_json(&status, "--prefix /opt/venv --without cleanpkg --with " + quote(wheel));
   EXPECT_EQ(status, 0) << report.dump(1);
   for (const json& f : report["findings"]) EXPECT_FALSE(f["new"].get<bool>()) << f.dump(1);
+}
+
+// A Debian-managed distribution (no INSTALLER; dpkg's file list owns its METADATA) is judged by
+// dpkg's records, not by the upstream RECORD Debian's build leaves behind: with --verify-hashes,
+// each file under the site directories whose MD5 sum is not the one PKG.md5sums lists is a
+// record-hash-mismatch naming the Debian package, with apt-get's fix. The referee is dpkg itself:
+// `dpkg --root ROOT --verify` on the same database flags exactly those files (and, outside
+// sys.path, documentation, which does not decide whether anything imports).
+TEST_F(RootTest, DebianPackageIsVerifiedByDpkgsMd5sums) {
+  // The package's files and database, removed when the test ends: the root is the suite's.
+  struct Placed {
+    std::vector<std::string> paths;
+    ~Placed() {
+      for (const std::string& p : paths) fs::remove_all(p);
+    }
+  } placed{{root_ + "/var/lib/dpkg", root_ + kSite + "/debpkg", root_ + kSite + "/debpkg-1.0.dist-info",
+            root_ + "/usr/share/doc/python3-debpkg"}};
+  const TempDir& tmp = *tmp_;
+  const std::string site = kSite.substr(1);  // as dpkg's lists spell paths: below the root
+  tmp.write("root/" + site + "/debpkg/__init__.py", "VALUE = 1\n");
+  build_shared(root_ + kSite + "/debpkg/libdeb.so", "int deb(void) { return 1; }", "-Wl,-soname,libdeb.so", tmp);
+  tmp.write("root/" + site + "/debpkg-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: debpkg\nVersion: 1.0\n");
+  // The upstream build's RECORD: stale for what Debian installed (stripped, patched). Not the judge.
+  tmp.write("root/" + site + "/debpkg-1.0.dist-info/RECORD",
+            "debpkg/__init__.py,sha256=AAAA,3\ndebpkg/libdeb.so,sha256=AAAA,1\ndebpkg-1.0.dist-info/METADATA,,\n");
+  tmp.write("root/usr/share/doc/python3-debpkg/changelog", "debpkg (1.0-1) unstable\n");
+  std::vector<std::string> files = {site + "/debpkg/__init__.py", site + "/debpkg/libdeb.so",
+                                    site + "/debpkg-1.0.dist-info/METADATA", site + "/debpkg-1.0.dist-info/RECORD",
+                                    "usr/share/doc/python3-debpkg/changelog"};
+  std::string list = "/.\n/opt\n/usr\n/usr/share/doc/python3-debpkg\n/" + site + "/debpkg\n";
+  std::string md5sum = "cd " + quote(root_) + " && md5sum";
+  for (const std::string& f : files) {
+    list += "/" + f + "\n";
+    md5sum += " " + quote(f);
+  }
+  CommandResult sums = run(md5sum);
+  ASSERT_EQ(sums.status, 0) << sums.err;
+  tmp.write("root/var/lib/dpkg/info/python3-debpkg.list", list);
+  tmp.write("root/var/lib/dpkg/info/python3-debpkg.md5sums", sums.out);
+  tmp.write("root/var/lib/dpkg/status",
+            "Package: python3-debpkg\nStatus: install ok installed\nPriority: optional\nSection: python\n"
+            "Maintainer: Test <test@example.org>\nArchitecture: all\nVersion: 1.0-1\nDescription: a test\n\n");
+
+  auto debpkg_findings = [&](const std::string& args) {
+    int status = -1;
+    json report = check_json(&status, "--prefix /opt/venv " + args);
+    std::vector<json> out;
+    for (const json& f : report["findings"])
+      if (f["package"] == "debpkg" ||
+          (f["file"].is_string() && f["file"].get<std::string>().find("debpkg") != std::string::npos))
+        out.push_back(f);
+    return out;
+  };
+  // dpkg's own verdict: the files whose MD5 sum differs ("??5?????? PATH").
+  bool have_dpkg = have_tool("dpkg");
+  auto dpkg_flags = [&] {
+    std::set<std::string> out;
+    CommandResult r = run("dpkg --root=" + quote(root_) + " --verify python3-debpkg");
+    EXPECT_EQ(r.err, "");
+    for (size_t pos = 0, nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1) {
+      std::string line = r.out.substr(pos, nl - pos);
+      if (line.size() > 3 && line[2] == '5') out.insert(line.substr(line.find('/')));
+    }
+    return out;
+  };
+
+  // As installed: nothing to say, though the RECORD's sizes and hashes are all wrong.
+  for (const json& f : debpkg_findings("--verify-hashes")) ADD_FAILURE() << f.dump();
+  if (have_dpkg) EXPECT_EQ(dpkg_flags(), std::set<std::string>{});
+
+  // Altered after dpkg installed them: a module and the changelog.
+  std::ofstream(root_ + kSite + "/debpkg/__init__.py", std::ios::app) << "VALUE = 2\n";
+  std::ofstream(root_ + "/usr/share/doc/python3-debpkg/changelog", std::ios::app) << "edited\n";
+  std::vector<json> found = debpkg_findings("--verify-hashes");
+  ASSERT_EQ(found.size(), 1u);
+  const json& f = found[0];
+  EXPECT_EQ(f["code"], "record-hash-mismatch");
+  EXPECT_EQ(f["severity"], "warning");
+  EXPECT_EQ(f["file"], kSite + "/debpkg/__init__.py");
+  EXPECT_EQ(f["package"], "debpkg");
+  EXPECT_EQ(f["installer"], "debian");
+  EXPECT_EQ(f["message"], kSite + "/debpkg/__init__.py does not have the MD5 sum that dpkg lists for python3-debpkg");
+  EXPECT_EQ(f["fix_command"], "apt-get install --reinstall python3-debpkg");
+  if (have_dpkg) {
+    EXPECT_EQ(dpkg_flags(),
+              (std::set<std::string>{kSite + "/debpkg/__init__.py", "/usr/share/doc/python3-debpkg/changelog"}));
+  }
+  // Without --verify-hashes only presence is checked, and every file is there.
+  for (const json& f : debpkg_findings("")) ADD_FAILURE() << f.dump();
 }
 
 TEST_F(RootTest, RootNeedsAnInRootPrefixAndRunsNothing) {

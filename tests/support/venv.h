@@ -81,8 +81,11 @@ inline std::set<std::string> files_under(const std::string& dir) {
 
 class Venv {
  public:
-  explicit Venv(const TempDir& tmp, const std::string& name) : dir_(tmp / name) {
-    CommandResult r = run("python3 -m venv --without-pip " + quote(dir_));
+  // `BASE -m venv --without-pip OPTIONS TMP/NAME` (OPTIONS: --system-site-packages).
+  explicit Venv(const TempDir& tmp, const std::string& name, const std::string& base = "python3",
+                const std::string& options = "")
+      : dir_(tmp / name) {
+    CommandResult r = run(quote(base) + " -m venv --without-pip " + options + " " + quote(dir_));
     EXPECT_EQ(r.status, 0) << r.err;
   }
   std::string python() const { return dir_ + "/bin/python"; }
