@@ -39,7 +39,10 @@ TEST(Dpkg, ReadsARootsDatabase) {
   EXPECT_EQ(owner->version, "1.2-3");
   // The merged-/usr spelling of the same file.
   EXPECT_TRUE(index.owner("/lib/x86_64-linux-gnu/libfoo.so.1"));
-  EXPECT_FALSE(index.owner("/usr/share/doc/x"));  // never asked about: not indexed
+  // Every listed path has its owner, as `dpkg -S` says; an unlisted one has none.
+  ASSERT_TRUE(index.owner("/usr/share/doc/x"));
+  EXPECT_EQ(index.owner("/usr/share/doc/x")->name, "libfoo1");
+  EXPECT_FALSE(index.owner("/usr/share/doc/y"));
 }
 
 // PKG.md5sums lists what dpkg installed; a file another package diverted lives where it was moved.
