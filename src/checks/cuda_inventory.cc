@@ -1,5 +1,7 @@
 #include "checks/cuda_inventory.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <charconv>
@@ -296,10 +298,22 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
     if (g) inv.gpu_code.push_back(std::move(*g));
 
   // Who loads what, by real file, so that a symlink and its target are one library.
-  std::unordered_map<std::string, std::string> canon;
+  // Each directory is resolved once (thousands of files share a few hundred directories, and
+  // resolving a path reads every component's link), then only the file's own name is looked at.
+  std::unordered_map<std::string, std::string> canon, canon_dir;
+  auto resolve = [&](const std::string& p) {
+    size_t slash = p.rfind('/');
+    if (!env.root.empty() || slash == std::string::npos || slash == 0) return canonical_in(env.root, p);
+    auto [dir, fresh] = canon_dir.try_emplace(p.substr(0, slash));
+    if (fresh) dir->second = canonical_in(env.root, dir->first);
+    std::string joined = dir->second + p.substr(slash);
+    struct stat st;
+    if (::lstat(joined.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return canonical_in(env.root, joined);
+    return joined;
+  };
   auto canon_of = [&](const std::string& p) -> const std::string& {
     auto it = canon.find(p);
-    if (it == canon.end()) it = canon.emplace(p, canonical_in(env.root, p)).first;
+    if (it == canon.end()) it = canon.emplace(p, resolve(p)).first;
     return it->second;
   };
   for (const auto& [soname, by_path] : resolutions)

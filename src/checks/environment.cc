@@ -73,12 +73,10 @@ bool named_as_extension_module(const std::string& path) {
 
 namespace {
 
-bool may_be_loaded(const fs::directory_entry& e) {
-  std::string name = e.path().filename().string();
-  if (name.find(".so") != std::string::npos) return true;
-  std::error_code ec;
-  auto perms = e.symlink_status(ec).permissions();
-  return !ec && (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) != fs::perms::none;
+// From the one lstat that the walk makes of each entry: its name and its permissions.
+bool may_be_loaded(const fs::path& path, fs::perms perms) {
+  if (path.filename().native().find(".so") != std::string::npos) return true;
+  return (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) != fs::perms::none;
 }
 
 }  // namespace
@@ -115,7 +113,7 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
         continue;
       }
       // Symbolic links are names, not files: the loader model follows them when it resolves.
-      if (!fs::is_regular_file(st) || !may_be_loaded(e)) continue;
+      if (!fs::is_regular_file(st) || !may_be_loaded(e.path(), st.permissions())) continue;
       candidates.push_back({spelled(e.path()), e.path().string()});
     }
   }

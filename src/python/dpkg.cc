@@ -53,15 +53,16 @@ void DpkgIndex::load() const {
       packages_.push_back(name);
       info_stems_.push_back(stem);
     }
-    // Every line is indexed: a view into the list, which the index keeps (a deque does not move
-    // its strings). Picking lines by their look (".so", "-packages/") costs more than the map.
+    // Every line is indexed, as `dpkg -S` would find it: picking lines by their look (".so",
+    // "-packages/") costs more than indexing them all.
     std::string_view text = lists_.emplace_back(read_whole(it->path().string()));
     while (!text.empty()) {
       size_t end = std::min(text.find('\n'), text.size());
-      if (end) file_to_package_.emplace(text.substr(0, end), slot->second);
+      if (end) lines_.push_back({text.substr(0, end), 0, slot->second});
       text.remove_prefix(std::min(end + 1, text.size()));
     }
   }
+  index_lines();
   std::string status = read_whole(root_ + "/var/lib/dpkg/status");
   std::string package;
   for (std::string_view rest = status; !rest.empty();) {
@@ -96,11 +97,42 @@ std::optional<DpkgPackage> DpkgIndex::package(u32 index) const {
   return pkg;
 }
 
+void DpkgIndex::index_lines() const {
+  size_t size = 64;
+  while (size < lines_.size() * 2) size *= 2;
+  slots_.assign(size, kEmpty);
+  for (u32 i = 0; i < lines_.size(); ++i) {
+    Line& line = lines_[i];
+    line.hash = std::hash<std::string_view>{}(line.path);
+    size_t at = line.hash & (size - 1);
+    // A path two packages list (a shared directory) belongs to the first list read.
+    bool seen = false;
+    for (; slots_[at] != kEmpty; at = (at + 1) & (size - 1)) {
+      const Line& other = lines_[slots_[at]];
+      if (other.hash == line.hash && other.path == line.path) {
+        seen = true;
+        break;
+      }
+    }
+    if (!seen) slots_[at] = i;
+  }
+}
+
+std::optional<u32> DpkgIndex::package_of(std::string_view path) const {
+  if (slots_.empty()) return std::nullopt;
+  size_t hash = std::hash<std::string_view>{}(path), mask = slots_.size() - 1;
+  for (size_t at = hash & mask; slots_[at] != kEmpty; at = (at + 1) & mask) {
+    const Line& line = lines_[slots_[at]];
+    if (line.hash == hash && line.path == path) return line.package;
+  }
+  return std::nullopt;
+}
+
 std::optional<DpkgPackage> DpkgIndex::owner(const std::string& path) const {
   std::lock_guard lock(mu_);
   if (!loaded_) load();
-  auto found = file_to_package_.find(path);
-  if (found == file_to_package_.end()) {
+  std::optional<u32> found = package_of(path);
+  if (!found) {
     // Merged /usr: the database says /lib/x86_64-linux-gnu/libc.so.6 or /usr/lib/..., the loader
     // may say the other; try the directory with its links resolved, and the two spellings.
     std::error_code ec;
@@ -112,12 +144,12 @@ std::optional<DpkgPackage> DpkgIndex::owner(const std::string& path) const {
     };
     for (const std::string& c : candidates) {
       if (c.empty()) continue;
-      found = file_to_package_.find(c);
-      if (found != file_to_package_.end()) break;
+      found = package_of(c);
+      if (found) break;
     }
-    if (found == file_to_package_.end()) return std::nullopt;
+    if (!found) return std::nullopt;
   }
-  return package(found->second);
+  return package(*found);
 }
 
 std::vector<DpkgFile> DpkgIndex::files(const std::string& package) const {
