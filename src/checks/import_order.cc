@@ -160,6 +160,7 @@ ImportOrderResult check_import_order(const Environment& env, const ResolutionMap
     if (!model) model.emplace(env);
 
     bool conflict = false;
+    const std::string& library = soname;  // clang 14 cannot capture a structured binding
     for_each_pair_across_groups(
         users, [&](const Distribution* a, const std::string& copy_a, const Distribution* b, const std::string& copy_b) {
           auto key = a < b ? std::make_pair(a, b) : std::make_pair(b, a);
@@ -171,8 +172,8 @@ ImportOrderResult check_import_order(const Environment& env, const ResolutionMap
           Side sa{a, copy_a}, sb{b, copy_b};
           const std::optional<LoadError>& ab = model->after(a, b);
           const std::optional<LoadError>& ba = model->after(b, a);
-          if (ab) out.findings.push_back(conflict_finding(env, soname, sa, sb, *ab, ba));
-          if (ba) out.findings.push_back(conflict_finding(env, soname, sb, sa, *ba, ab));
+          if (ab) out.findings.push_back(conflict_finding(env, library, sa, sb, *ab, ba));
+          if (ba) out.findings.push_back(conflict_finding(env, library, sb, sa, *ba, ab));
           judged[key] = ab || ba;
           conflict |= ab || ba;
         });
