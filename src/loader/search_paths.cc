@@ -1,9 +1,14 @@
 #include "loader/search_paths.h"
 
+#include <sys/auxv.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <algorithm>
 #include <climits>
+#include <cstring>
 
 namespace envdoctor::loader {
 
@@ -28,6 +33,70 @@ std::vector<std::string> supported_x86_64_levels() {
 #endif
 }
 
+LegacyHwcaps legacy_hwcaps() {
+  LegacyHwcaps caps;
+  // The kernel's AT_PLATFORM, which glibc keeps unless an Intel CPU gives it a better name.
+  const char* at_platform = reinterpret_cast<const char*>(::getauxval(AT_PLATFORM));
+  caps.platform = at_platform ? at_platform : "x86_64";
+  caps.hwcaps = {"x86_64"};  // HWCAP_X86_64: always, on x86_64
+#if defined(__x86_64__)
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return caps;
+  unsigned max_leaf = eax;
+  char vendor[13] = {};
+  std::memcpy(vendor, &ebx, 4);
+  std::memcpy(vendor + 4, &edx, 4);
+  std::memcpy(vendor + 8, &ecx, 4);
+  if (std::strcmp(vendor, "GenuineIntel") != 0 || max_leaf < 7) return caps;  // arch_kind_intel only
+  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+  unsigned ecx1 = ecx;
+  __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+  unsigned ebx7 = ebx;
+  bool lzcnt = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 5));
+  // "Usable" (CPU_FEATURE_USABLE_P): AVX and AVX-512 also need the OS to save their registers.
+  unsigned long long xcr0 = 0;
+  if (ecx1 & (1u << 27)) {  // OSXSAVE
+    unsigned lo = 0, hi = 0;
+    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+    xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+  }
+  bool avx_state = (xcr0 & 0x6) == 0x6;
+  bool avx512_state = avx_state && (xcr0 & 0xe0) == 0xe0;
+  auto bit = [](unsigned reg, int n) { return (reg & (1u << n)) != 0; };
+  bool avx2 = avx_state && bit(ebx7, 5), fma = avx_state && bit(ecx1, 12);
+  bool bmi1 = bit(ebx7, 3), bmi2 = bit(ebx7, 8), movbe = bit(ecx1, 22), popcnt = bit(ecx1, 23);
+  auto avx512 = [&](int n) { return avx512_state && bit(ebx7, 16) && bit(ebx7, n); };  // with AVX512F
+  const char* platform = nullptr;
+  if (avx512(28)) {                                       // AVX512CD
+    if (avx512(27)) {                                     // AVX512ER
+      if (avx512(26)) platform = "xeon_phi";              // AVX512PF
+    } else if (avx512(30) && avx512(17) && avx512(31)) {  // AVX512BW, AVX512DQ, AVX512VL
+      caps.hwcaps.push_back("avx512_1");
+    }
+  }
+  if (!platform && avx2 && fma && bmi1 && bmi2 && lzcnt && movbe && popcnt) platform = "haswell";
+  if (platform) caps.platform = platform;
+#endif
+  return caps;
+}
+
+std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
+  // _dl_important_hwcaps lists the hwcap strings by bit, then the platform, then "tls", and
+  // builds each combination with the last listed first: "tls/haswell/avx512_1/x86_64".
+  std::vector<std::string> parts = {"tls"};
+  if (!caps.platform.empty()) parts.push_back(caps.platform);
+  for (auto it = caps.hwcaps.rbegin(); it != caps.hwcaps.rend(); ++it) parts.push_back(*it);
+  std::vector<std::string> out;
+  size_t n = parts.size();
+  for (size_t mask = (size_t{1} << n) - 1; mask > 0; --mask) {
+    std::string dir;
+    for (size_t i = 0; i < n; ++i)
+      if (mask & (size_t{1} << (n - 1 - i))) dir += (dir.empty() ? "" : "/") + parts[i];
+    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(std::move(dir));
+  }
+  return out;
+}
+
 LoaderConfig LoaderConfig::for_host(const std::string& root) {
   LoaderConfig c;
   c.root = root;
@@ -35,9 +104,9 @@ LoaderConfig LoaderConfig::for_host(const std::string& root) {
   if (::getcwd(buf, sizeof buf)) c.cwd = buf;
   c.hwcaps = supported_x86_64_levels();
   for (const std::string& level : c.hwcaps) c.subdirs.push_back("glibc-hwcaps/" + level);
-  // glibc 2.36's legacy hwcaps: the power set of {AT_PLATFORM, the "x86_64" hwcap string} under
-  // "tls", then without it, as LD_DEBUG=libs shows (duplicates kept out; they change nothing).
-  for (const char* s : {"tls/x86_64/x86_64", "tls/x86_64", "tls", "x86_64/x86_64", "x86_64"}) c.subdirs.push_back(s);
+  LegacyHwcaps legacy = legacy_hwcaps();
+  for (std::string& sub : legacy_subdirs(legacy)) c.subdirs.push_back(std::move(sub));
+  c.dst_platform = legacy.platform;
   std::string err;
   c.cache = LdCache::load(root + c.cache_path, &err);
   return c;

@@ -25,13 +25,13 @@ struct LoaderConfig {
 
   // Subdirectories tried inside every search directory before the directory itself, most
   // preferred first: glibc-hwcaps/x86-64-vN for the levels this CPU has, then glibc 2.36's legacy
-  // subdirectories (tls, AT_PLATFORM). Empty for none.
+  // subdirectories (tls, the platform, the hwcap strings: legacy_subdirs). Empty for none.
   std::vector<std::string> subdirs;
   // The glibc-hwcaps names alone ("x86-64-v3"), for ld.so.cache's hwcaps entries.
   std::vector<std::string> hwcaps;
 
   std::string dst_lib = "lib/x86_64-linux-gnu";  // $LIB
-  std::string dst_platform = "x86_64";           // $PLATFORM
+  std::string dst_platform = "x86_64";           // $PLATFORM: LegacyHwcaps::platform
 
   std::string ld_library_path;  // raw, as in the environment
   // GLIBC_TUNABLES, raw, as in the environment: the rtld tunables that size static TLS
@@ -57,6 +57,22 @@ struct LoaderConfig {
 
 // The glibc-hwcaps levels this CPU supports, best first: {"x86-64-v4", "x86-64-v3", ...}.
 std::vector<std::string> supported_x86_64_levels();
+
+// What glibc 2.36's x86_64 loader makes of this CPU for its legacy hwcaps and $PLATFORM
+// (sysdeps/x86/cpu-features.c, init_cpu_features): the platform is "haswell" or "xeon_phi" on an
+// Intel CPU with those features, else the kernel's AT_PLATFORM ("x86_64"); the hwcap strings, in
+// the order of their bits, are "x86_64", then "avx512_1" on an Intel CPU with AVX-512 F, CD, BW,
+// DQ and VL usable and without AVX-512 ER.
+struct LegacyHwcaps {
+  std::string platform;
+  std::vector<std::string> hwcaps;
+};
+LegacyHwcaps legacy_hwcaps();
+
+// The legacy subdirectories that ld.so tries in every search directory, in its order
+// (elf/dl-hwcaps.c, _dl_important_hwcaps): every combination of "tls", the platform and the hwcap
+// strings, latest bit first, the most components first; a spelling met twice is tried once.
+std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps);
 
 // Splits a path list on `separators` the way fillin_rpath does: DSTs expanded against `origin`
 // (nullopt: $ORIGIN unknown, which drops the element), trailing slashes removed, empty elements

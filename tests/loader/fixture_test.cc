@@ -250,6 +250,40 @@ TEST_F(LoaderFixture, GlibcHwcapsSubdirectory) {
   EXPECT_NE(out.find("glibc-hwcaps/x86-64-v2/libdep.so"), std::string::npos) << out;
 }
 
+// The subdirectories ld.so tries inside a directory, as LD_DEBUG=libs lists them in its "search
+// path=" line for LD_LIBRARY_PATH: glibc-hwcaps levels, then the legacy combinations of tls, the
+// platform ("haswell" on an Intel CPU with AVX2, else "x86_64") and the hwcap strings.
+TEST_F(LoaderFixture, SubdirectoriesAreTheOnesThisCpuMakesLdSoTry) {
+  std::string dir = tmp / "nowhere";
+  CommandResult r = run("LD_DEBUG=libs LD_LIBRARY_PATH=" + quote(dir) + " /bin/true");
+  size_t at = r.err.find("search path=" + dir + "/");
+  ASSERT_NE(at, std::string::npos) << r.err;
+  std::string list = r.err.substr(at + 12, r.err.find('\t', at) - at - 12);
+  std::vector<std::string> tried;
+  for (size_t start = 0; start <= list.size();) {
+    size_t end = std::min(list.find(':', start), list.size());
+    std::string element = list.substr(start, end - start);
+    if (element.rfind(dir + "/", 0) == 0) tried.push_back(element.substr(dir.size() + 1));
+    start = end + 1;
+  }
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  EXPECT_EQ(config.subdirs, tried) << list;
+  // $PLATFORM is the same platform.
+  EXPECT_NE(std::find(tried.begin(), tried.end(), config.dst_platform), tried.end()) << config.dst_platform;
+}
+
+// A library in the platform's legacy subdirectory wins over the directory's own, as in ld.so.
+TEST_F(LoaderFixture, PlatformSubdirectoryIsSearchedFirst) {
+  std::string platform = loader::legacy_hwcaps().platform;
+  lib("d/libdep.so", "int dep(void){return 1;}");
+  lib("d/" + platform + "/libdep.so", "int dep(void){return 2;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / "d" + " -ldep -Wl,-rpath," + tmp / "d");
+  expect_same_listing(top);
+  std::string out = envdoctor_ldd(top).out;
+  EXPECT_NE(out.find("d/" + platform + "/libdep.so"), std::string::npos) << out;
+}
+
 TEST_F(LoaderFixture, WrongClassCandidateIsSkipped) {
   CommandResult m32 = run("echo 'int main(){return 0;}' | gcc -m32 -x c - -o " + quote(tmp / "m32-probe"));
   lib("good/libdep.so", "int dep(void){return 1;}");
