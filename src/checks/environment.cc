@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <set>
+#include <thread>
 
 #include "checks/extension_load.h"
 #include "elf/elf_types.h"
@@ -146,7 +147,7 @@ const python::Distribution* Environment::owner(const std::string& path) const {
 }
 
 std::optional<python::DpkgPackage> Environment::debian_owner(const std::string& path) const {
-  if (!dpkg || (debian_.empty() && !dpkg->loaded())) return std::nullopt;
+  if (!dpkg) return std::nullopt;
   return dpkg->owner(normalize_path(path));
 }
 
@@ -387,6 +388,17 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
     env->root = env->store->file_root();
     env->files.set_root(env->root);
   }
+  // What does not depend on the interpreter is read on another thread meanwhile: the probe takes
+  // a process start and a few imports on one core. The root's own ld.so.cache and directories
+  // (under a root, its C library, not this machine's), and dpkg's database, which the owners of
+  // system libraries come from. Joined before the loader's configuration is first needed, or on
+  // any return.
+  loader::LoaderConfig config;
+  std::jthread early([&] {
+    config = loader::LoaderConfig::for_host(options.root);
+    env->dpkg->prefetch();
+  });
+
   // discover
   std::optional<python::PythonEnvironment> py;
   if (!options.prefix.empty()) {
@@ -402,12 +414,6 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
     env->problems.push_back(
         "no interpreter found in the environment: extension modules are checked without the "
         "symbols the interpreter would give them");
-  // The root's own ld.so.cache and directories; under a root, its C library, not this machine's.
-  env->loader = loader::LoaderConfig::for_host(options.root);
-  if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
-  env->loader.glibc_tunables = options.glibc_tunables;
-  if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
-
   // inventory
   std::vector<std::string> dirs;
   if (env->root.empty()) {
@@ -436,6 +442,12 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   }
   for (size_t i = 0; i < paths.size(); ++i) env->add_elf_file(paths[i], opened[i]);
   env->index_elf_files();
+
+  early.join();
+  env->loader = std::move(config);
+  if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
+  env->loader.glibc_tunables = options.glibc_tunables;
+  if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
   return env;
 }
 

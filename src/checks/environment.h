@@ -66,8 +66,8 @@ class Environment {
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
   const std::vector<const python::Distribution*>& owners_of_file(const std::string& normal_path) const;
   const python::Distribution* owner(const std::string& path) const;
-  // The Debian package that installed `path`, when the environment has Debian-managed
-  // distributions or dpkg's database was read anyway; nullopt otherwise (a venv never reads it).
+  // The Debian package whose file list holds `path`; nullopt when none, or without a dpkg
+  // database (build_environment reads it while the interpreter answers its probe).
   std::optional<python::DpkgPackage> debian_owner(const std::string& path) const;
   // Who manages the environment itself: "conda" (a conda-meta directory), "uv" or "pip" (a
   // virtual environment, by its pyvenv.cfg), "debian" (the distribution's own interpreter).

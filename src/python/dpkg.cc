@@ -91,6 +91,11 @@ bool DpkgIndex::loaded() const {
   return loaded_;
 }
 
+void DpkgIndex::prefetch() const {
+  std::lock_guard lock(mu_);
+  if (!loaded_) load();
+}
+
 std::optional<DpkgPackage> DpkgIndex::package(u32 index) const {
   DpkgPackage pkg{packages_[index], ""};
   if (auto v = versions_.find(pkg.name); v != versions_.end()) pkg.version = v->second;

@@ -47,6 +47,10 @@ class DpkgIndex {
   // Whether the database has been read (for tests of "read once, only when needed").
   bool loaded() const;
 
+  // Reads the database now, if it has not been read: for a thread that has nothing else to do
+  // while the interpreter answers its probe. Questions asked meanwhile wait for it.
+  void prefetch() const;
+
  private:
   void load() const;                                    // holds mu_
   void load_diversions() const;                         // holds mu_
