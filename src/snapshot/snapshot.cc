@@ -1,11 +1,13 @@
 #include "snapshot/snapshot.h"
 
 #include <algorithm>
+#include <thread>
 #include <unordered_map>
 
 #include "checks/file_view.h"
 #include "checks/record_checks.h"
 #include "loader/process.h"
+#include "support/parallel.h"
 
 namespace envdoctor::snapshot {
 
@@ -254,8 +256,12 @@ json take(const checks::Environment& env, const checks::CheckRun& run, const che
   s["envdoctor"] = ENVDOCTOR_VERSION;
   s["environment"] = environment(env, paths);
   s["packages"] = packages(env, paths);
+  // The two large sections, one per thread: each reads the environment and the run only.
+  json resolved;
+  std::thread other([&] { resolved = resolutions(run, paths); });
   s["files"] = files(env, paths);
-  s["resolutions"] = resolutions(run, paths);
+  other.join();
+  s["resolutions"] = std::move(resolved);
   s["loader"] = loader_facts(env, paths);
   s["cuda"] = cuda_facts(run, target, paths);
   s["findings"] = findings(run, paths);
@@ -273,27 +279,38 @@ json take(const checks::Environment& env, const checks::CheckRun& run, const che
 std::string digest(const json& snapshot) {
   // The compact dump of the document without the excluded parts, written member by member (keys
   // in order, as dump() writes them) so that the large arrays are dumped without being copied.
-  std::string text = "{";
+  // Members are dumped on all cores (files and resolutions are most of the document).
+  std::vector<std::pair<std::string, const json*>> members;
   for (const auto& [key, value] : snapshot.items()) {
     // The tool's version, its notes (prose on what was not checked) and the digest itself.
     if (key == "digest" || key == "envdoctor" || key == "notes") continue;
-    if (text.size() > 1) text += ',';
-    text += json(key).dump() + ':';
-    if (key == "environment" && value.is_object()) {
-      json e = value;
+    members.emplace_back(key, &value);
+  }
+  std::vector<std::string> dumps(members.size());
+  support::parallel_for(members.size(), [&](size_t i) {
+    const auto& [key, value] = members[i];
+    std::string& out = dumps[i];
+    out = json(key).dump() + ':';
+    if (key == "environment" && value->is_object()) {
+      json e = *value;
       e.erase("prefix");
-      text += e.dump();
-    } else if (key == "findings" && value.is_array()) {
-      json findings = value;
+      out += e.dump();
+    } else if (key == "findings" && value->is_array()) {
+      json findings = *value;
       for (json& f : findings)
         if (f.is_object()) {
           f.erase("message");
           f.erase("hint");
         }
-      text += findings.dump();
+      out += findings.dump();
     } else {
-      text += value.dump();
+      out += value->dump();
     }
+  });
+  std::string text = "{";
+  for (const std::string& d : dumps) {
+    if (text.size() > 1) text += ',';
+    text += d;
   }
   text += '}';
   auto bytes = reinterpret_cast<const u8*>(text.data());
