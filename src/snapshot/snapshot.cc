@@ -108,12 +108,30 @@ json packages(const checks::Environment& env, const Paths& paths) {
 
 // The indices of `items` in the order of `key(item)`: the documents' arrays are sorted on
 // plain strings before any JSON is built (sorting JSON objects costs a map lookup per compare).
+// The items arrive sorted by absolute path, and making the paths relative to the prefix leaves a
+// few ascending runs (the paths outside the prefix, the paths inside): the runs are merged, a
+// pass per doubling, where a full sort compared long common prefixes n log n times (a third of
+// a snapshot's instructions).
 template <typename T, typename Key>
 std::vector<size_t> order_by(const std::vector<T>& items, Key key) {
   std::vector<std::pair<decltype(key(items[0])), size_t>> keyed;
   keyed.reserve(items.size());
   for (size_t i = 0; i < items.size(); ++i) keyed.emplace_back(key(items[i]), i);
-  std::sort(keyed.begin(), keyed.end());
+  std::vector<size_t> runs = {0};  // where each ascending run starts
+  for (size_t i = 1; i < keyed.size(); ++i)
+    if (keyed[i] < keyed[i - 1]) runs.push_back(i);
+  runs.push_back(keyed.size());
+  if (runs.size() > 64) {
+    std::sort(keyed.begin(), keyed.end());
+  } else {
+    for (size_t width = 1; width + 1 < runs.size(); width *= 2)
+      for (size_t r = 0; r + width + 1 < runs.size(); r += 2 * width) {
+        size_t last = std::min(r + 2 * width, runs.size() - 1);
+        std::inplace_merge(keyed.begin() + static_cast<std::ptrdiff_t>(runs[r]),
+                           keyed.begin() + static_cast<std::ptrdiff_t>(runs[r + width]),
+                           keyed.begin() + static_cast<std::ptrdiff_t>(runs[last]));
+      }
+  }
   std::vector<size_t> order;
   order.reserve(keyed.size());
   for (const auto& [k, i] : keyed) order.push_back(i);
