@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "support/json_text.h"
 #include "support/parallel.h"
 
 namespace envdoctor::report {
@@ -76,21 +77,15 @@ std::string label(const std::string& s) {
 }  // namespace
 
 std::string render_snapshot(const json& snapshot) {
-  // snapshot.dump(2), member by member on all cores: each member's own dump, indented one level
-  // further, is what dump(2) writes for it.
-  if (!snapshot.is_object() || snapshot.empty()) return snapshot.dump(2) + "\n";
+  // snapshot.dump(2), member by member on all cores (support/json_text.h writes what dump does).
+  if (!snapshot.is_object() || snapshot.empty()) return support::dump_json(snapshot, 2) + "\n";
   std::vector<std::pair<std::string, const json*>> members;
   for (const auto& [key, value] : snapshot.items()) members.emplace_back(key, &value);
   std::vector<std::string> dumps(members.size());
   support::parallel_for(members.size(), [&](size_t i) {
-    std::string text = members[i].second->dump(2);
     std::string& out = dumps[i];
-    out.reserve(text.size() + text.size() / 8);
-    out += "  " + json(members[i].first).dump() + ": ";
-    for (char c : text) {
-      out += c;
-      if (c == '\n') out += "  ";
-    }
+    out = "  " + json(members[i].first).dump() + ": ";
+    support::append_json(out, *members[i].second, 2, 1);
   });
   std::string out = "{\n";
   for (size_t i = 0; i < dumps.size(); ++i) out += dumps[i] + (i + 1 < dumps.size() ? ",\n" : "\n");

@@ -7,6 +7,7 @@
 #include "checks/file_view.h"
 #include "checks/record_checks.h"
 #include "loader/process.h"
+#include "support/json_text.h"
 #include "support/parallel.h"
 
 namespace envdoctor::snapshot {
@@ -312,7 +313,7 @@ std::string digest(const json& snapshot) {
     if (key == "environment" && value->is_object()) {
       json e = *value;
       e.erase("prefix");
-      out += e.dump();
+      support::append_json(out, e);
     } else if (key == "findings" && value->is_array()) {
       json findings = *value;
       for (json& f : findings)
@@ -320,9 +321,9 @@ std::string digest(const json& snapshot) {
           f.erase("message");
           f.erase("hint");
         }
-      out += findings.dump();
+      support::append_json(out, findings);
     } else {
-      out += value->dump();
+      support::append_json(out, *value);
     }
   });
   std::string text = "{";
