@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <tuple>
@@ -147,7 +148,16 @@ class LoadChecker {
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
   ResolutionMap resolutions_;
-  std::map<std::pair<std::string, std::string>, Edge> edges_;
+  // By (consumer, needed), asked with views: every noted resolution asks, few add.
+  struct EdgeKeyLess {
+    using is_transparent = void;
+    template <typename A, typename B>
+    bool operator()(const A& a, const B& b) const {
+      using Views = std::pair<std::string_view, std::string_view>;
+      return Views(a.first, a.second) < Views(b.first, b.second);
+    }
+  };
+  std::map<std::pair<std::string, std::string>, Edge, EdgeKeyLess> edges_;
   std::atomic<size_t> loads_{0};
   // Keeps the edge that `make` builds if it ranks before the one kept for (consumer, needed);
   // callers hold mu_.
@@ -168,7 +178,7 @@ void LoadChecker::keep_edge(const std::string& consumer, const std::string& need
     int kind = rule == loader::Rule::kNotFound ? 2 : rule == loader::Rule::kLoaded ? 1 : 0;
     return std::tuple<int, const std::string&, const std::string&>(kind, resolved, source);
   };
-  auto it = edges_.find(std::make_pair(consumer, needed));
+  auto it = edges_.find(std::pair<std::string_view, std::string_view>(consumer, needed));
   if (it == edges_.end()) {
     edges_.emplace(std::make_pair(consumer, needed), make());
   } else if (rank(rule, resolved, source) < rank(it->second.rule, it->second.resolved, it->second.source)) {
@@ -282,6 +292,13 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
     if (!path_hash[i]) path_hash[i] = std::hash<std::string>{}(p.objects()[i].path) | 1;
     return path_hash[i];
   };
+  // A library is the target of many NEEDED entries of one closure (libc of nearly all): its
+  // path is normalised once.
+  std::vector<std::optional<std::string>> normal(p.objects().size());
+  auto normal_of = [&](int i) -> const std::string& {
+    if (!normal[i]) normal[i] = normalize_path(p.objects()[i].path);
+    return *normal[i];
+  };
   for (int i : objects) {
     const auto& o = p.objects()[i];
     std::string consumer;
@@ -302,14 +319,13 @@ void LoadChecker::note_resolutions(const Process& p, const std::vector<int>& obj
                     want_edges_ ? static_cast<int>(r.rule) * 256 + (target ? static_cast<int>(target->rule) : 0) : 0};
         if (!c->noted.insert(key).second) continue;
       }
-      if (consumer.empty()) consumer = normalize_path(o.path);
+      if (consumer.empty()) consumer = normal_of(i);
       Noted n{&r, consumer, "", r.source, ""};
       if (target) {
-        n.resolved = normalize_path(target->path);
+        n.resolved = normal_of(r.object);
         // Already loaded: say who loaded it first and how that search found it.
         if (first >= 0 && want_edges_)
-          n.source = "(first loaded by " + normalize_path(p.objects()[first].path) + ", found by " +
-                     loader::rule_name(target->rule) + ")";
+          n.source = "(first loaded by " + normal_of(first) + ", found by " + loader::rule_name(target->rule) + ")";
         n.soname = target->elf && target->elf->soname ? std::string(*target->elf->soname) : r.name;
       }
       noted.push_back(std::move(n));

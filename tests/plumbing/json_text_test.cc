@@ -38,9 +38,9 @@ TEST(JsonText, EveryKindOfValue) {
 }
 
 TEST(JsonText, StringsThatNeedEscaping) {
-  for (const std::string& s : std::vector<std::string>{"", "plain /path/lib.so", "quote \" here", "back\\slash", "tab\there", "new\nline",
-                        std::string("nul\0byte", 8), "\x01\x1f\x7f", "caf\xc3\xa9", "\xe2\x82\xac euro",
-                        "\xf0\x9f\x98\x80"}) {
+  for (const std::string& s : std::vector<std::string>{
+           "", "plain /path/lib.so", "quote \" here", "back\\slash", "tab\there", "new\nline",
+           std::string("nul\0byte", 8), "\x01\x1f\x7f", "caf\xc3\xa9", "\xe2\x82\xac euro", "\xf0\x9f\x98\x80"}) {
     expect_same(s);
     expect_same(json{{s, s}});
     expect_same(json::array({s, json{{"k", s}}}));
