@@ -250,6 +250,28 @@ std::string examples_text(const MajorGraph& graph, const MajorGraph::Reach& r, M
 
 std::string pip_name(const python::Distribution* d) { return d ? d->name : std::string("it"); }
 
+// A cuda-major-mix finding: the three ways two majors meet (in one file's load graph, in one
+// package's import context, between two packages' contexts) differ only in their words.
+Finding major_mix(Severity severity, const std::string& file, const python::Distribution* owner, std::string message,
+                  std::string hint) {
+  Finding f;
+  f.code = Code::kCudaMajorMix;
+  f.severity = severity;
+  f.file = file;
+  if (owner) f.package = owner->name;
+  f.message = std::move(message);
+  f.hint = std::move(hint);
+  return f;
+}
+
+// Each distribution's extension modules (by their first owner), in the environment's order.
+std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_by_owner(const Environment& env) {
+  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
+  for (const ElfRecord& r : env.elf_files)
+    if (r.extension_module && !r.owners.empty()) modules[r.owners.front()].push_back(&r);
+  return modules;
+}
+
 // Files whose own load graph joins two majors: the graph reaches both, and no single dependency
 // already did (that dependency is the place to report).
 void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, MajorGraph& graph,
@@ -263,27 +285,20 @@ void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, Majo
     const ElfRecord* rec = env.elf(node);
     std::string file = rec ? rec->path : node;
     const python::Distribution* owner = env.owner(file);
-    Finding f;
-    f.code = Code::kCudaMajorMix;
-    f.severity = Severity::kError;
-    f.file = file;
-    if (owner) f.package = owner->name;
-    f.message = majors_text(r.mask) + " libraries in one process: " + fs::path(file).filename().string() + " loads " +
-                examples_text(graph, r, r.mask);
     int newest = 31 - std::countl_zero(r.mask);
-    f.hint = "a process can use one CUDA major: install the build of " + pip_name(owner) + " for CUDA " +
-             std::to_string(newest) + " (and of whatever pulls in the older runtime), or CUDA " +
-             std::to_string(std::countr_zero(r.mask)) + " builds throughout";
-    out.push_back(std::move(f));
+    out.push_back(major_mix(Severity::kError, file, owner,
+                            majors_text(r.mask) + " libraries in one process: " + fs::path(file).filename().string() +
+                                " loads " + examples_text(graph, r, r.mask),
+                            "a process can use one CUDA major: install the build of " + pip_name(owner) + " for CUDA " +
+                                std::to_string(newest) + " (and of whatever pulls in the older runtime), or CUDA " +
+                                std::to_string(std::countr_zero(r.mask)) + " builds throughout"));
   }
 }
 
 // An extension module imported after its package's requirements (Python's import order, as the
 // load model has it): their modules' majors and its own meet in the process.
 void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
-  for (const ElfRecord& r : env.elf_files)
-    if (r.extension_module && !r.owners.empty()) modules[r.owners.front()].push_back(&r);
+  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules = modules_by_owner(env);
   for (const auto& [dist, files] : modules) {
     MajorMask context = 0;
     std::vector<std::string> context_examples, context_names;
@@ -303,18 +318,14 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
       const MajorGraph::Reach& r = graph.reach(cuda_path_key(env, file->path));
       MajorMask all = r.mask | context;
       if (!r.mask || all == r.mask || all == context) continue;
-      Finding f;
-      f.code = Code::kCudaMajorMix;
-      f.severity = Severity::kError;
-      f.file = file->path;
-      f.package = dist->name;
-      f.message = majors_text(all) + " libraries in one process: " + fs::path(file->path).filename().string() +
-                  " loads " + examples_text(graph, r, r.mask & ~context) + " after " + join(context_names) +
-                  " loaded " + join(context_examples, " and ");
-      f.hint = dist->name + " " + dist->version + " is built for " + majors_text(r.mask & ~context) + " and " +
-               join(context_names) + " for " + majors_text(context & ~r.mask) + ": install the builds of " +
-               dist->name + " and " + join(context_names) + " for one CUDA major";
-      out.push_back(std::move(f));
+      out.push_back(
+          major_mix(Severity::kError, file->path, dist,
+                    majors_text(all) + " libraries in one process: " + fs::path(file->path).filename().string() +
+                        " loads " + examples_text(graph, r, r.mask & ~context) + " after " + join(context_names) +
+                        " loaded " + join(context_examples, " and "),
+                    dist->name + " " + dist->version + " is built for " + majors_text(r.mask & ~context) + " and " +
+                        join(context_names) + " for " + majors_text(context & ~r.mask) + ": install the builds of " +
+                        dist->name + " and " + join(context_names) + " for one CUDA major"));
     }
   }
 }
@@ -327,9 +338,7 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
 // their contexts are one.
 // Returns the majors the pairs found.
 MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
-  for (const ElfRecord& r : env.elf_files)
-    if (r.extension_module && !r.owners.empty()) modules[r.owners.front()].push_back(&r);
+  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules = modules_by_owner(env);
   struct Context {
     MajorMask mask = 0;
     std::string example;  // "a's _a.so loads libcudart.so.12 (nvidia-cuda-runtime-cu12)"
@@ -365,20 +374,17 @@ MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std:
         paired |= (1u << major_a) | (1u << major_b);
         const Context& ca = contexts[a];
         const Context& cb = contexts[b];
-        Finding f;
-        f.code = Code::kCudaMajorMix;
-        f.severity = Severity::kWarning;
-        f.file = modules[a].front()->path;
-        f.package = a->name;
-        f.packages = {a->name, b->name};
         std::string ia = import_name(env, *a), ib = import_name(env, *b);
-        f.message = majors_text(ca.mask | cb.mask) + " libraries in one process: `import " + ia + ", " + ib +
-                    "`: " + ca.example + ", " + cb.example;
-        f.hint = a->name + " " + a->version + " is built for CUDA " + std::to_string(major_a) + " and " + b->name +
-                 " " + b->version + " for CUDA " + std::to_string(major_b) +
-                 ": each imports alone, but a process that imports both (in either order) holds two CUDA runtimes; "
-                 "install the builds of " +
-                 a->name + " and " + b->name + " for one CUDA major, or import them in separate processes";
+        Finding f = major_mix(
+            Severity::kWarning, modules[a].front()->path, a,
+            majors_text(ca.mask | cb.mask) + " libraries in one process: `import " + ia + ", " + ib +
+                "`: " + ca.example + ", " + cb.example,
+            a->name + " " + a->version + " is built for CUDA " + std::to_string(major_a) + " and " + b->name + " " +
+                b->version + " for CUDA " + std::to_string(major_b) +
+                ": each imports alone, but a process that imports both (in either order) holds two CUDA runtimes; "
+                "install the builds of " +
+                a->name + " and " + b->name + " for one CUDA major, or import them in separate processes");
+        f.packages = {a->name, b->name};
         out.push_back(std::move(f));
       });
   return paired;
