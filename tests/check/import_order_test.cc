@@ -34,13 +34,7 @@ class ImportOrderTest : public VenvTest {
     build_shared(lib, copy.source, flags, tmp_);
     std::string ext = tmp_ / ("build/" + name + "/" + name + "/_" + name + suffix_);
     build_ext(ext, "_" + name, decl, call, quote(lib) + " " + dtags + " -Wl,-rpath,'$ORIGIN/lib'");
-    return make_wheel(tmp_ / "wheels",
-                      {{"name", name},
-                       {"version", "1.0"},
-                       {"tag", "cp311-cp311-linux_x86_64"},
-                       {"purelib", false},
-                       {"files", {{name + "/__init__.py", "from . import _" + name + "\n"}}},
-                       {"paths", {{name + "/lib/libv.so.1", lib}, {name + "/_" + name + suffix_, ext}}}});
+    return module_package(name, {{name + "/lib/libv.so.1", lib}, {name + "/_" + name + suffix_, ext}});
   }
 
   // libv.so.1 built from `copy` into DIR (a system directory, off the environment).

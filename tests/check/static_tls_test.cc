@@ -43,12 +43,7 @@ class StaticTlsTest : public VenvTest {
     } else {
       build_ext(ext, "_" + name, var + touch, "touch_" + name + "()", cflags);
     }
-    return make_wheel(tmp_ / "wheels", {{"name", name},
-                                        {"version", "1.0"},
-                                        {"tag", "cp311-cp311-linux_x86_64"},
-                                        {"purelib", false},
-                                        {"files", {{name + "/__init__.py", "from . import _" + name + "\n"}}},
-                                        {"paths", paths}});
+    return module_package(name, paths);
   }
 
   // `python -c "import MODULES"` with GLIBC_TUNABLES set: "" when it works, else the ImportError.

@@ -54,13 +54,8 @@ class PsTest : public VenvTest {
     std::string ext = tmp_ / ("build/clean/cleanpkg/_core" + suffix_);
     build_ext(ext, "_core", "int clean_fn(void);", "clean_fn()",
               "-L" + quote(tmp_ / "build/clean/cleanpkg/lib") + " -lclean -Wl,--enable-new-dtags,-rpath,'$ORIGIN/lib'");
-    venv.install({make_wheel(tmp_ / "wheels",
-                             {{"name", "cleanpkg"},
-                              {"version", "1.0"},
-                              {"tag", "cp311-cp311-linux_x86_64"},
-                              {"purelib", false},
-                              {"files", {{"cleanpkg/__init__.py", "from . import _core\n"}}},
-                              {"paths", {{"cleanpkg/lib/libclean.so", lib}, {"cleanpkg/_core" + suffix_, ext}}}})});
+    venv.install(
+        {module_package("cleanpkg", {{"cleanpkg/lib/libclean.so", lib}, {"cleanpkg/_core" + suffix_, ext}}, "_core")});
   }
   // `python -c SCRIPT` in the background, with `variables` in its environment, ready when SCRIPT has run.
   std::unique_ptr<Running> start(const Venv& venv, const std::string& script, const std::string& variables = "") {

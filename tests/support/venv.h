@@ -54,7 +54,6 @@ inline std::multiset<std::string> plain(const nlohmann::json& report) {
   return out;
 }
 
-// The findings the change brought (marked "new").
 // The findings of `report` with `code`, in its order.
 inline std::vector<nlohmann::json> findings(const nlohmann::json& report, const std::string& code) {
   std::vector<nlohmann::json> out;
@@ -63,6 +62,7 @@ inline std::vector<nlohmann::json> findings(const nlohmann::json& report, const 
   return out;
 }
 
+// The findings the change brought (marked "new").
 inline std::vector<nlohmann::json> new_findings(const nlohmann::json& report) {
   std::vector<nlohmann::json> out;
   for (const nlohmann::json& f : report["findings"])
@@ -186,6 +186,13 @@ class VenvTest : public ::testing::Test {
   }
 
   std::string wheel(nlohmann::json spec) { return make_wheel(tmp_ / "wheels", std::move(spec)); }
+  // Package `name` 1.0, for this interpreter: name/__init__.py imports its extension module
+  // `module` (by default `_name`), and `paths` maps the wheel's paths to the files built for it
+  // (the module and what it vendors).
+  std::string module_package(const std::string& name, nlohmann::json paths, const std::string& module = "") {
+    std::string imported = module.empty() ? "_" + name : module;
+    return platlib_wheel(name, "1.0", std::move(paths), {{name + "/__init__.py", "from . import " + imported + "\n"}});
+  }
   // A wheel whose files go to platlib, for this interpreter (cp311, linux_x86_64).
   std::string platlib_wheel(const std::string& name, const std::string& version, nlohmann::json paths,
                             nlohmann::json files = nlohmann::json::object(),
