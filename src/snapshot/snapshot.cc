@@ -1,6 +1,7 @@
 #include "snapshot/snapshot.h"
 
 #include <algorithm>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 
@@ -175,18 +176,27 @@ json resolutions(const checks::CheckRun& run, const Paths& paths) {
     if (added) it->second = paths.owner(path);
     return it->second;
   };
-  auto key = [&](const checks::Edge& e) { return std::make_pair(paths.rel(e.consumer), e.needed); };
-  for (size_t i : order_by(run.edges, key)) {
+  // Each consumer made relative once, for the order and for the document.
+  std::vector<std::string> consumers(run.edges.size());
+  for (size_t i = 0; i < run.edges.size(); ++i) consumers[i] = paths.rel(run.edges[i].consumer);
+  auto key = [&](const checks::Edge& e) {
+    return std::pair<std::string_view, std::string_view>(consumers[&e - run.edges.data()], e.needed);
+  };
+  std::vector<size_t> order = order_by(run.edges, key);
+  out.get_ref<json::array_t&>().reserve(order.size());
+  for (size_t i : order) {
     const checks::Edge& e = run.edges[i];
     bool found = !e.resolved.empty();
-    json r = {{"file", paths.rel(e.consumer)},
-              {"needed", e.needed},
-              {"rule", rule_token(e.rule)},
-              {"resolved", found ? json(paths.rel(e.resolved)) : json(nullptr)},
-              {"owner", found ? owner(e.resolved) : json(nullptr)}};
     // The directory a search found it in; an already-loaded match names no directory of its own.
     bool searched = found && e.rule != loader::Rule::kLoaded && e.rule != loader::Rule::kDirect;
-    r["dir"] = searched ? json(paths.rel(e.source)) : json(nullptr);
+    json r = json::object();
+    json::object_t& o = r.get_ref<json::object_t&>();
+    o.emplace("file", std::move(consumers[i]));
+    o.emplace("needed", e.needed);
+    o.emplace("rule", rule_token(e.rule));
+    o.emplace("resolved", found ? json(paths.rel(e.resolved)) : json(nullptr));
+    o.emplace("owner", found ? owner(e.resolved) : json(nullptr));
+    o.emplace("dir", searched ? json(paths.rel(e.source)) : json(nullptr));
     out.push_back(std::move(r));
   }
   return out;
