@@ -12,17 +12,70 @@
 
 namespace envdoctor::loader {
 
+namespace {
+
+// The CPU as glibc 2.36's init_cpu_features sees it: CPUID's bits, with AVX (and what needs its
+// registers: AVX2, FMA, F16C) and AVX-512 usable only where the OS saves their state (XCR0), as
+// CPU_FEATURE_USABLE_P says. Read once.
+struct Cpu {
+  bool intel = false;
+  bool sse3 = false, ssse3 = false, sse4_1 = false, sse4_2 = false, popcnt = false, cx16 = false, lahf = false;
+  bool avx = false, avx2 = false, bmi1 = false, bmi2 = false, f16c = false, fma = false, lzcnt = false, movbe = false;
+  bool avx512f = false, avx512bw = false, avx512cd = false, avx512dq = false, avx512vl = false, avx512er = false,
+       avx512pf = false;
+};
+
+const Cpu& this_cpu() {
+  static const Cpu cpu = [] {
+    Cpu c;
+#if defined(__x86_64__)
+    unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+    if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return c;
+    unsigned max_leaf = eax;
+    char vendor[13] = {};
+    std::memcpy(vendor, &ebx, 4);
+    std::memcpy(vendor + 4, &edx, 4);
+    std::memcpy(vendor + 8, &ecx, 4);
+    c.intel = std::strcmp(vendor, "GenuineIntel") == 0;  // arch_kind_intel
+    auto bit = [](unsigned reg, int n) { return (reg & (1u << n)) != 0; };
+    __get_cpuid(1, &eax, &ebx, &ecx, &edx);
+    unsigned long long xcr0 = 0;
+    if (bit(ecx, 27)) {  // OSXSAVE
+      unsigned lo = 0, hi = 0;
+      __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+      xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
+    }
+    bool avx_state = (xcr0 & 0x6) == 0x6;                    // XMM and YMM
+    bool avx512_state = avx_state && (xcr0 & 0xe0) == 0xe0;  // opmask, ZMM0-15 high, ZMM16-31
+    c.sse3 = bit(ecx, 0), c.ssse3 = bit(ecx, 9), c.cx16 = bit(ecx, 13), c.sse4_1 = bit(ecx, 19);
+    c.sse4_2 = bit(ecx, 20), c.movbe = bit(ecx, 22), c.popcnt = bit(ecx, 23);
+    c.avx = avx_state && bit(ecx, 28);
+    c.fma = c.avx && bit(ecx, 12), c.f16c = c.avx && bit(ecx, 29);
+    if (__get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx)) c.lahf = bit(ecx, 0), c.lzcnt = bit(ecx, 5);
+    if (max_leaf >= 7) {
+      __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
+      c.bmi1 = bit(ebx, 3), c.bmi2 = bit(ebx, 8), c.avx2 = c.avx && bit(ebx, 5);
+      c.avx512f = avx512_state && bit(ebx, 16);
+      auto avx512 = [&](int n) { return c.avx512f && bit(ebx, n); };
+      c.avx512dq = avx512(17), c.avx512pf = avx512(26), c.avx512er = avx512(27), c.avx512cd = avx512(28);
+      c.avx512bw = avx512(30), c.avx512vl = avx512(31);
+    }
+#endif
+    return c;
+  }();
+  return cpu;
+}
+
+}  // namespace
+
 std::vector<std::string> supported_x86_64_levels() {
 #if defined(__x86_64__)
-  // sysdeps/x86/get-isa-level.h: each level needs the previous one and these features.
-  __builtin_cpu_init();
-  bool v2 = __builtin_cpu_supports("popcnt") && __builtin_cpu_supports("sse3") && __builtin_cpu_supports("ssse3") &&
-            __builtin_cpu_supports("sse4.1") && __builtin_cpu_supports("sse4.2");
-  bool v3 = v2 && __builtin_cpu_supports("avx") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("bmi") &&
-            __builtin_cpu_supports("bmi2") && __builtin_cpu_supports("fma");
-  bool v4 = v3 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("avx512cd") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512vl");
+  // sysdeps/x86/get-isa-level.h: each level needs the previous one and these features (the
+  // baseline's, CMOV to SSE2, come with x86_64).
+  const Cpu& c = this_cpu();
+  bool v2 = c.cx16 && c.lahf && c.popcnt && c.sse3 && c.ssse3 && c.sse4_1 && c.sse4_2;
+  bool v3 = v2 && c.avx && c.avx2 && c.bmi1 && c.bmi2 && c.f16c && c.fma && c.lzcnt && c.movbe;
+  bool v4 = v3 && c.avx512f && c.avx512bw && c.avx512cd && c.avx512dq && c.avx512vl;
   std::vector<std::string> out;
   if (v4) out.push_back("x86-64-v4");
   if (v3) out.push_back("x86-64-v3");
@@ -39,44 +92,18 @@ LegacyHwcaps legacy_hwcaps() {
   const char* at_platform = reinterpret_cast<const char*>(::getauxval(AT_PLATFORM));
   caps.platform = at_platform ? at_platform : "x86_64";
   caps.hwcaps = {"x86_64"};  // HWCAP_X86_64: always, on x86_64
-#if defined(__x86_64__)
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return caps;
-  unsigned max_leaf = eax;
-  char vendor[13] = {};
-  std::memcpy(vendor, &ebx, 4);
-  std::memcpy(vendor + 4, &edx, 4);
-  std::memcpy(vendor + 8, &ecx, 4);
-  if (std::strcmp(vendor, "GenuineIntel") != 0 || max_leaf < 7) return caps;  // arch_kind_intel only
-  __get_cpuid(1, &eax, &ebx, &ecx, &edx);
-  unsigned ecx1 = ecx;
-  __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx);
-  unsigned ebx7 = ebx;
-  bool lzcnt = __get_cpuid(0x80000001, &eax, &ebx, &ecx, &edx) && (ecx & (1u << 5));
-  // "Usable" (CPU_FEATURE_USABLE_P): AVX and AVX-512 also need the OS to save their registers.
-  unsigned long long xcr0 = 0;
-  if (ecx1 & (1u << 27)) {  // OSXSAVE
-    unsigned lo = 0, hi = 0;
-    __asm__("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
-    xcr0 = (static_cast<unsigned long long>(hi) << 32) | lo;
-  }
-  bool avx_state = (xcr0 & 0x6) == 0x6;
-  bool avx512_state = avx_state && (xcr0 & 0xe0) == 0xe0;
-  auto bit = [](unsigned reg, int n) { return (reg & (1u << n)) != 0; };
-  bool avx2 = avx_state && bit(ebx7, 5), fma = avx_state && bit(ecx1, 12);
-  bool bmi1 = bit(ebx7, 3), bmi2 = bit(ebx7, 8), movbe = bit(ecx1, 22), popcnt = bit(ecx1, 23);
-  auto avx512 = [&](int n) { return avx512_state && bit(ebx7, 16) && bit(ebx7, n); };  // with AVX512F
+  const Cpu& c = this_cpu();
+  if (!c.intel) return caps;
   const char* platform = nullptr;
-  if (avx512(28)) {                                       // AVX512CD
-    if (avx512(27)) {                                     // AVX512ER
-      if (avx512(26)) platform = "xeon_phi";              // AVX512PF
-    } else if (avx512(30) && avx512(17) && avx512(31)) {  // AVX512BW, AVX512DQ, AVX512VL
+  if (c.avx512cd) {
+    if (c.avx512er) {
+      if (c.avx512pf) platform = "xeon_phi";
+    } else if (c.avx512bw && c.avx512dq && c.avx512vl) {
       caps.hwcaps.push_back("avx512_1");
     }
   }
-  if (!platform && avx2 && fma && bmi1 && bmi2 && lzcnt && movbe && popcnt) platform = "haswell";
+  if (!platform && c.avx2 && c.fma && c.bmi1 && c.bmi2 && c.lzcnt && c.movbe && c.popcnt) platform = "haswell";
   if (platform) caps.platform = platform;
-#endif
   return caps;
 }
 
