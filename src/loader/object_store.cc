@@ -130,10 +130,14 @@ std::shared_ptr<const OpenResult> ObjectStore::open_disk(const std::string& host
     std::string name = host.substr(slash + 1);
     Directory d = directory(host.substr(0, slash));
     if (d.missing) {
-      auto result = std::make_shared<OpenResult>();
-      result->errnum = ENOENT;
-      result->error = std::strerror(ENOENT);
-      return result;
+      // One answer, shared by every such probe: nearly all of a search's are of this kind.
+      static const std::shared_ptr<const OpenResult> kNoDirectory = [] {
+        auto result = std::make_shared<OpenResult>();
+        result->errnum = ENOENT;
+        result->error = std::strerror(ENOENT);
+        return result;
+      }();
+      return kNoDirectory;
     }
     if (d.id && name != "." && name != ".." && !name.empty()) {
       entry = Entry{*d.id, std::move(name)};
