@@ -2,10 +2,12 @@
 # Times `envdoctor ldd` against its peers (libtree, ldd) on the same files, each given all the
 # files in one process, and prints a Markdown table for docs/benchmarks.md.
 #
-#   bash bench/run.sh [ENVDOCTOR] [RUNS]
+#   bash bench/run.sh [ENVDOCTOR] [RUNS] [wide]
 #
 # The file set: every regular ELF shared object directly under /usr/lib/x86_64-linux-gnu, plus
-# /usr/local/cuda/lib64 when present. envdoctor also checks symbol versions and binds every
+# /usr/local/cuda/lib64 when present; with `wide`, also every one below
+# /usr/lib/python3/dist-packages and every pyenv interpreter's extension modules (lib-dynload and
+# site-packages), the set of issue 13's target. envdoctor also checks symbol versions and binds every
 # undefined symbol (like `ldd -r`); libtree does neither; ldd checks versions but binds nothing.
 # bench/map_floor.c, built here, gives the floor of a mapping reader on the same files: map each
 # file, touch its header, walk its .dynsym (one core; nothing else); and the cost of reading the
@@ -13,6 +15,7 @@
 set -euo pipefail
 envdoctor=${1:-build/envdoctor}
 runs=${2:-10}
+wide=${3:-}
 for tool in hyperfine libtree; do
   command -v "$tool" >/dev/null || { echo "bench: $tool is missing (bash scripts/install-deps.sh)" >&2; exit 2; }
 done
@@ -20,9 +23,16 @@ done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 list="$work/files"
-for dir in /usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64; do
+dirs=(/usr/lib/x86_64-linux-gnu /usr/local/cuda/lib64)
+if [[ $wide == wide ]]; then
+  dirs+=(/usr/lib/python3/dist-packages "$HOME"/.pyenv/versions/*/lib/python3*/lib-dynload
+    "$HOME"/.pyenv/versions/*/lib/python3*/site-packages)
+fi
+for dir in "${dirs[@]}"; do
   [[ -d $dir ]] || continue
-  find -H "$dir" -maxdepth 1 -type f -name '*.so*' -print0 |
+  # The two system directories directly; the Python trees whole.
+  case $dir in /usr/lib/x86_64-linux-gnu | /usr/local/cuda/lib64) depth=(-maxdepth 1) ;; *) depth=() ;; esac
+  find -H "$dir" "${depth[@]}" -type f -name '*.so*' -print0 |
     while IFS= read -r -d '' f; do
       # ELF only: linker scripts named .so are not libraries.
       [[ $(head -c 4 "$f" | od -An -c | tr -d ' ') == '177ELF' ]] && printf '%s\n' "$f"
