@@ -284,6 +284,17 @@ TEST_F(LoaderFixture, PlatformSubdirectoryIsSearchedFirst) {
   EXPECT_NE(out.find("d/" + platform + "/libdep.so"), std::string::npos) << out;
 }
 
+// $PLATFORM in an RPATH is the platform glibc named for this CPU ("haswell" on many Intel CPUs).
+TEST_F(LoaderFixture, PlatformTokenExpandsToThisCpusPlatform) {
+  std::string platform = loader::legacy_hwcaps().platform;
+  lib(platform + "/libdep.so", "int dep(void){return 1;}");
+  std::string top = lib("libtop.so", "int dep(void); int top(void){return dep();}",
+                        "-L" + tmp / platform + " -ldep -Wl,-rpath,'$ORIGIN/$PLATFORM'");
+  expect_same_listing(top);
+  std::string out = envdoctor_ldd(top).out;
+  EXPECT_NE(out.find(tmp / platform + "/libdep.so"), std::string::npos) << out;
+}
+
 TEST_F(LoaderFixture, WrongClassCandidateIsSkipped) {
   CommandResult m32 = run("echo 'int main(){return 0;}' | gcc -m32 -x c - -o " + quote(tmp / "m32-probe"));
   lib("good/libdep.so", "int dep(void){return 1;}");
