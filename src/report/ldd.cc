@@ -1,6 +1,123 @@
+// `ldd` and `tree`: one file's listing on stdout and its errors on stderr, in ldd's words.
+#include <sstream>
+#include <unordered_set>
+
 #include "report/report.h"
 
 namespace envdoctor::report {
+
+using loader::LoadError;
+using loader::Process;
+
+namespace {
+
+// The loader's own words for an error, as ld.so prints them when it starts FILE (missing and
+// unloadable libraries), as ldd prints version errors, and as `ldd -r` prints unbound symbols.
+std::string loader_words(const std::string& file, const LoadError& e) {
+  switch (e.kind) {
+    case LoadError::Kind::kMissingLibrary:
+    case LoadError::Kind::kWrongElfClass:
+    case LoadError::Kind::kInvalidElf: return file + ": error while loading shared libraries: " + e.message;
+    case LoadError::Kind::kMissingVersion: return file + ": " + e.message;
+    case LoadError::Kind::kUndefinedSymbol: {
+      std::string what = "undefined symbol: " + e.symbol + (e.version.empty() ? "" : ", version " + e.version);
+      return what + "\t(" + e.path + ")";
+    }
+  }
+  return e.message;
+}
+
+// The file given could not be loaded at all: a file that cannot be opened, or that is no ELF
+// file at all, is the tool's failure ("envdoctor: FILE why"); an ELF file the loader would reject
+// is a load failure, in the loader's words.
+std::string unloadable_words(const checks::SingleFileLoad& load) {
+  if (!load.not_an_elf_file.empty()) return "envdoctor: " + load.file + " " + load.not_an_elf_file + "\n";
+  return load.file + ": " + load.process.errors().front().reason() + "\n";
+}
+
+// After a loaded file's listing: where an extension module's C API went, then the errors.
+void errors_words(const checks::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
+  if (load.extension) out << render_extension_summary(*load.extension);
+  for (const LoadError& e : load.errors) err << loader_words(load.file, e) << "\n";
+}
+
+std::string library_line(const Process& p, const Process::ListEntry& e) {
+  if (e.object < 0) return e.missing + " => not found";
+  const loader::LoadedObject& o = p.objects()[e.object];
+  const std::string& libname = o.names.empty() ? o.path : o.names.front();
+  if (libname == o.path) return o.path;
+  return libname + " => " + o.path;
+}
+
+// One node of `tree`: the library line, the rule that found it, and below it either its own
+// dependencies (the first time it appears) or, for a failure, the paths considered.
+void tree_node(const Process& p, const loader::Resolution& r, const std::string& indent, bool last,
+               std::unordered_set<int>& expanded, std::ostream& out) {
+  out << indent << (last ? "└── " : "├── ");
+  std::string child_indent = indent + (last ? "    " : "│   ");
+  if (r.object < 0) {
+    out << r.name << " => not found\n";
+    if (!r.attempts.empty()) {
+      out << child_indent << "Paths considered in this order:\n";
+      for (const loader::Attempt& a : r.attempts)
+        out << child_indent << "  " << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+    } else {
+      out << child_indent << "No path was tried.\n";
+    }
+    return;
+  }
+  const loader::LoadedObject& o = p.objects()[r.object];
+  out << r.name;
+  if (r.name != o.path) out << " => " << o.path;
+  // How it was found (for a library already loaded: how it was found the first time), and where.
+  bool first = r.rule != loader::Rule::kLoaded;
+  loader::Rule rule = first ? r.rule : o.rule;
+  const std::string& source = first ? r.source : o.source;
+  out << " [" << loader::rule_name(rule);
+  if (!source.empty()) out << " " << source;
+  if (rule == loader::Rule::kRpath && r.rpath_owner >= 0 && r.rpath_owner != r.object)
+    out << " of " << p.objects()[r.rpath_owner].path;
+  out << "]";
+  bool expand = expanded.insert(r.object).second;
+  if (!expand && !o.deps.empty()) out << " (dependencies listed above)";
+  out << "\n";
+  if (!expand) return;
+  for (size_t i = 0; i < o.deps.size(); ++i)
+    tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
+}
+
+}  // namespace
+
+FileText render_ldd_file(const checks::SingleFileLoad& load, bool header) {
+  std::ostringstream out, err;
+  if (header) out << load.file << ":\n";
+  if (!load.loaded) {
+    err << unloadable_words(load);
+  } else {
+    const Process& p = load.process;
+    const auto& main = p.objects()[0];
+    if (main.elf->needed.empty()) out << "\tstatically linked\n";
+    for (const Process::ListEntry& e : p.list_order()) out << "\t" << library_line(p, e) << "\n";
+    errors_words(load, out, err);
+  }
+  return {out.str(), err.str()};
+}
+
+FileText render_tree_file(const checks::SingleFileLoad& load) {
+  std::ostringstream out, err;
+  if (!load.loaded) {
+    err << unloadable_words(load);
+  } else {
+    out << load.file << "\n";
+    const Process& p = load.process;
+    const auto& main = p.objects()[0];
+    std::unordered_set<int> expanded = {0};
+    for (size_t i = 0; i < main.deps.size(); ++i)
+      tree_node(p, main.deps[i], "", i + 1 == main.deps.size(), expanded, out);
+    errors_words(load, out, err);
+  }
+  return {out.str(), err.str()};
+}
 
 std::string render_extension_summary(const checks::ExtensionLoad& ext) {
   auto symbols = [](size_t n) { return std::to_string(n) + (n == 1 ? " symbol" : " symbols"); };

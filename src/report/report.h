@@ -12,6 +12,7 @@
 #include "checks/live_checks.h"
 #include "checks/pip_plan.h"
 #include "checks/simulation.h"
+#include "checks/single_file.h"
 #include "checks/why.h"
 
 namespace envdoctor::report {
@@ -61,6 +62,18 @@ std::string render_cuda_text(const checks::CudaSummary& summary);
 // references went ("\t61 Python C API symbols bound by /usr/bin/python3.11, as at import\n",
 // "\t61 symbols left to the interpreter (...)\n"); "" when it has none.
 std::string render_extension_summary(const checks::ExtensionLoad& ext);
+
+// `ldd` and `tree` for one file: what goes to stdout (the listing, and an extension module's
+// summary) and what to stderr (why it could not be loaded, or the errors to print, one a line).
+struct FileText {
+  std::string out;
+  std::string err;
+};
+// ldd's listing in ld.so's order, after a "FILE:" line when `header` (several files given).
+FileText render_ldd_file(const checks::SingleFileLoad& load, bool header);
+// tree's: each object's dependencies below it (the first time it appears), each with the rule
+// that found it, and for a library not found the paths considered.
+FileText render_tree_file(const checks::SingleFileLoad& load);
 
 // `envdoctor why`.
 std::string render_why_text(const checks::WhyAnswer& answer);
