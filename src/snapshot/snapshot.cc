@@ -287,7 +287,7 @@ json take(const checks::Environment& env, const checks::CheckRun& run, const che
   s["packages"] = packages(env, paths);
   // The two large sections, one per thread: each reads the environment and the run only.
   json resolved;
-  std::thread other([&] { resolved = resolutions(run, paths); });
+  std::jthread other([&] { resolved = resolutions(run, paths); });  // joined on any way out
   s["files"] = files(env, paths);
   other.join();
   s["resolutions"] = std::move(resolved);
