@@ -491,7 +491,7 @@ std::vector<LoadChecker::Context> LoadChecker::plan() const {
   for (const ElfRecord& r : env_.elf_files) groups[r.owners.empty() ? nullptr : r.owners.front()].push_back(&r);
   std::vector<Context> out;
   for (auto& [dist, files] : groups) {
-    Context c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}};
+    Context c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}, {}};
     for (const ElfRecord* f : c.files) c.learnt.files.push_back(f->path);
     c.learnt.dists = context_dists(env_, dist);
     out.push_back(std::move(c));
