@@ -42,9 +42,7 @@ std::string normalize_path(const std::string& path) {
   return python::lexically_resolve(fs::current_path(), path).string();
 }
 
-namespace {
-
-bool has_elf_magic(const fs::path& path) {
+bool has_elf_magic(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) return false;
   unsigned char magic[4];
@@ -55,8 +53,6 @@ bool has_elf_magic(const fs::path& path) {
   ::close(fd);
   return ok;
 }
-
-}  // namespace
 
 // importlib.machinery.EXTENSION_SUFFIXES on Linux CPython ends with the bare ".so", which
 // covers the others (".cpython-311-x86_64-linux-gnu.so", ".abi3.so"): any "<identifier>.<...>so"

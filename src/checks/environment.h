@@ -119,6 +119,9 @@ std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, co
 // the highest GLIBC_2.N version the library defines. "" when there is no readable libc.so.6.
 std::string root_glibc_version(loader::ObjectStore& store, const loader::LoaderConfig& config);
 
+// Whether the file at `path` (on this machine) starts with the ELF magic; false when unreadable.
+bool has_elf_magic(const std::string& path);
+
 // Whether `import` could open `path` as an extension module: its name ends in ".so" (the last of
 // importlib.machinery.EXTENSION_SUFFIXES, which covers the others) after an identifier.
 bool named_as_extension_module(const std::string& path);

@@ -2,9 +2,7 @@
 
 #include <sys/stat.h>
 
-#include <cstring>
-#include <fstream>
-
+#include "checks/environment.h"
 #include "python/interpreter.h"
 #include "support/root.h"
 
@@ -23,14 +21,7 @@ std::string not_an_elf_file(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return "";  // the loader's own words say it
   if (S_ISDIR(st.st_mode)) return "is a directory, not an ELF file";
   if (!S_ISREG(st.st_mode)) return "is not a regular file";
-  char magic[4] = {};
-  std::ifstream in(path, std::ios::binary);
-  in.read(magic, sizeof magic);
-  if (in.gcount() == 4 && std::memcmp(magic,
-                                      "\x7f"
-                                      "ELF",
-                                      4) == 0)
-    return "";
+  if (has_elf_magic(path)) return "";
   return "is not an ELF file (a script or data file has no libraries to load)";
 }
 

@@ -372,7 +372,9 @@ TEST_F(RootTest, DebianPackageIsVerifiedByDpkgsMd5sums) {
 
   // As installed: nothing to say, though the RECORD's sizes and hashes are all wrong.
   for (const json& f : debpkg_findings("--verify-hashes")) ADD_FAILURE() << f.dump();
-  if (have_dpkg) EXPECT_EQ(dpkg_flags(), std::set<std::string>{});
+  if (have_dpkg) {
+    EXPECT_EQ(dpkg_flags(), std::set<std::string>{});
+  }
 
   // Altered after dpkg installed them: a module and the changelog.
   std::ofstream(root_ + kSite + "/debpkg/__init__.py", std::ios::app) << "VALUE = 2\n";
