@@ -10,22 +10,37 @@ BUILD := build
 ENVDOCTOR := $(BUILD)/envdoctor
 PREFIX ?= /usr/local
 
-.PHONY: all deps build run test fuzz bench wheel install clean format check-format
+.PHONY: all deps test-deps configure build build-all run test fuzz bench wheel install clean format check-format
 
 all: build
 
 deps:
 	@bash scripts/install-deps.sh
 
-build: deps
+# The build's packages and the tests' referees and tools (scripts/install-deps.sh --test).
+test-deps:
+	@bash scripts/install-deps.sh --test
+
+configure: deps
 	@cmake --preset release >/dev/null
+
+# The binary, the man page and the completions: what make run, make wheel and make install need.
+build: configure
+	@cmake --build --preset release -j $(JOBS) --target envdoctor envdoctor_docs
+
+# Everything of the release tree: the binary, the test binaries, the benchmarks.
+build-all: configure
 	@cmake --build --preset release -j $(JOBS)
 
 run: build
 	@bash scripts/run-check.sh $(ENVDOCTOR)
 
-test: check-format build fuzz
-	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+# The suite ends with how many tests ran, failed and were skipped, one line per reason for a
+# skip (scripts/test-summary.py reads ctest's JUnit report), so that a green run that skipped its
+# referees can be told from one that ran them.
+test: test-deps check-format build-all fuzz
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml; status=$$?; \
+	  python3 ../scripts/test-summary.py ctest-junit.xml; exit $$status; }
 
 # The tag is the one the binary earns (envdoctor wheel-tag); the build refuses a wheel whose tag
 # claims an older glibc than its files need.
@@ -35,21 +50,21 @@ wheel: build
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
-fuzz: deps
+fuzz: test-deps
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
 	@bash fuzz/run.sh build-fuzz $${FUZZ_SECONDS:-20}
 
-bench: build
+bench: test-deps build-all
 	@bash bench/run.sh $(ENVDOCTOR)
 	@bash bench/check.sh $(ENVDOCTOR)
 	@$(BUILD)/bench/envdoctor_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 
-check-format: deps
+check-format: test-deps
 	@bash scripts/check-format.sh
 
 # Rewrites every C++ file of the tree in the format of .clang-format.
-format: deps
+format: test-deps
 	@git ls-files '*.cc' '*.h' | grep -v '^tests/data/' | xargs clang-format-14 --style=file -i
 
 clean:

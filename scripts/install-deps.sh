@@ -1,21 +1,33 @@
 #!/usr/bin/env bash
-# Installs the Debian packages envdoctor needs to build and test, and only those missing.
-# Safe to run again: with everything present it does nothing and asks no registry.
+# Installs the Debian packages envdoctor needs to build, and with --test also those its tests
+# use as referees, and only those missing. Safe to run again: with everything present it does
+# nothing and asks no registry.
+#   scripts/install-deps.sh          make run, make wheel, make install: the build
+#   scripts/install-deps.sh --test   make test: the build, the tests' own tools and referees
 set -euo pipefail
 
 packages=(
   build-essential cmake make pkg-config
-  clang libclang-rt-14-dev          # libFuzzer, ASan, UBSan for the fuzz targets
-  clang-format-14                   # the tree's format, checked by make test
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
+  zip unzip
+)
+
+# The referees and engines of the tests, which the build does not need.
+test_packages=(
+  clang libclang-rt-14-dev          # libFuzzer, ASan, UBSan for the fuzz targets
+  clang-format-14                   # the tree's format, checked by make test
   python3-jsonschema                # the referee of the JSON Schemas in data/schemas
   libtree hyperfine                 # peers and timing for bench/
   gcc-multilib                      # -m32 fixtures (wrong-class candidates)
-  zip unzip
   slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
+  python3-torch python3-numpy python3-scipy python3-yaml  # tests/check/installers: Debian's own Python
+  binutils strace                   # objdump/objcopy for fixtures; strace for the walk's system calls
 )
+if [[ "${1:-}" == "--test" ]]; then
+  packages+=("${test_packages[@]}")
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -409,8 +409,8 @@ Advice hint_undefined_symbol(const Environment& env, const loader::Process& p, c
   std::string h = what + " is not in " + searched + ", which " + consumer_name + " links";
   std::optional<python::Requirement> req = own ? requirement_on(env, *own, provider->name) : std::nullopt;
   bool pinned = req && !req->specifier.empty();
+  bool ok = true;  // the installed provider meets the consumer's requirement
   if (pinned) {
-    bool ok = true;
     if (auto clauses = python::parse_specifier(req->specifier))
       for (const python::SpecifierClause& c : *clauses) ok &= python::satisfies(provider->version, c);
     h += "; " + own->name + " requires " + req->name + req->specifier +
@@ -418,15 +418,20 @@ Advice hint_undefined_symbol(const Environment& env, const loader::Process& p, c
   } else {
     h += "; " + consumer_name + " was built against another " + provider->name;
   }
-  // Way one: a newer provider, from where the provider came.
+  // Way one: a newer provider, from where the provider came. The command asks for a release newer
+  // than the installed one (and within the consumer's requirement), so that where the index has
+  // none, pip fails instead of reporting success and changing nothing.
   std::string upgrade;
-  if (provider->origin.kind == python::DirectUrl::kNone)
-    upgrade = index_install(env, provider, pinned ? req->name + req->specifier : provider->name, true);
-  h += "; either upgrade " + provider->name +
-       (upgrade.empty() ? " (test a wheel with envdoctor check --with WHEEL)" : "");
+  std::string test_wheel = "`envdoctor check --python " + shell_word(env_python(env)) + " --with WHEEL`";
+  if (provider->origin.kind == python::DirectUrl::kNone) {
+    std::string spec = pinned && !ok ? req->name + req->specifier
+                                     : provider->name + (pinned ? req->specifier + "," : "") + ">" + provider->version;
+    upgrade = index_install(env, provider, spec, true);
+  }
+  h += "; either upgrade " + provider->name + (upgrade.empty() ? " (test a wheel with " + test_wheel + ")" : "");
   // Way two: a build of the consumer made for the installed provider.
   h += "; or install a build of " + (own ? own->name : consumer_name) + " made for " + describe(provider) +
-       " (test it with envdoctor check --python " + shell_word(env_python(env)) + " --with WHEEL)";
+       " (test it with " + test_wheel + ")";
   return {h, upgrade};
 }
 

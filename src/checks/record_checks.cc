@@ -40,6 +40,18 @@ Severity missing_file_severity(std::string_view path) {
   return is_importable_code(path) ? Severity::kError : Severity::kWarning;
 }
 
+// Whether a changed file decides what loads: an ELF file of the index (an extension module, a
+// library, a program), or one named as a shared object whatever it holds now. Other files that
+// differ from their RECORD (a cacert.pem with a company's CA appended, a patched .py) are local
+// edits as often as damage, and a reinstall would silently undo them: reported with --all-files.
+bool decides_loading(const Environment& env, const std::string& path) {
+  std::string_view name = std::string_view(path).substr(path.rfind('/') + 1);
+  return env.elf(path) || name.ends_with(".so") || name.find(".so.") != std::string_view::npos;
+}
+
+// A reinstall writes the wheel's copy over the file: said wherever the fix is one.
+constexpr const char* kRevertsEdits = "; reinstalling replaces the file with the wheel's copy, undoing any local edit";
+
 struct HashJob {
   const python::Distribution* dist;
   const python::RecordEntry* entry;
@@ -54,7 +66,7 @@ Finding package_finding(const python::Distribution& d, Code code, Severity s) {
   return f;
 }
 
-void check_files(const Environment& env, bool verify_hashes, const std::function<void(size_t, size_t)>& on_hash,
+void check_files(const Environment& env, const RecordScope& scope, const std::function<void(size_t, size_t)>& on_hash,
                  std::vector<Finding>& out) {
   std::vector<HashJob> jobs;
   for (const python::Distribution& d : env.inventory.distributions) {
@@ -80,16 +92,18 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
         continue;
       }
       if (st->is_link) continue;  // pip records a link's own size and hash rarely; skip
+      if (!scope.all_files && !decides_loading(env, e.resolved.string())) continue;
       if (e.size && st->size != *e.size) {
         Finding f = package_finding(d, Code::kRecordSizeMismatch, Severity::kWarning);
         f.file = e.resolved.string();
         f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
-        advise_reinstall(f, env, d, "the file was changed or overwritten after " + d.name + " installed it");
+        advise_reinstall(f, env, d,
+                         "the file was changed or overwritten after " + d.name + " installed it" + kRevertsEdits);
         out.push_back(std::move(f));
         continue;
       }
-      if (verify_hashes && e.hash_algorithm == "sha256" && !e.digest.empty()) jobs.push_back({&d, &e});
+      if (scope.verify_hashes && e.hash_algorithm == "sha256" && !e.digest.empty()) jobs.push_back({&d, &e});
     }
   }
   if (jobs.empty()) return;
@@ -105,7 +119,7 @@ void check_files(const Environment& env, bool verify_hashes, const std::function
     Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
-    advise_reinstall(f, env, *j.dist, "the file is not the one " + j.dist->name + " installed");
+    advise_reinstall(f, env, *j.dist, "the file is not the one " + j.dist->name + " installed" + kRevertsEdits);
     out.push_back(std::move(f));
   }
 }
@@ -132,7 +146,7 @@ namespace {
 // md5sums lists under a site directory must exist, and with --verify-hashes have that MD5 sum.
 // Files outside sys.path (documentation that a path-exclude may have dropped) do not decide
 // whether the environment imports.
-void check_dpkg_files(const Environment& env, bool verify_hashes, std::vector<Finding>& out) {
+void check_dpkg_files(const Environment& env, const RecordScope& scope, std::vector<Finding>& out) {
   std::set<std::string> seen;
   for (const python::Distribution& d : env.inventory.distributions) {
     if (d.installer != "debian" || !seen.insert(d.installer_package).second) continue;
@@ -147,7 +161,7 @@ void check_dpkg_files(const Environment& env, bool verify_hashes, std::vector<Fi
         f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
         advise_reinstall(f, env, d, "");
         out.push_back(std::move(f));
-      } else if (verify_hashes) {
+      } else if (scope.verify_hashes && (scope.all_files || decides_loading(env, file.path))) {
         auto md5 = env.files.md5(file.path);
         if (!md5 || *md5 == file.md5) continue;
         f.code = Code::kRecordHashMismatch;
@@ -217,11 +231,11 @@ void check_metadata_only(const Environment& env, const Knowledge& knowledge, std
 
 }  // namespace
 
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes,
+std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, const RecordScope& scope,
                                    const std::function<void(size_t, size_t)>& on_hash) {
   std::vector<Finding> out;
-  check_files(env, verify_hashes, on_hash, out);
-  check_dpkg_files(env, verify_hashes, out);
+  check_files(env, scope, on_hash, out);
+  check_dpkg_files(env, scope, out);
   check_shared_paths(env, out);
   check_metadata_only(env, knowledge, out);
   return out;

@@ -14,8 +14,18 @@
 
 namespace envdoctor::checks {
 
+// Which files' contents are held to their records. A missing file is always reported; a file
+// that is there but differs (its size, and with verify_hashes its hash) only where it decides
+// what loads (an ELF file, a file named as a shared object), unless all_files: other files that
+// differ are as often local edits (a CA certificate appended to cacert.pem) that a reinstall
+// would undo.
+struct RecordScope {
+  bool verify_hashes = false;
+  bool all_files = false;
+};
+
 // `on_hash(done, total)` follows --verify-hashes file by file (for a progress line); may be empty.
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, bool verify_hashes,
+std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, const RecordScope& scope,
                                    const std::function<void(size_t, size_t)>& on_hash = {});
 
 // Of the distributions whose RECORDs list `path`, the one whose copy the file holds now: the owner

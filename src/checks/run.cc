@@ -32,7 +32,7 @@ void attribute_installers(const Environment& env, std::vector<Finding>& findings
 CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                     const CheckSettings& settings) {
   CheckRun run;
-  run.findings = check_records(env, knowledge, settings.verify_hashes, settings.on_hash);
+  run.findings = check_records(env, knowledge, {settings.verify_hashes, settings.all_files}, settings.on_hash);
   LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo, settings.edges);
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   // Only the SONAMEs that two packages resolve to different files are paired (import_order.h).

@@ -16,6 +16,7 @@ namespace envdoctor::checks {
 
 struct CheckSettings {
   bool verify_hashes = false;
+  bool all_files = false;  // hold every file to its record, not only those that load (RecordScope)
   CudaTarget gpu;
   ProgressFn on_file;        // progress of the load checks, for people
   ProgressFn on_hash;        // progress of --verify-hashes

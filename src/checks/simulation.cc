@@ -130,6 +130,7 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
     const python::Distribution* dist = env.inventory.find(name);
     if (!dist) {
       *error = name + " is not installed in " + env.python.prefix;
+      if (auto near = env.inventory.nearest_name(name)) *error += "; did you mean " + *near + "?";
       return false;
     }
     uninstall(env, *dist);

@@ -113,12 +113,12 @@ std::set<std::string> reachable_copies(const Environment& env, const std::string
   return unique;
 }
 
-std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
+std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<Edge>& edges,
                                      const std::vector<Finding>& findings, const std::string& name,
                                      std::string* error) {
   WhyAnswer answer;
   if (const python::Distribution* dist = env.inventory.find(name)) {
-    answer.package = explain_package(env, loads.edges, *dist);
+    answer.package = explain_package(env, edges, *dist);
     for (const Finding& f : findings)
       if (about_package(f, *dist)) answer.findings.push_back(f);
     return answer;
@@ -144,10 +144,11 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResu
     library = op->elf->soname ? std::string(*op->elf->soname) : fs::path(path).filename().string();
     asked = owned(env, path);
   }
-  answer.library = explain_library(env, loads.edges, library);
+  answer.library = explain_library(env, edges, library);
   answer.library->asked_path = asked;
   if (answer.library->copies.empty() && answer.library->needed_by.empty()) {
     *error = name + ": no package, library or file of that name in this environment";
+    if (auto near = env.inventory.nearest_name(name)) *error += "; did you mean " + *near + "?";
     return std::nullopt;
   }
   for (const Finding& f : findings)

@@ -67,7 +67,7 @@ struct WhyAnswer {
 // `findings` are the environment's (check's, sorted). nullopt with `error` set when NAME is no
 // package, library or file of the environment, no package an installed one requires, or a path
 // that cannot be opened.
-std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
+std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<Edge>& edges,
                                      const std::vector<Finding>& findings, const std::string& name, std::string* error);
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file

@@ -71,6 +71,7 @@ int run_check(const CheckOptions& options) {
   report::Progress progress;
   checks::CheckSettings settings;
   settings.verify_hashes = options.verify_hashes;
+  settings.all_files = options.all_files;
   settings.gpu = *gpu_target;
   settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };

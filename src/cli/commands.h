@@ -28,6 +28,7 @@ struct CheckOptions {
   bool no_exec = false;
   LoaderOptions loader;
   bool verify_hashes = false;
+  bool all_files = false;  // --all-files: every file held to its record, not only those that load
   bool json = false;
   bool only_errors = false;          // --only-errors: the text lists errors only
   bool all = false;                  // --all: the text lists infos too

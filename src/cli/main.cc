@@ -1,10 +1,53 @@
 // envdoctor's command line: one subcommand per question (see DESIGN.md, "Command line").
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 
 #include "cli/commands.h"
+#include "support/text.h"
+
+namespace {
+
+// What CLI11 says of a slip, said as a person would: an unknown command or option is named, with
+// the nearest real one ("did you mean check?"); nullopt leaves the error to CLI11 (--help,
+// missing values, ...).
+std::optional<std::string> explain_parse_error(const CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  std::vector<std::string> commands;
+  for (const CLI::App* sub : app.get_subcommands({})) commands.push_back(sub->get_name());
+  if (argc > 1 && argv[1][0] != '-' && std::find(commands.begin(), commands.end(), argv[1]) == commands.end()) {
+    std::string why = std::string("'") + argv[1] + "' is not an envdoctor command";
+    if (auto near = envdoctor::support::did_you_mean(argv[1], commands)) why += "; did you mean '" + *near + "'?";
+    return why + " (envdoctor --help lists them)";
+  }
+  if (!dynamic_cast<const CLI::ExtrasError*>(&e)) return std::nullopt;
+  for (const CLI::App* sub : app.get_subcommands({})) {
+    if (!sub->parsed()) continue;
+    std::vector<std::string> options;
+    for (const CLI::Option* o : sub->get_options())
+      for (const std::string& name : o->get_lnames()) options.push_back("--" + name);
+    // CLI11 hands what a subcommand does not know up to the application, last first.
+    std::vector<std::string> extras = sub->remaining();
+    for (const std::string& x : app.remaining()) extras.push_back(x);
+    // An unknown option first: the arguments after it are often its value.
+    std::stable_partition(extras.begin(), extras.end(), [](const std::string& x) { return x.starts_with("-"); });
+    for (const std::string& extra : extras) {
+      std::string why = sub->get_name() + ": ";
+      if (!extra.starts_with("-"))
+        return why + "unexpected argument '" + extra + "' (envdoctor " + sub->get_name() +
+               " --help lists what it takes)";
+      std::string name = extra.substr(0, extra.find('='));
+      why += "unknown option " + name;
+      if (auto near = envdoctor::support::did_you_mean(name, options)) why += "; did you mean " + *near + "?";
+      return why;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   using namespace envdoctor::cli;
@@ -32,6 +75,8 @@ int main(int argc, char** argv) {
   check->add_option("--prefix", check_options.prefix, kPrefixHelp)->type_name("DIR");
   check->add_flag("--no-exec", check_options.no_exec, "never run the interpreter (needs --prefix)");
   check->add_flag("--verify-hashes", check_options.verify_hashes, "compare every file's sha256 with its RECORD");
+  check->add_flag("--all-files", check_options.all_files,
+                  "report every file that differs from its record, not only the files that load (ELF files)");
   CLI::Option* only_errors =
       check->add_flag("--only-errors", check_options.only_errors, "list errors only (warnings are still counted)");
   check->add_flag("--all", check_options.all, "list every finding, without the limit of 5 per code and package")
@@ -203,6 +248,10 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
+    if (std::optional<std::string> why = explain_parse_error(app, argc, argv, e)) {
+      std::cerr << "envdoctor: " << *why << "\n";
+      return 2;
+    }
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }

@@ -29,21 +29,31 @@ bool validate(const EnvironmentRequest& r) {
           "(a container's interpreter cannot be run here)");
     if (!r.python.empty()) return fail("--root reads the environment without running it: use --prefix, not --python");
   }
-  if (r.python.find('/') != std::string::npos) {  // a bare name is looked up on PATH, as a shell would
-    // A directory is the most common mistake: a venv's path where its interpreter was meant.
+  if (r.python.find('/') != std::string::npos) {  // a bare name is a file here or on PATH (python_argument)
     std::error_code ec;
     fs::file_status st = fs::status(r.python, ec);
     if (st.type() == fs::file_type::not_found) return fail("--python " + r.python + ": no such file");
-    if (fs::is_directory(st)) {
-      std::string bin = (fs::path(r.python) / "bin" / "python").string();
-      std::string suggestion = fs::exists(bin, ec) ? "--python " + bin + ", or " : "";
-      return fail("--python " + r.python + " is a directory, not an interpreter: use " + suggestion + "--prefix " +
-                  r.python + " to read it without running anything");
-    }
+    if (fs::is_directory(st))  // not an environment: python_argument took those
+      return fail("--python " + r.python + " is a directory with no bin/python: use --prefix " + r.python +
+                  " to read it without running anything");
   }
   if (r.no_exec && r.prefix.empty())
     return fail("--no-exec needs --prefix DIR (the environment to read without running it)");
   return true;
+}
+
+// --python as pip takes it (pip/_internal/cli/main_parser.py, identify_python_interpreter): a
+// path that exists is used as it is, an environment's directory (a venv, a conda prefix) by its
+// bin/python; a bare name that names no file here is looked up on PATH, as a shell would.
+std::string python_argument(const std::string& python) {
+  std::error_code ec;
+  fs::file_status st = fs::status(python, ec);
+  if (python.empty() || st.type() == fs::file_type::not_found) return python;
+  if (fs::is_directory(st)) {
+    std::string bin = (fs::path(python) / "bin" / "python").string();
+    return fs::exists(bin, ec) ? bin : python;
+  }
+  return python.find('/') == std::string::npos ? "./" + python : python;
 }
 
 }  // namespace
@@ -61,7 +71,8 @@ int tool_failure(const std::string& why) {
   return 2;
 }
 
-std::optional<Session> open_session(const EnvironmentRequest& request) {
+std::optional<Session> open_session(EnvironmentRequest request) {
+  request.python = python_argument(request.python);
   if (!validate(request)) return std::nullopt;
   support::FileRoot file_root(request.loader.root);
   std::string root = file_root.dir();

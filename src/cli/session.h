@@ -44,6 +44,6 @@ int tool_failure(const std::string& why);
 bool use_color();
 
 // nullopt after printing "envdoctor: <why>" on stderr.
-std::optional<Session> open_session(const EnvironmentRequest& request);
+std::optional<Session> open_session(EnvironmentRequest request);
 
 }  // namespace envdoctor::cli

@@ -8,26 +8,16 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
+
+#include "loader/tunables.h"
 
 namespace envdoctor::loader {
 
-namespace {
-
-// The CPU as glibc 2.36's init_cpu_features sees it: CPUID's bits, with AVX (and what needs its
-// registers: AVX2, FMA, F16C) and AVX-512 usable only where the OS saves their state (XCR0), as
-// CPU_FEATURE_USABLE_P says. Read once.
-struct Cpu {
-  bool intel = false;
-  bool sse3 = false, ssse3 = false, sse4_1 = false, sse4_2 = false, popcnt = false, cx16 = false, lahf = false;
-  bool avx = false, avx2 = false, bmi1 = false, bmi2 = false, f16c = false, fma = false, lzcnt = false, movbe = false;
-  bool avx512f = false, avx512bw = false, avx512cd = false, avx512dq = false, avx512vl = false, avx512er = false,
-       avx512pf = false;
-};
-
-const Cpu& this_cpu() {
-  static const Cpu cpu = [] {
-    Cpu c;
+const CpuFeatures& CpuFeatures::of_this_cpu() {
+  static const CpuFeatures cpu = [] {
+    CpuFeatures c;
 #if defined(__x86_64__)
     unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
     if (!__get_cpuid(0, &eax, &ebx, &ecx, &edx)) return c;
@@ -66,13 +56,10 @@ const Cpu& this_cpu() {
   return cpu;
 }
 
-}  // namespace
-
-std::vector<std::string> supported_x86_64_levels() {
+std::vector<std::string> supported_x86_64_levels(const CpuFeatures& c) {
 #if defined(__x86_64__)
   // sysdeps/x86/get-isa-level.h: each level needs the previous one and these features (the
   // baseline's, CMOV to SSE2, come with x86_64).
-  const Cpu& c = this_cpu();
   bool v2 = c.cx16 && c.lahf && c.popcnt && c.sse3 && c.ssse3 && c.sse4_1 && c.sse4_2;
   bool v3 = v2 && c.avx && c.avx2 && c.bmi1 && c.bmi2 && c.f16c && c.fma && c.lzcnt && c.movbe;
   bool v4 = v3 && c.avx512f && c.avx512bw && c.avx512cd && c.avx512dq && c.avx512vl;
@@ -82,34 +69,58 @@ std::vector<std::string> supported_x86_64_levels() {
   if (v2) out.push_back("x86-64-v2");
   return out;
 #else
+  (void)c;
   return {};
 #endif
 }
 
-LegacyHwcaps legacy_hwcaps() {
+std::vector<std::string> supported_x86_64_levels() { return supported_x86_64_levels(CpuFeatures::of_this_cpu()); }
+
+u64 hwcap_mask(std::string_view glibc_tunables, const char* ld_hwcap_mask) {
+  std::optional<u64> tunable;
+  for_each_tunable(glibc_tunables, [&](std::string_view name, std::string_view value) {
+    if (name == "glibc.cpu.hwcap_mask") tunable = dl_strtoul(value);  // its range is all of u64
+  });
+  if (tunable) return *tunable;
+  if (ld_hwcap_mask) return dl_strtoul(ld_hwcap_mask);
+  return kHwcapImportant;
+}
+
+LegacyHwcaps legacy_hwcaps(const CpuFeatures& c, const char* at_platform, u64 mask) {
   LegacyHwcaps caps;
   // The kernel's AT_PLATFORM, which glibc keeps unless an Intel CPU gives it a better name.
-  const char* at_platform = reinterpret_cast<const char*>(::getauxval(AT_PLATFORM));
-  caps.platform = at_platform ? at_platform : "x86_64";
-  caps.hwcaps = {"x86_64"};  // HWCAP_X86_64: always, on x86_64
-  const Cpu& c = this_cpu();
-  if (!c.intel) return caps;
+  if (at_platform) caps.platform = at_platform;
+  u64 hwcap = kHwcapX86_64;  // always, on x86_64
   const char* platform = nullptr;
-  if (c.avx512cd) {
-    if (c.avx512er) {
-      if (c.avx512pf) platform = "xeon_phi";
-    } else if (c.avx512bw && c.avx512dq && c.avx512vl) {
-      caps.hwcaps.push_back("avx512_1");
+  if (c.intel) {
+    if (c.avx512cd) {
+      if (c.avx512er) {
+        if (c.avx512pf) platform = "xeon_phi";
+      } else if (c.avx512bw && c.avx512dq && c.avx512vl) {
+        hwcap |= kHwcapX86Avx512_1;
+      }
     }
+    if (!platform && c.avx2 && c.fma && c.bmi1 && c.bmi2 && c.lzcnt && c.movbe && c.popcnt) platform = "haswell";
   }
-  if (!platform && c.avx2 && c.fma && c.bmi1 && c.bmi2 && c.lzcnt && c.movbe && c.popcnt) platform = "haswell";
   if (platform) caps.platform = platform;
+  // _dl_important_hwcaps lists the masked bits in ascending order, by _dl_hwcap_string's names.
+  u64 masked = hwcap & mask;
+  if (masked & kHwcapX86_64) caps.hwcaps.push_back("x86_64");
+  if (masked & kHwcapX86Avx512_1) caps.hwcaps.push_back("avx512_1");
   return caps;
+}
+
+LegacyHwcaps legacy_hwcaps() {
+  const char* tunables = std::getenv("GLIBC_TUNABLES");
+  return legacy_hwcaps(CpuFeatures::of_this_cpu(), reinterpret_cast<const char*>(::getauxval(AT_PLATFORM)),
+                       hwcap_mask(tunables ? tunables : "", std::getenv("LD_HWCAP_MASK")));
 }
 
 std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
   // _dl_important_hwcaps lists the hwcap strings by bit, then the platform, then "tls", and
-  // builds each combination with the last listed first: "tls/haswell/avx512_1/x86_64".
+  // builds each combination of those positions with the last listed first, from all of them
+  // down to none: "tls/haswell/avx512_1/x86_64" ... "x86_64". None is the directory itself,
+  // which the caller tries last. Names are not merged: glibc compares no strings here.
   std::vector<std::string> parts = {"tls"};
   if (!caps.platform.empty()) parts.push_back(caps.platform);
   for (auto it = caps.hwcaps.rbegin(); it != caps.hwcaps.rend(); ++it) parts.push_back(*it);
@@ -119,7 +130,7 @@ std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
     std::string dir;
     for (size_t i = 0; i < n; ++i)
       if (mask & (size_t{1} << (n - 1 - i))) dir += (dir.empty() ? "" : "/") + parts[i];
-    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(std::move(dir));
+    out.push_back(std::move(dir));
   }
   return out;
 }
@@ -170,6 +181,8 @@ std::optional<std::string> expand_dst(std::string_view s, const std::optional<st
       out += *origin;
       i += n;
     } else if (size_t n = match_dst(rest, "PLATFORM")) {
+      // elf/dl-load.c, _dl_dst_substitute: no platform drops the element, as an unknown $ORIGIN.
+      if (config.dst_platform.empty()) return std::nullopt;
       out += config.dst_platform;
       i += n;
     } else if (size_t n = match_dst(rest, "LIB")) {

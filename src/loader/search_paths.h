@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "loader/ld_cache.h"
+#include "support/types.h"
 
 namespace envdoctor::loader {
 
@@ -31,7 +32,7 @@ struct LoaderConfig {
   std::vector<std::string> hwcaps;
 
   std::string dst_lib = "lib/x86_64-linux-gnu";  // $LIB
-  std::string dst_platform = "x86_64";           // $PLATFORM: LegacyHwcaps::platform
+  std::string dst_platform = "x86_64";           // $PLATFORM: LegacyHwcaps::platform ("": unknown)
 
   std::string ld_library_path;  // raw, as in the environment
   // GLIBC_TUNABLES, raw, as in the environment: the rtld tunables that size static TLS
@@ -55,23 +56,54 @@ struct LoaderConfig {
   static LoaderConfig for_i386(const LoaderConfig& host);
 };
 
-// The glibc-hwcaps levels this CPU supports, best first: {"x86-64-v4", "x86-64-v3", ...}.
-std::vector<std::string> supported_x86_64_levels();
+// The CPU as glibc 2.36's init_cpu_features sees it (sysdeps/x86/cpu-features.c): CPUID's bits,
+// with AVX (and what needs its registers: AVX2, FMA, F16C) and AVX-512 usable only where the OS
+// saves their state (XCR0), as CPU_FEATURE_USABLE_P says.
+struct CpuFeatures {
+  bool intel = false;  // arch_kind_intel: "GenuineIntel"
+  bool sse3 = false, ssse3 = false, sse4_1 = false, sse4_2 = false, popcnt = false, cx16 = false, lahf = false;
+  bool avx = false, avx2 = false, bmi1 = false, bmi2 = false, f16c = false, fma = false, lzcnt = false, movbe = false;
+  bool avx512f = false, avx512bw = false, avx512cd = false, avx512dq = false, avx512vl = false, avx512er = false,
+       avx512pf = false;
 
-// What glibc 2.36's x86_64 loader makes of this CPU for its legacy hwcaps and $PLATFORM
+  static const CpuFeatures& of_this_cpu();  // read once
+};
+
+// The glibc-hwcaps levels a CPU supports, best first: {"x86-64-v4", "x86-64-v3", ...}
+// (sysdeps/x86/get-isa-level.h).
+std::vector<std::string> supported_x86_64_levels(const CpuFeatures& cpu);
+std::vector<std::string> supported_x86_64_levels();  // this CPU's
+
+// sysdeps/x86/dl-hwcap.h: the legacy hwcap bits of x86_64 and the mask that selects the ones
+// that name subdirectories, the default of glibc.cpu.hwcap_mask (HWCAP_IMPORTANT).
+inline constexpr u64 kHwcapX86_64 = u64{1} << 1;
+inline constexpr u64 kHwcapX86Avx512_1 = u64{1} << 2;
+inline constexpr u64 kHwcapImportant = kHwcapX86_64 | kHwcapX86Avx512_1;
+
+// The hwcap mask ld.so applies (elf/dl-hwcaps.c: TUNABLE_GET (glibc, cpu, hwcap_mask)): the last
+// glibc.cpu.hwcap_mask of GLIBC_TUNABLES, else its alias LD_HWCAP_MASK (null: unset), else
+// HWCAP_IMPORTANT. Every value is one: _dl_strtoul reads the digits that start it.
+u64 hwcap_mask(std::string_view glibc_tunables, const char* ld_hwcap_mask);
+
+// What glibc 2.36's x86_64 loader makes of a CPU for its legacy hwcaps and $PLATFORM
 // (sysdeps/x86/cpu-features.c, init_cpu_features): the platform is "haswell" or "xeon_phi" on an
-// Intel CPU with those features, else the kernel's AT_PLATFORM ("x86_64"); the hwcap strings, in
-// the order of their bits, are "x86_64", then "avx512_1" on an Intel CPU with AVX-512 F, CD, BW,
-// DQ and VL usable and without AVX-512 ER.
+// Intel CPU with those features, else the kernel's AT_PLATFORM ("x86_64"; none when the kernel
+// gives none); the hwcap strings, in the order of their bits and only those `mask` keeps, are
+// "x86_64", then "avx512_1" on an Intel CPU with AVX-512 F, CD, BW, DQ and VL usable and without
+// AVX-512 ER.
 struct LegacyHwcaps {
-  std::string platform;
+  std::string platform;  // "" for none
   std::vector<std::string> hwcaps;
 };
+LegacyHwcaps legacy_hwcaps(const CpuFeatures& cpu, const char* at_platform, u64 mask);
+// This CPU's, with this process's AT_PLATFORM, GLIBC_TUNABLES and LD_HWCAP_MASK.
 LegacyHwcaps legacy_hwcaps();
 
 // The legacy subdirectories that ld.so tries in every search directory, in its order
 // (elf/dl-hwcaps.c, _dl_important_hwcaps): every combination of "tls", the platform and the hwcap
-// strings, latest bit first, the most components first; a spelling met twice is tried once.
+// strings, latest bit first, the most components first. The combinations are of positions, not
+// of names: where the platform is named as a hwcap is ("x86_64" on a CPU that is not Intel's),
+// "tls/x86_64" and "x86_64" come twice, and ld.so tries each of them twice.
 std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps);
 
 // Splits a path list on `separators` the way fillin_rpath does: DSTs expanded against `origin`

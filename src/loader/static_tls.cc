@@ -4,6 +4,8 @@
 #include <climits>
 #include <string>
 
+#include "loader/tunables.h"
+
 namespace envdoctor::loader {
 
 namespace {
@@ -33,55 +35,11 @@ u64 roundup(u64 x, u64 y) { return (x + y - 1) / y * y; }
 // libc-pointer-arith.h's ALIGN_UP, for a power of two (as glibc assumes p_align is).
 u64 align_up(u64 x, u64 a) { return (x + a - 1) & ~(a - 1); }
 
-// elf/dl-misc.c, _dl_strtoul: blanks, a sign, then decimal, 0x hex or 0 octal digits up to the
-// first that is not one; 0 when no digit starts it; negation wraps.
-u64 dl_strtoul(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size() && (s[i] == ' ' || s[i] == '\t')) ++i;
-  bool positive = true;
-  if (i < s.size() && (s[i] == '-' || s[i] == '+')) positive = s[i++] == '+';
-  if (i >= s.size() || s[i] < '0' || s[i] > '9') return 0;
-  u64 base = 10, max_digit = 9;
-  if (s[i] == '0') {
-    if (i + 1 < s.size() && (s[i + 1] == 'x' || s[i + 1] == 'X')) {
-      base = 16;
-      i += 2;
-    } else {
-      base = 8;
-      max_digit = 7;
-    }
-  }
-  u64 result = 0;
-  for (; i < s.size(); ++i) {
-    u64 digit;
-    char c = s[i];
-    if (c >= '0' && c <= static_cast<char>('0' + max_digit)) digit = c - '0';
-    else if (base == 16 && c >= 'a' && c <= 'f') digit = c - 'a' + 10;
-    else if (base == 16 && c >= 'A' && c <= 'F') digit = c - 'A' + 10;
-    else break;
-    if (result >= (UINT64_MAX - digit) / base) return UINT64_MAX;
-    result = result * base + digit;
-  }
-  return positive ? result : 0 - result;
-}
-
 }  // namespace
 
 TlsTunables TlsTunables::parse(std::string_view text) {
   TlsTunables t;
-  size_t p = 0;
-  while (p < text.size()) {
-    size_t len = 0;
-    while (p + len < text.size() && text[p + len] != '=' && text[p + len] != ':') ++len;
-    if (p + len == text.size()) break;  // a name without a value ends the string
-    if (text[p + len] == ':') {
-      p += len + 1;
-      continue;
-    }
-    std::string_view name = text.substr(p, len);
-    p += len + 1;
-    size_t end = text.find(':', p);
-    std::string_view value = text.substr(p, end == std::string_view::npos ? std::string_view::npos : end - p);
+  for_each_tunable(text, [&](std::string_view name, std::string_view value) {
     // do_tunable_update_val: a value outside [minval, maxval] leaves the tunable as it was.
     if (name == "glibc.rtld.nns") {
       u64 v = dl_strtoul(value);
@@ -89,9 +47,7 @@ TlsTunables TlsTunables::parse(std::string_view text) {
     } else if (name == "glibc.rtld.optional_static_tls") {
       t.optional_static_tls = dl_strtoul(value);
     }
-    if (end == std::string_view::npos) break;
-    p = end + 1;
-  }
+  });
   return t;
 }
 

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "python/metadata_file.h"
+#include "support/text.h"
 
 namespace envdoctor::python {
 
@@ -121,6 +122,14 @@ const Distribution* Inventory::find(std::string_view name) const {
   for (const Distribution& d : distributions)
     if (d.key() == key) return &d;
   return nullptr;
+}
+
+std::optional<std::string> Inventory::nearest_name(std::string_view name) const {
+  std::vector<std::string> keys;
+  for (const Distribution& d : distributions) keys.push_back(d.key());
+  std::optional<std::string> key = support::did_you_mean(normalize_name(name), keys);
+  if (!key) return std::nullopt;
+  return find(*key)->name;
 }
 
 fs::path install_root_for(const fs::path& site_dir, const fs::path& prefix) {

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -86,6 +87,9 @@ struct Inventory {
   // The first distribution whose normalized name matches `name` (the one import would use);
   // nullptr when none.
   const Distribution* find(std::string_view name) const;
+  // Where `find(name)` finds nothing: the installed name a slip of the keyboard would explain
+  // ("provlb" for provlib), as its METADATA spells it; nullopt when none is that near.
+  std::optional<std::string> nearest_name(std::string_view name) const;
 };
 
 // Scans the environment: env.site_dirs() in order, then prefix/conda-meta.

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <algorithm>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace envdoctor::support {
@@ -23,12 +25,23 @@ inline std::string join_some(const std::vector<std::string>& items, size_t limit
 }
 
 // `text` broken at spaces into lines of at most `width` columns (a longer word stays whole), the
-// lines after the first indented by `indent`: a hint read in a terminal.
+// lines after the first indented by `indent`: a hint read in a terminal. A command quoted in
+// backticks is one word: never broken across lines, so that it can be copied as it is.
 inline std::string wrap(const std::string& text, size_t width, const std::string& indent) {
   std::string out, line;
   size_t pos = 0;
   while (pos < text.size()) {
     size_t space = text.find(' ', pos);
+    // A space inside `...` does not end the word (an unclosed quote runs to the end).
+    for (size_t tick = text.find('`', pos); tick != std::string::npos && tick < space;) {
+      size_t close = text.find('`', tick + 1);
+      if (close == std::string::npos) {
+        space = std::string::npos;
+        break;
+      }
+      if (close > space) space = text.find(' ', close);
+      tick = text.find('`', close + 1);
+    }
     std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
     pos = space == std::string::npos ? text.size() : space + 1;
     if (!line.empty() && line.size() + 1 + word.size() > width) {
@@ -38,6 +51,34 @@ inline std::string wrap(const std::string& text, size_t width, const std::string
     line += (line.empty() ? "" : " ") + word;
   }
   return out + line;
+}
+
+// The candidate nearest to `word` that a typing slip explains: at most two edits (a letter
+// inserted, deleted, replaced, or two neighbours swapped), and fewer than half the word's
+// letters; ties go to the first candidate. nullopt when none is that near, or `word` is one.
+inline std::optional<std::string> did_you_mean(std::string_view word, const std::vector<std::string>& candidates) {
+  auto distance = [](std::string_view a, std::string_view b) {
+    // Optimal string alignment: Levenshtein plus adjacent transpositions.
+    std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+    for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+    for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+    for (size_t i = 1; i <= a.size(); ++i)
+      for (size_t j = 1; j <= b.size(); ++j) {
+        size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+        d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+        if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+          d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    return d[a.size()][b.size()];
+  };
+  std::optional<std::string> best;
+  size_t best_distance = 3;
+  for (const std::string& c : candidates) {
+    if (c == word) return std::nullopt;
+    size_t dist = distance(word, c);
+    if (dist < best_distance && dist * 2 < word.size()) best = c, best_distance = dist;
+  }
+  return best;
 }
 
 }  // namespace envdoctor::support

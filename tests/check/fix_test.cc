@@ -237,8 +237,8 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
   EXPECT_EQ(undefined[0]["hint"],
             "prov_mul is not in libprov.so.1 (provlib 1.0), which consumer 2.0 links; consumer requires "
             "provlib>=2.0, not 1.0; either upgrade provlib; or install a build of consumer made for provlib 1.0 (test "
-            "it with envdoctor check --python " +
-                venv.python() + " --with WHEEL)");
+            "it with `envdoctor check --python " +
+                venv.python() + " --with WHEEL`)");
   EXPECT_EQ(undefined[0]["fix_command"],
             "python3 -m pip --python " + venv.python() + " install --upgrade 'provlib>=2.0'");
 
@@ -273,6 +273,37 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
       << what_if.out;
 
   paste(undefined[0]["fix_command"], tmp_ / "wheels2");
+  expect_fixed(venv);
+}
+
+// Issue 26, item 7b: an unpinned requirement, and an index whose newest provlib is the installed
+// one. The fix asks for a newer provlib than the installed 1.0, so that pasted where no such
+// release exists it fails (pip's "No matching distribution") and changes nothing, where
+// `--upgrade provlib` would say nothing and succeed; once provlib 2.0 is on the index, the same
+// command repairs the environment.
+TEST_F(FixTest, UpgradeFixFailsWhereNoNewerReleaseExists) {
+  provlib("1.0", tmp_ / "wheels");
+  provlib("2.0", tmp_ / "build/later");  // built, not yet published
+  consumer("2.0", "provlib", tmp_ / "wheels");
+  Venv venv(tmp_, "v");
+  install_from_index(venv, tmp_ / "wheels", "provlib consumer");
+  ASSERT_NE(venv.import("consumer._ext").find("undefined symbol: prov_mul"), std::string::npos);
+  json report = venv.check();
+  auto undefined = findings(report, "undefined-symbol");
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  std::string fix = undefined[0]["fix_command"];
+  EXPECT_EQ(fix, "python3 -m pip --python " + venv.python() + " install --upgrade 'provlib>1.0'");
+
+  fs::create_directories(tmp_ / "elsewhere");
+  std::string env = "env -u VIRTUAL_ENV PIP_DISABLE_PIP_VERSION_CHECK=1 PIP_NO_INDEX=1 PIP_FIND_LINKS=";
+  CommandResult r =
+      run("cd " + quote(tmp_ / "elsewhere") + " && " + env + quote(tmp_ / "wheels") + " /bin/sh -c " + quote(fix));
+  EXPECT_NE(r.status, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("No matching distribution found for provlib>1.0"), std::string::npos) << r.err;
+  EXPECT_NE(venv.import("consumer._ext").find("undefined symbol: prov_mul"), std::string::npos);
+
+  fs::copy(tmp_ / "build/later/provlib-2.0-py3-none-manylinux_2_17_x86_64.whl", tmp_ / "wheels");
+  paste(fix, tmp_ / "wheels");
   expect_fixed(venv);
 }
 

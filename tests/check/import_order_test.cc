@@ -129,6 +129,13 @@ TEST_F(ImportOrderTest, NoOrderWorksIsAnError) {
     by_package[f["package"]] = f["message"];
   }
   EXPECT_EQ(by_package, (std::map<std::string, std::string>{{"new", old_first}, {"old", new_first}})) << report.dump(1);
+  // `why PKG` is `check` about PKG: the same error and exit status for each (it once ran the load
+  // checks alone, and said nothing of import orders).
+  for (const std::string pkg : {"old", "new"}) {
+    CommandResult why = venv.envdoctor_run("why", pkg);
+    EXPECT_EQ(why.status, 1) << pkg << "\n" << why.out << why.err;
+    EXPECT_NE(why.out.find("import-order-conflict"), std::string::npos) << why.out;
+  }
 }
 
 // Two builds of one library, each enough for both packages: a duplicate, no conflict, and the

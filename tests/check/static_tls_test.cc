@@ -101,6 +101,10 @@ TEST_F(StaticTlsTest, PredictsTheImportThatRunsOutAndTheTunableThatFixesIt) {
   EXPECT_EQ(f["package"], "tc");
   EXPECT_EQ(f["file"], venv.site() + "/tc/_tc" + suffix_);
   EXPECT_EQ(f["packages"], json({"ta", "tb", "tc"}));
+  // `why tc` is `check` about tc: the same error, exit 1 (it once ran the load checks alone).
+  CommandResult why = venv.envdoctor_run("why", "tc");
+  EXPECT_EQ(why.status, 1) << why.out << why.err;
+  EXPECT_NE(why.out.find("static-tls-exhausted"), std::string::npos) << why.out;
   std::string hint = f["hint"];
   EXPECT_NE(hint.find("modelled order: `import ta._ta, tb._tb, tc._tc`"), std::string::npos) << hint;
   EXPECT_NE(hint.find(venv.site() + "/ta/lib/libtlsta.so (1000 bytes, ta 1.0)"), std::string::npos) << hint;

@@ -5,6 +5,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <iterator>
+#include <set>
+
 #include "checks/finding.h"
 #include "support/venv.h"
 
@@ -34,17 +38,32 @@ TEST(UserMistakes, PythonThatIsNotAnInterpreterSaysSoWithoutTheProbeScript) {
   EXPECT_EQ(r.err, "envdoctor: /bin/cat is not a Python interpreter (it did not answer envdoctor's probe)\n");
 }
 
-TEST(UserMistakes, PythonThatIsADirectorySuggestsItsInterpreterOrPrefix) {
+// Issue 26, item 9: --python takes an environment's directory as pip's own --python does (its
+// bin/python), relative to the current directory with or without "./"; a directory that is no
+// environment is told to use --prefix. The referee: the header names the interpreter the venv's
+// pip would run, and pip accepts the same argument.
+TEST(UserMistakes, PythonThatIsAnEnvironmentDirectoryIsItsInterpreter) {
   if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
   TempDir tmp;
-  Venv venv(tmp, "venv");
-  std::string dir = tmp / "venv";
-  CommandResult r = run(quote(envdoctor()) + " check --python " + quote(dir));
+  Venv venv(tmp, "v1");
+  std::string dir = tmp / "v1";
+  for (const std::string& arg : {dir, std::string("v1"), std::string("./v1")}) {
+    SCOPED_TRACE(arg);
+    CommandResult r = run("cd " + quote(tmp.path().string()) + " && " + quote(envdoctor()) + " check --python " + arg);
+    EXPECT_EQ(r.status, 0) << r.err;
+    std::string first = r.out.substr(0, r.out.find('\n'));
+    EXPECT_EQ(first.rfind(dir + "/bin/python (Python ", 0), 0u) << r.out;
+    if (run("python3 -m pip --version").status == 0) {
+      CommandResult pip = run("cd " + quote(tmp.path().string()) + " && python3 -m pip --python " + arg +
+                              " --disable-pip-version-check list");
+      EXPECT_EQ(pip.status, 0) << pip.err;
+    }
+  }
+  fs::create_directories(tmp / "notanenv");
+  CommandResult r = run(quote(envdoctor()) + " check --python " + quote(tmp / "notanenv"));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "envdoctor: --python " + dir + " is a directory, not an interpreter: use --python " + dir +
-                       "/bin/python, or --prefix " + dir + " to read it without running anything\n");
-  // Both suggestions work as printed.
-  EXPECT_EQ(run(quote(envdoctor()) + " check --python " + quote(dir + "/bin/python")).status, 0);
+  EXPECT_EQ(r.err, "envdoctor: --python " + tmp / "notanenv" + " is a directory with no bin/python: use --prefix " +
+                       tmp / "notanenv" + " to read it without running anything\n");
   EXPECT_EQ(run(quote(envdoctor()) + " check --prefix " + quote(dir)).status, 0);
   r = run(quote(envdoctor()) + " check --python " + quote(tmp / "nowhere"));
   EXPECT_EQ(r.status, 2);
@@ -291,6 +310,83 @@ TEST(NormalisedPaths, FileLibraryAndHintAreLexicallyNormalTheLoadersMessageIsNot
   EXPECT_EQ(findings[0].message, f.message);
   EXPECT_EQ(findings[0].hint,
             "provlib ships /v/site-packages/provlib/lib/libprov.so.1 (consumer looks in ../provlib/lib)");
+}
+
+// ---- issue 26, item 8: files that are not libraries ----
+
+// A CA bundle with a company's certificate appended (the classic cacert.pem edit) is not damage:
+// by default only files that decide what loads are held to their RECORD, and a changed library
+// still is. `--all-files` reports the bundle too, and its hint warns that the fix undoes the edit;
+// the referee is pip itself: the pasted fix does restore the wheel's copy, dropping the CA.
+TEST_F(VenvTest, AppendedCaBundleIsALocalEditNotDamage) {
+  std::string lib = tmp_ / "build/libcert.so";
+  build_shared(lib, "int cert_fn(void) { return 1; }", "-Wl,-soname,libcert.so", tmp_);
+  const std::string bundle = "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+  std::string w = platlib_wheel("certpkg", "1.0", {{"certpkg/lib/libcert.so", lib}},
+                                {{"certpkg/__init__.py", ""}, {"certpkg/cacert.pem", bundle}});
+  Venv venv(tmp_, "v");
+  venv.install({w});
+  std::string site = venv.site();
+  std::ofstream(site + "/certpkg/cacert.pem", std::ios::app) << "# Corp Root CA\n" << bundle;
+  std::ofstream(site + "/certpkg/lib/libcert.so", std::ios::app) << "appended";
+  EXPECT_EQ(venv.import("certpkg"), "");
+
+  auto mismatched = [&](const json& report) {
+    std::set<std::string> files;
+    for (const json& f : report["findings"])
+      if (f["code"] == "record-size-mismatch") files.insert(f["file"].get<std::string>().substr(site.size() + 1));
+    return files;
+  };
+  int status = -1;
+  json by_default = venv.check(&status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(mismatched(by_default), std::set<std::string>{"certpkg/lib/libcert.so"}) << by_default.dump(1);
+  json all = venv.check(&status, "--all-files");
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(mismatched(all), (std::set<std::string>{"certpkg/cacert.pem", "certpkg/lib/libcert.so"})) << all.dump(1);
+  for (const json& f : all["findings"]) {
+    if (f["code"] != "record-size-mismatch" || !f["file"].get<std::string>().ends_with("cacert.pem")) continue;
+    EXPECT_NE(f["hint"].get<std::string>().find("undoing any local edit"), std::string::npos) << f.dump();
+    ASSERT_TRUE(f.contains("fix_command")) << f.dump();
+    CommandResult fixed =
+        run("cd / && env -i PATH=/usr/bin:/bin bash -c " + quote(f["fix_command"].get<std::string>()));
+    EXPECT_EQ(fixed.status, 0) << fixed.err;
+    std::ifstream in(site + "/certpkg/cacert.pem");
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), bundle);  // the CA is gone, as the hint warned
+  }
+}
+
+// ---- issue 26, item 9: typing slips get the name that was meant ----
+
+TEST(UserMistakes, MistypedCommandAndOptionSayWhatWasMeant) {
+  CommandResult r = run(quote(envdoctor()) + " chek");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err,
+            "envdoctor: 'chek' is not an envdoctor command; did you mean 'check'? (envdoctor --help lists them)\n");
+  r = run(quote(envdoctor()) + " check --pyhton /usr/bin/python3");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "envdoctor: check: unknown option --pyhton; did you mean --python?\n");
+  r = run(quote(envdoctor()) + " check --zzzzzz");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "envdoctor: check: unknown option --zzzzzz\n");
+  r = run(quote(envdoctor()) + " frobnicate");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(r.err, "envdoctor: 'frobnicate' is not an envdoctor command (envdoctor --help lists them)\n");
+}
+
+TEST_F(VenvTest, MistypedPackageNameSaysWhatWasMeant) {
+  auto [core1, core2, user] = dropped_symbol_wheels();
+  Venv venv(tmp_, "v");
+  venv.install({core1, user});
+  CommandResult r = venv.envdoctor_run("why", "corepkj");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_EQ(
+      r.err,
+      "envdoctor: corepkj: no package, library or file of that name in this environment; did you mean corepkg?\n");
+  r = venv.envdoctor_run("check", "--without corpkg");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("corpkg is not installed in "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("; did you mean corepkg?"), std::string::npos) << r.err;
 }
 
 }  // namespace
