@@ -283,6 +283,7 @@ TEST_F(FixTest, UndefinedSymbolSaysWhereItLookedAndBothWaysOut) {
 // command repairs the environment.
 TEST_F(FixTest, UpgradeFixFailsWhereNoNewerReleaseExists) {
   provlib("1.0", tmp_ / "wheels");
+  fs::create_directories(tmp_ / "build/later");
   provlib("2.0", tmp_ / "build/later");  // built, not yet published
   consumer("2.0", "provlib", tmp_ / "wheels");
   Venv venv(tmp_, "v");
