@@ -158,8 +158,9 @@ Finding replaced_finding(const LiveObject& o, const live::MappedFile& f, ino_t n
              (out.fix_command.empty()
                   ? "its command line cannot be read from /proc/" + pid + ", so no command is given"
                   : "the command kills it and starts its command line again in the foreground, from its working "
-                    "directory, with its LD_LIBRARY_PATH, LD_PRELOAD, PYTHONPATH and PYTHONHOME; restart a process "
-                    "that a service manager or a batch scheduler started through that instead");
+                    "directory, with those of its variables that decide what loads (LD_LIBRARY_PATH, LD_PRELOAD, "
+                    "PYTHONPATH, PYTHONHOME) and no others; restart a process that a service manager or a batch "
+                    "scheduler started through that instead");
   return out;
 }
 

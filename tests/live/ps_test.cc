@@ -173,7 +173,8 @@ TEST_F(PsTest, ReinstallUnderARunningProcessMapsPipsStashBackToTheLibrary) {
   // The process writes its pid to `ready` once it has imported extpkg, so that a restarted one is found.
   std::string script = "import extpkg, os\nopen(" + json(ready).dump() +
                        ", 'w').write(str(os.getpid()))\nimport time\ntime.sleep(120)\n";
-  Running p("cd / && exec " + quote(venv.python()) + " -c " + quote(script), ready);
+  // Started with an LD_LIBRARY_PATH, which the restart must keep (the new process's environ is the referee).
+  Running p("cd / && exec env LD_LIBRARY_PATH=/nonexistent-ld " + quote(venv.python()) + " -c " + quote(script), ready);
   std::string own = venv.site() + "/provlib/lib/libprov.so.1";
   std::string installed_ext = venv.site() + "/extpkg/_ext" + suffix_;
   ASSERT_FALSE(p.maps(own).empty());
@@ -237,7 +238,9 @@ TEST_F(PsTest, ReinstallUnderARunningProcessMapsPipsStashBackToTheLibrary) {
       << message;
   std::string pid = std::to_string(p.pid());
   std::string fix = replaced[0].value("fix_command", "");
-  EXPECT_EQ(fix, "kill " + pid + " && cd / && " + venv.python() + " -c " + quote(script)) << fix;
+  EXPECT_EQ(fix,
+            "kill " + pid + " && cd / && env LD_LIBRARY_PATH=/nonexistent-ld " + venv.python() + " -c " + quote(script))
+      << fix;
   CommandResult text = run(quote(envdoctor()) + " ps " + pid);
   EXPECT_NE(text.out.find("\n  " + own + " (replaced on disk)\n"), std::string::npos) << text.out;
   EXPECT_NE(text.out.find("\n    fix: kill " + pid + " && "), std::string::npos) << text.out;
@@ -267,6 +270,7 @@ TEST_F(PsTest, ReinstallUnderARunningProcessMapsPipsStashBackToTheLibrary) {
   EXPECT_FALSE(runs()) << "the old process still runs";
   json now = ps(restarted, &status);
   EXPECT_EQ(status, 0) << now.dump(1);
+  EXPECT_EQ(now["process"]["ld_library_path"], "/nonexistent-ld");
   EXPECT_TRUE(findings(now, "library-replaced-on-disk").empty()) << now.dump(1);
 }
 
