@@ -3,11 +3,15 @@
 // Each ELF object the process has mapped is listed with its SONAME, its owning package (when the
 // process is a Python of an environment envdoctor can examine) and how the load model says it was
 // found (the NEEDED edge that resolves to the same file, else "loaded at run time" - a dlopen the
-// model cannot see, such as ctypes.CDLL). Two findings come from the process itself:
+// model cannot see, such as ctypes.CDLL); only an edge whose consumer the process has mapped
+// counts. Two findings come from the process itself:
 //  - library-replaced-on-disk: a mapped file whose path now holds another inode (a rename over
 //    it, which maps also marks " (deleted)"), or whose maps line says " (deleted)" and nothing is
 //    at the path any more. The process keeps running the code it mapped; the next one loads the
-//    file on disk now.
+//    file on disk now. A reinstall by pip moves the package's directory to a stash beside it
+//    (provlib/ to ~rovlib/), installs, and deletes the stash: maps then names the stash's path,
+//    deleted, and the file is said replaced at the path it was loaded from, which its package owns.
+//    The fix_command restarts the process from its command line, when /proc tells it.
 //  - duplicate-library: two files with one SONAME mapped together. glibc reuses an object only
 //    when a name matches its path or SONAME (elf/dl-load.c: _dl_map_object) or when the file is
 //    the same device and inode (_dl_map_object_from_fd); dlopen of two different paths of one
@@ -34,7 +38,8 @@
 namespace envdoctor::checks {
 
 struct LiveObject {
-  std::string path;
+  std::string path;       // the path it was loaded from (a file of pip's stash: the path pip moved it from)
+  std::string mapped_as;  // maps' path when it is another (pip's stash, deleted); "" otherwise
   std::optional<std::string> soname;
   std::string owner;      // Environment::owner_label, or "" without an environment
   std::string found;      // how it was found, for people

@@ -173,11 +173,21 @@ int main(int argc, char** argv) {
   std::string diff_a, diff_b;
   bool diff_json = false;
   CheckOptions diff_options;
-  CLI::App* diff = app.add_subcommand("diff", "two snapshots (or a snapshot and this environment, -): what differs");
-  diff->add_option("A", diff_a, "a snapshot file, or - for this environment now")->required()->type_name("SNAPSHOT");
-  diff->add_option("B", diff_b, "a snapshot file, or - for this environment now")->required()->type_name("SNAPSHOT");
-  diff->add_option("--python", diff_options.python, kPythonHelp)->type_name("EXE");
-  diff->add_option("--prefix", diff_options.prefix, kPrefixHelp)->type_name("DIR");
+  CLI::App* diff = app.add_subcommand("diff", "two snapshots (or a snapshot and its environment now, -): what differs");
+  diff->add_option("A", diff_a,
+                   "a snapshot file, or - for the other snapshot's environment now (--python or --prefix: another)")
+      ->required()
+      ->type_name("SNAPSHOT");
+  diff->add_option("B", diff_b,
+                   "a snapshot file, or - for the other snapshot's environment now (--python or --prefix: another)")
+      ->required()
+      ->type_name("SNAPSHOT");
+  diff->add_option("--python", diff_options.python,
+                   "the interpreter whose environment - stands for (default: the one the other snapshot is of)")
+      ->type_name("EXE");
+  diff->add_option("--prefix", diff_options.prefix,
+                   "the prefix of the environment - stands for, read without running anything")
+      ->type_name("DIR");
   diff->add_flag("--json", diff_json, "JSON on stdout");
   add_loader_options(diff);
 
@@ -235,7 +245,8 @@ int main(int argc, char** argv) {
   diff->footer(
       "Examples:\n"
       "  envdoctor diff before.snapshot after.snapshot\n"
-      "  envdoctor diff node1.snapshot -                    a saved snapshot against this environment now");
+      "  envdoctor diff node1.snapshot -                    a saved snapshot against its environment now\n"
+      "  envdoctor diff venv.snapshot - --python /usr/bin/python3   against another environment");
   wheel_tag->footer(
       "Examples:\n"
       "  envdoctor wheel-tag dist/mypkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl\n"

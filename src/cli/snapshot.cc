@@ -1,5 +1,6 @@
 // `envdoctor snapshot` and `envdoctor diff`: the pipeline of `check`, run once, kept as a
 // snapshot (src/snapshot) and rendered (src/report/machine.h).
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -63,11 +64,31 @@ int run_snapshot(const CheckOptions& options, bool digest_only) {
 
 int run_diff(const CheckOptions& options, const std::string& a, const std::string& b, bool json_output) {
   if (a == "-" && b == "-") return tool_failure("diff: at most one side can be this environment (-)");
-  std::optional<json> before = load(options, a);
-  if (!before) return 2;
-  std::optional<json> after = load(options, b);
-  if (!after) return 2;
-  snapshot::Diff d = snapshot::diff(*before, *after);
+  // The saved side first: "-" is the environment it was taken of, now, unless --python or
+  // --prefix names another (a venv's snapshot against the default python compared two environments).
+  const std::string& saved = a == "-" ? b : a;
+  std::optional<json> saved_snapshot = load(options, saved);
+  if (!saved_snapshot) return 2;
+  CheckOptions now = options;
+  if ((a == "-" || b == "-") && options.python.empty() && options.prefix.empty()) {
+    snapshot::Side side = snapshot::side_of(*saved_snapshot);
+    if (side.python.empty() && side.prefix.empty())
+      return tool_failure("diff: " + saved + " names no environment: give --python or --prefix for -");
+    std::error_code ec;
+    std::string path = side.python.empty() ? side.prefix : side.python;
+    if (options.loader.root.empty() && !std::filesystem::exists(path, ec))
+      return tool_failure("diff: " + saved + " is a snapshot of " + path +
+                          ", which is not on this machine: give --python or --prefix for -");
+    if (side.python.empty()) now.prefix = side.prefix;
+    else now.python = side.python;
+  }
+  std::optional<json> current = a == "-" || b == "-" ? snapshot_now(now) : load(options, b == saved ? a : b);
+  if (!current) return 2;
+  const json& before = a == saved ? *saved_snapshot : *current;
+  const json& after = a == saved ? *current : *saved_snapshot;
+  snapshot::Diff d = snapshot::diff(before, after);
+  d.a.source = a;
+  d.b.source = b;
   std::cout << (json_output ? report::render_diff_json(d) : report::render_diff_text(d));
   std::cout.flush();
   return d.new_errors ? 1 : 0;

@@ -139,26 +139,38 @@ std::optional<LiveProcess> read_process(int pid, std::string* error, const std::
   return p;
 }
 
+namespace {
+
+bool same_file(const std::string& candidate, const std::string& exe) {
+  std::error_code ec;
+  return !candidate.empty() && candidate[0] == '/' && std::filesystem::equivalent(candidate, exe, ec);
+}
+
+}  // namespace
+
+std::string started_program(const LiveProcess& p) {
+  namespace fs = std::filesystem;
+  if (p.argv.empty() || p.argv[0].empty()) return "";
+  const std::string& argv0 = p.argv[0];
+  if (argv0[0] == '/') return same_file(argv0, p.exe) ? argv0 : "";
+  if (argv0.find('/') != std::string::npos)
+    return !p.cwd.empty() && same_file(p.cwd + "/" + argv0, p.exe)
+               ? (fs::path(p.cwd) / argv0).lexically_normal().string()
+               : "";
+  for (const std::string& var : p.environ)
+    if (var.rfind("PATH=", 0) == 0) {
+      std::istringstream dirs(var.substr(5));
+      for (std::string dir; std::getline(dirs, dir, ':');)
+        if (same_file(dir + "/" + argv0, p.exe)) return dir + "/" + argv0;
+    }
+  return "";
+}
+
 std::string python_of(const LiveProcess& p) {
   namespace fs = std::filesystem;
   if (fs::path(p.exe).filename().string().rfind("python", 0) != 0) return "";
-  std::error_code ec;
-  auto same = [&](const std::string& candidate) {
-    return !candidate.empty() && candidate[0] == '/' && fs::equivalent(candidate, p.exe, ec);
-  };
-  if (!p.argv.empty() && !p.argv[0].empty()) {
-    const std::string& argv0 = p.argv[0];
-    if (argv0[0] == '/' && same(argv0)) return argv0;
-    if (argv0[0] != '/' && argv0.find('/') != std::string::npos && !p.cwd.empty() && same(p.cwd + "/" + argv0))
-      return (fs::path(p.cwd) / argv0).lexically_normal().string();
-    if (argv0.find('/') == std::string::npos)
-      for (const std::string& var : p.environ)
-        if (var.rfind("PATH=", 0) == 0) {
-          std::istringstream dirs(var.substr(5));
-          for (std::string dir; std::getline(dirs, dir, ':');)
-            if (same(dir + "/" + argv0)) return dir + "/" + argv0;
-        }
-  }
+  auto same = [&](const std::string& candidate) { return same_file(candidate, p.exe); };
+  if (std::string program = started_program(p); !program.empty()) return program;
   for (const std::string& var : p.environ)
     if (var.rfind("VIRTUAL_ENV=", 0) == 0 && same(var.substr(12) + "/bin/python"))
       return var.substr(12) + "/bin/python";

@@ -50,6 +50,12 @@ struct LiveProcess {
 // "no process 4242") when the process cannot be read.
 std::optional<LiveProcess> read_process(int pid, std::string* error, const std::string& proc = "/proc");
 
+// The program as it was started, as an absolute path that names the same file as /proc/PID/exe:
+// argv[0] when absolute, joined to the working directory when relative, else found on the PATH the
+// process started with. "" when none of these is the running program (argv[0] set by the program,
+// a PATH entry that no longer holds it).
+std::string started_program(const LiveProcess& p);
+
 // The interpreter to examine the process's environment with, when the process is a Python:
 // the program as it was started (argv[0], which keeps a venv's bin/python that /proc/PID/exe
 // resolves away), else $VIRTUAL_ENV/bin/python from its environment, else the bin/python of the

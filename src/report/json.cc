@@ -113,6 +113,7 @@ std::string render_ps_json(const checks::LiveExamination& process) {
   for (const checks::LiveObject& o : process.objects) {
     ordered_json j;
     j["path"] = o.path;
+    j["mapped_as"] = o.mapped_as.empty() ? ordered_json(nullptr) : ordered_json(o.mapped_as);
     j["soname"] = o.soname ? ordered_json(*o.soname) : ordered_json(nullptr);
     j["owner"] = o.owner.empty() ? ordered_json(nullptr) : ordered_json(o.owner);
     j["found"] = o.found;

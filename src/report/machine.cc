@@ -92,9 +92,29 @@ std::string render_snapshot(const json& snapshot) {
   return out + "}\n";
 }
 
+namespace {
+
+// "before.json: /v/bin/python (Python 3.11.7), sha256:5d1c...": which environment a side is of.
+std::string side_text(const snapshot::Side& side, const std::string& digest) {
+  std::string out = side.source == "-" ? "this environment now (-)" : side.source;
+  out += ": " + (side.python.empty() ? side.prefix : side.python);
+  if (!side.version.empty()) out += " (Python " + side.version + ")";
+  return out + ", " + digest;
+}
+
+json side_json(const snapshot::Side& side) {
+  auto or_null = [](const std::string& s) { return s.empty() ? json(nullptr) : json(s); };
+  return {{"source", side.source},
+          {"prefix", or_null(side.prefix)},
+          {"python", or_null(side.python)},
+          {"version", or_null(side.version)}};
+}
+
+}  // namespace
+
 std::string render_diff_text(const snapshot::Diff& d) {
-  std::string out = "A ";
-  out += d.digest_a + "\nB " + d.digest_b + "\n";
+  std::string out = "A " + side_text(d.a, d.digest_a) + "\nB " + side_text(d.b, d.digest_b) + "\n";
+  if (d.a.prefix != d.b.prefix) out += "two environments: a path inside either prefix is compared relative to it\n";
   if (d.same()) return out + "no differences\n";
   out += "\n";
   render_changes(out, "interpreter", d.environment, true);
@@ -114,6 +134,7 @@ std::string render_diff_text(const snapshot::Diff& d) {
 std::string render_diff_json(const snapshot::Diff& d) {
   json out = {{"schema", 1},
               {"digests", {{"a", d.digest_a}, {"b", d.digest_b}}},
+              {"environments", {{"a", side_json(d.a)}, {"b", side_json(d.b)}}},
               {"same", d.same()},
               {"environment", changes_json(d.environment)},
               {"packages", changes_json(d.packages)},

@@ -134,6 +134,7 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
     if (o.soname) out << printable(*o.soname) << "; ";
     if (!o.owner.empty()) out << printable(o.owner) << "; ";
     out << printable(o.found) << "\n";
+    if (!o.mapped_as.empty()) out << "    mapped as " << printable(o.mapped_as) << " (deleted)\n";
   }
   if (!process.differences.empty()) {
     out << "\n" << s.bold() << "Loaded other than check predicts:" << s.reset() << "\n";
@@ -153,7 +154,8 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
     bool error = f.severity == checks::Severity::kError;
     out << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f.code)
         << "\n    " << printable(f.message) << "\n";
-    if (!f.hint.empty()) out << "    fix: " << printable(f.hint) << "\n";
+    if (!f.hint.empty()) out << "    hint: " << support::wrap(printable(f.hint), 94, "          ") << "\n";
+    if (!f.fix_command.empty()) out << "    fix: " << printable(f.fix_command) << "\n";
   }
   if (process.findings.empty())
     out << s.bold() << "Nothing replaced on disk, no library loaded twice." << s.reset() << "\n";

@@ -185,17 +185,70 @@ void findings(const json& a, const json& b, Diff& d) {
     if (!in_b.count(identity(f))) d.gone_findings.push_back(finding_change(f));
 }
 
+// `path` as the side with prefix `other` spells it: relative when it lies inside `other` (an
+// absolute path of this side there), unless this side already spells another file so.
+std::string respelled(const std::string& path, const std::string& other, const std::set<std::string>& taken) {
+  if (path.empty() || path[0] != '/' || other.size() < 2 || other[0] != '/') return path;
+  std::string base = other.back() == '/' ? other : other + "/";
+  if (path.size() <= base.size() || path.compare(0, base.size(), base) != 0) return path;
+  std::string rel = path.substr(base.size());
+  return taken.count(rel) ? path : rel;
+}
+
+// `s` with its paths spelled as the side with prefix `other` spells them.
+json in_terms_of(const json& s, const std::string& other) {
+  if (other == text(member(s, "environment"), "prefix")) return s;
+  std::set<std::string> taken;
+  for (const json& f : member(s, "files")) taken.insert(text(f, "path"));
+  for (const json& r : member(s, "resolutions")) {
+    taken.insert(text(r, "file"));
+    taken.insert(text(r, "resolved"));
+  }
+  json out = s;
+  auto respell = [&](json& object, const char* key) {
+    if (object.is_object() && object.contains(key) && object[key].is_string())
+      object[key] = respelled(object[key].get<std::string>(), other, taken);
+  };
+  auto each = [](json& array, auto fn) {
+    if (array.is_array())
+      for (json& item : array) fn(item);
+  };
+  if (!out.is_object()) return out;
+  each(out["files"], [&](json& f) { respell(f, "path"); });
+  each(out["resolutions"], [&](json& r) {
+    respell(r, "file");
+    respell(r, "resolved");
+    respell(r, "dir");
+  });
+  each(out["findings"], [&](json& f) { respell(f, "file"); });
+  if (out.contains("cuda") && out["cuda"].is_object() && out["cuda"].contains("runtimes"))
+    each(out["cuda"]["runtimes"], [&](json& rt) { respell(rt, "path"); });
+  return out;
+}
+
 }  // namespace
+
+Side side_of(const json& s) {
+  const json& e = member(s, "environment");
+  Side side{"", text(e, "prefix"), text(e, "python"), text(e, "version")};
+  if (!side.python.empty() && side.python[0] != '/' && !side.prefix.empty())
+    side.python = side.python == "." ? side.prefix : side.prefix + "/" + side.python;
+  return side;
+}
 
 bool Diff::same() const {
   return environment.empty() && packages.empty() && files.empty() && resolutions.empty() && loader.empty() &&
          cuda.empty() && new_findings.empty() && gone_findings.empty();
 }
 
-Diff diff(const json& a, const json& b) {
+Diff diff(const json& snapshot_a, const json& snapshot_b) {
   Diff d;
-  d.digest_a = text(a, "digest");
-  d.digest_b = text(b, "digest");
+  d.digest_a = text(snapshot_a, "digest");
+  d.digest_b = text(snapshot_b, "digest");
+  d.a = side_of(snapshot_a);
+  d.b = side_of(snapshot_b);
+  json a = in_terms_of(snapshot_a, d.b.prefix);
+  json b = in_terms_of(snapshot_b, d.a.prefix);
   compare_facts(environment(a), environment(b), d.environment);
   compare(packages(a), packages(b), d.packages);
   compare(files(a), files(b), d.files);

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <regex>
+#include <set>
 
 #include "fleet/fleet_fixture.h"
 
@@ -241,6 +242,93 @@ TEST_F(FleetTest, NhcCheckFunction) {
   EXPECT_EQ(check().out, "status 0\n");
   fs::remove(venv.site() + "/zeta/lib/libzeta.so.1");
   EXPECT_EQ(check().out, "die 1: envdoctor: missing-library libzeta.so.1 zeta (+1 more)\nstatus 1\n");
+}
+
+// The issue-26 case: a venv's snapshot diffed with - and no --python, from a shell where the
+// default python is the venv's base interpreter. - is the snapshot's own environment (the venv,
+// as the snapshot records it), and the header names both sides; --python still chooses another.
+TEST_F(FleetTest, DiffWithDashIsTheSnapshotsOwnEnvironment) {
+  std::string wheel = package_wheel("alpha", "1.0", 1);
+  Venv venv(tmp_, "own");
+  venv.install({wheel});
+  json s = snapshot(venv);
+  std::string saved = save("venv.json", s.dump(2));
+  std::string version = s["environment"]["version"];
+  // The referee for "the environment now": the venv's own snapshot, taken again.
+  std::string digest_now = trim(venv.envdoctor_run("snapshot", "--digest").out);
+  ASSERT_EQ(digest_now, s["digest"].get<std::string>());
+
+  CommandResult d = run("cd " + quote(tmp_.path()) + " && env -u VIRTUAL_ENV -u CONDA_PREFIX " + quote(envdoctor()) +
+                        " diff " + quote(saved) + " -");
+  EXPECT_EQ(d.status, 0) << d.out << d.err;
+  EXPECT_EQ(d.out, "A " + saved + ": " + venv.python() + " (Python " + version + "), " + digest_now +
+                       "\nB this environment now (-): " + venv.python() + " (Python " + version + "), " + digest_now +
+                       "\nno differences\n")
+      << d.err;
+  json j =
+      json::parse(run("cd / && env -u VIRTUAL_ENV " + quote(envdoctor()) + " diff - " + quote(saved) + " --json").out);
+  EXPECT_EQ(j["same"], true) << j.dump(1);
+  EXPECT_EQ(j["environments"]["a"],
+            json({{"source", "-"}, {"prefix", tmp_ / "own"}, {"python", venv.python()}, {"version", version}}));
+  EXPECT_EQ(j["environments"]["b"]["source"], saved);
+
+  // --python names another environment, and the header says so.
+  std::string base = trim(run(quote(venv.python()) + " -c 'import sys; print(sys.base_prefix)'").out);
+  std::string base_python = trim(run(quote(venv.python()) + " -c 'import sys; print(sys._base_executable)'").out);
+  CommandResult other = run(quote(envdoctor()) + " diff " + quote(saved) + " - --python " + quote(base_python));
+  EXPECT_NE(other.out.find("\nB this environment now (-): " + base_python + " (Python "), std::string::npos)
+      << other.out << other.err;
+  EXPECT_NE(other.out.find("\ntwo environments: a path inside either prefix is compared relative to it\n"),
+            std::string::npos)
+      << other.out;
+
+  // A snapshot of an environment that is not here: - cannot mean it, and diff says so.
+  json moved = s;
+  moved["environment"]["prefix"] = (tmp_ / "gone");
+  std::string elsewhere = save("elsewhere.json", moved.dump());
+  CommandResult gone = run(quote(envdoctor()) + " diff " + quote(elsewhere) + " -");
+  EXPECT_EQ(gone.status, 2);
+  EXPECT_EQ(gone.err, "envdoctor: diff: " + elsewhere + " is a snapshot of " + (tmp_ / "gone") +
+                          "/bin/python, which is not on this machine: give --python or --prefix for -\n");
+}
+
+// A venv's snapshot names its base interpreter's files (lib-dynload) absolute; the base's own
+// snapshot names them relative to its prefix. diff of the two must take each such file as one
+// file: readelf's build-id and the size on disk are the referee that they are the same file.
+TEST_F(FleetTest, DiffOfAVenvAndItsBaseInterpreterMatchesOneFileUnderTwoSpellings) {
+  Venv venv(tmp_, "spelled");
+  std::string base_python = trim(run(quote(venv.python()) + " -c 'import sys; print(sys._base_executable)'").out);
+  json a = snapshot(venv);
+  CommandResult base_run = run(quote(envdoctor()) + " snapshot --python " + quote(base_python));
+  ASSERT_EQ(base_run.status, 0) << base_run.err;
+  json b = json::parse(base_run.out);
+  std::string base_prefix = b["environment"]["prefix"];
+  // The files the venv's snapshot spells absolute inside the base's prefix, each checked on disk.
+  size_t spelled_twice = 0;
+  std::set<std::string> both;
+  for (const json& f : a["files"]) {
+    std::string path = f["path"];
+    if (path.rfind(base_prefix + "/", 0) != 0) continue;
+    std::string rel = path.substr(base_prefix.size() + 1);
+    const json* there = find_by(b["files"], "path", rel);
+    ASSERT_NE(there, nullptr) << rel;
+    EXPECT_EQ((*there)["build_id"], f["build_id"]);
+    EXPECT_EQ((*there)["size"], fs::file_size(path));
+    EXPECT_EQ(f["build_id"].is_null() ? "" : f["build_id"].get<std::string>(), readelf_build_id(path));
+    both.insert(path);
+    both.insert(rel);
+    ++spelled_twice;
+  }
+  ASSERT_GT(spelled_twice, 10u) << "the venv's snapshot names few of the base interpreter's files";
+
+  std::string file_a = save("venv.json", a.dump()), file_b = save("base.json", b.dump());
+  json d = json::parse(run(quote(envdoctor()) + " diff " + quote(file_a) + " " + quote(file_b) + " --json").out);
+  for (const json& change : d["files"]) EXPECT_FALSE(both.count(change["subject"].get<std::string>())) << change.dump();
+  EXPECT_EQ(d["environments"]["a"]["python"], venv.python());
+  EXPECT_EQ(d["environments"]["b"]["prefix"], base_prefix);
+  CommandResult text = run(quote(envdoctor()) + " diff " + quote(file_a) + " " + quote(file_b));
+  EXPECT_EQ(text.out.find("A " + file_a + ": " + venv.python() + " (Python "), 0u) << text.out;
+  EXPECT_NE(text.out.find("\nB " + file_b + ": " + base_python), std::string::npos) << text.out;
 }
 
 TEST_F(FleetTest, DiffRefusesWhatIsNotASnapshot) {

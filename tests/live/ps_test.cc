@@ -143,11 +143,135 @@ TEST_F(PsTest, LibraryReplacedAndLibraryDeletedWhileRunning) {
             0u)
       << by_file[gone]["message"];
   for (const json& o : report["objects"]) {
-    if (o["path"] == lib) EXPECT_TRUE(o["replaced"] == true && o["deleted"] == false) << o.dump();
-    if (o["path"] == gone) EXPECT_TRUE(o["replaced"] == false && o["deleted"] == true) << o.dump();
+    if (o["path"] == lib) {
+      EXPECT_TRUE(o["replaced"] == true && o["deleted"] == false) << o.dump();
+    }
+    if (o["path"] == gone) {
+      EXPECT_TRUE(o["replaced"] == false && o["deleted"] == true) << o.dump();
+    }
   }
   EXPECT_NE(by_file[gone]["hint"].get<std::string>().find("restart process " + std::to_string(p->pid())),
             std::string::npos);
+}
+
+// The issue-26 case: extpkg's extension needs libprov.so.1 (NEEDED, RPATH $ORIGIN/../provlib/lib),
+// which provlib ships; `pip install --force-reinstall provlib==1.0` runs while a Python that
+// imported extpkg sleeps. pip moves provlib/ aside to its stash ~rovlib/ (req_uninstall.py,
+// AdjacentTempDirectory), installs the new copy, deletes the stash: maps then names the stash
+// path, deleted. The referees are /proc/PID/maps, before and after, and the real pip; the
+// fix_command, pasted into `env -i bash`, restarts the process, and the new one runs the file on disk.
+TEST_F(PsTest, ReinstallUnderARunningProcessMapsPipsStashBackToTheLibrary) {
+  Venv venv(tmp_, "reinstall");
+  std::string lib = tmp_ / "build/prov/lib/libprov.so.1";
+  build_shared(lib, "int prov_fn(void) { return 3; }", "-Wl,-soname,libprov.so.1", tmp_);
+  std::string ext = tmp_ / ("build/ext/extpkg/_ext" + suffix_);
+  build_ext(ext, "_ext", "int prov_fn(void);", "prov_fn()",
+            quote(lib) + " -Wl,--disable-new-dtags,-rpath,'$ORIGIN/../provlib/lib'");
+  venv.install({platlib_wheel("provlib", "1.0", {{"provlib/lib/libprov.so.1", lib}}, {{"provlib/__init__.py", ""}}),
+                module_package("extpkg", {{"extpkg/_ext" + suffix_, ext}}, "_ext")});
+  std::string ready = tmp_ / "ready";
+  // The process writes its pid to `ready` once it has imported extpkg, so that a restarted one is found.
+  std::string script = "import extpkg, os\nopen(" + json(ready).dump() +
+                       ", 'w').write(str(os.getpid()))\nimport time\ntime.sleep(120)\n";
+  // Started with an LD_LIBRARY_PATH, which the restart must keep (the new process's environ is the referee).
+  Running p("cd / && exec env LD_LIBRARY_PATH=/nonexistent-ld " + quote(venv.python()) + " -c " + quote(script), ready);
+  std::string own = venv.site() + "/provlib/lib/libprov.so.1";
+  std::string installed_ext = venv.site() + "/extpkg/_ext" + suffix_;
+  ASSERT_FALSE(p.maps(own).empty());
+
+  // Before the reinstall: every "NEEDED X of F" names an F that the process has mapped.
+  std::vector<std::string> mapped = p.maps("/");
+  auto is_mapped = [&](const std::string& file) {
+    std::error_code ec;
+    for (const std::string& line : mapped) {
+      std::string path = line.substr(line.find('/'));
+      if (path.ends_with(" (deleted)")) path.resize(path.size() - 10);
+      if (path == file || fs::equivalent(path, file, ec)) return true;
+    }
+    return false;
+  };
+  int status = -1;
+  json before = ps(p.pid(), &status);
+  EXPECT_EQ(status, 0) << before.dump(1);
+  size_t attributed = 0;
+  for (const json& o : before["objects"]) {
+    std::string found = o["found"];
+    if (found.rfind("NEEDED ", 0) != 0) continue;
+    ++attributed;
+    std::string consumer = found.substr(found.find(" of ") + 4);
+    consumer.resize(consumer.find(": "));
+    EXPECT_TRUE(is_mapped(consumer)) << o.dump() << " names a consumer the process has not mapped";
+  }
+  EXPECT_GE(attributed, 2u) << before.dump(1);  // libprov.so.1 and libc.so.6 at least
+
+  CommandResult pip = run("python3 -m pip --python " + quote(venv.python()) +
+                          " install --force-reinstall --no-deps --no-index --disable-pip-version-check -q -f " +
+                          quote(tmp_ / "wheels") + " provlib==1.0");
+  ASSERT_EQ(pip.status, 0) << pip.err;
+  // pip stashes the directory whose every file it uninstalls: provlib/ (with __init__.py), as ~rovlib/.
+  std::string stash = venv.site() + "/~rovlib/lib/libprov.so.1";
+  ASSERT_FALSE(p.maps(stash + " (deleted)").empty()) << "pip stashed provlib elsewhere: " << p.maps("libprov")[0];
+  ASSERT_FALSE(fs::exists(venv.site() + "/~rovlib"));
+  ASSERT_TRUE(fs::exists(own));
+
+  json after = ps(p.pid(), &status);
+  EXPECT_EQ(status, 0) << after.dump(1);
+  const json* object = nullptr;
+  for (const json& o : after["objects"])
+    if (o["path"] == own) object = &o;
+  ASSERT_NE(object, nullptr) << after.dump(1);
+  EXPECT_EQ((*object)["mapped_as"], stash);
+  EXPECT_EQ((*object)["replaced"], true);
+  EXPECT_EQ((*object)["deleted"], false);
+  EXPECT_EQ((*object)["owner"], "provlib 1.0");
+  EXPECT_EQ((*object)["soname"], "libprov.so.1");
+  EXPECT_EQ((*object)["found"].get<std::string>().rfind("NEEDED libprov.so.1 of " + installed_ext + ": RPATH ", 0), 0u)
+      << object->dump();
+  auto replaced = findings(after, "library-replaced-on-disk");
+  ASSERT_EQ(replaced.size(), 1u) << after.dump(1);
+  EXPECT_EQ(replaced[0]["file"], own);
+  EXPECT_EQ(replaced[0]["package"], "provlib");
+  std::string message = replaced[0]["message"];
+  EXPECT_EQ(message.find(own + ": the path now holds another file (inode "), 0u) << message;
+  EXPECT_NE(message.find("as " + stash + ", pip's copy of provlib during a reinstall, since deleted"),
+            std::string::npos)
+      << message;
+  std::string pid = std::to_string(p.pid());
+  std::string fix = replaced[0].value("fix_command", "");
+  EXPECT_EQ(fix,
+            "kill " + pid + " && cd / && env LD_LIBRARY_PATH=/nonexistent-ld " + venv.python() + " -c " + quote(script))
+      << fix;
+  CommandResult text = run(quote(envdoctor()) + " ps " + pid);
+  EXPECT_NE(text.out.find("\n  " + own + " (replaced on disk)\n"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("\n    fix: kill " + pid + " && "), std::string::npos) << text.out;
+
+  // The fix pasted into a clean shell: the old process ends, a new one runs the installed file.
+  fs::remove(ready);
+  run("env -i bash -c " + quote(fix) + " >/dev/null 2>&1 &");
+  for (int i = 0; i < 100 && !fs::exists(ready); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_TRUE(fs::exists(ready)) << "the fix did not restart the process: " << fix;
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the pid is written
+  std::ifstream in(ready);
+  int restarted = 0;
+  in >> restarted;
+  ASSERT_GT(restarted, 0);
+  struct Reaped {
+    int pid;
+    ~Reaped() { kill(pid, SIGKILL); }
+  } reaped{restarted};
+  // Gone, or a zombie its parent has not reaped yet (state Z in /proc/PID/stat).
+  auto runs = [&] {
+    std::ifstream stat("/proc/" + pid + "/stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    size_t paren = text.rfind(") ");
+    return paren != std::string::npos && text.compare(paren + 2, 1, "Z") != 0;
+  };
+  for (int i = 0; i < 50 && runs(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_FALSE(runs()) << "the old process still runs";
+  json now = ps(restarted, &status);
+  EXPECT_EQ(status, 0) << now.dump(1);
+  EXPECT_EQ(now["process"]["ld_library_path"], "/nonexistent-ld");
+  EXPECT_TRUE(findings(now, "library-replaced-on-disk").empty()) << now.dump(1);
 }
 
 // ctypes.CDLL of two paths with one SONAME: dlopen by path matches no loaded SONAME, and the files
