@@ -75,6 +75,21 @@ int main(int argc, char** argv) {
   pip->prefix_command();
   pip->add_option("ACTION", pip_options.action, "install or uninstall")->required();
 
+  PipOptions uv_options;
+  uv_options.uv = true;
+  CLI::App* uv = app.add_subcommand("uv", "uv pip install|uninstall ARGS: uv's own plan checked first");
+  uv->require_subcommand(1);
+  CLI::App* uv_pip = uv->add_subcommand(
+      "pip", "uv pip install|uninstall ARGS: uv's own plan checked first; uv runs only if it breaks nothing");
+  uv_pip->add_flag("--force", uv_options.force, "run uv even when its change would introduce errors");
+  uv_pip->add_flag("--json", uv_options.json,
+                   "the plan and the prediction as JSON (share/envdoctor/schemas/pip.schema.json); uv's output "
+                   "goes to stderr");
+  // Everything from the action on is uv's, passed to it as it is: --python, --system and the
+  // rest find the environment as uv finds it.
+  uv_pip->prefix_command();
+  uv_pip->add_option("ACTION", uv_options.action, "install or uninstall")->required();
+
   std::string why_name;
   CheckOptions why_options;
   CLI::App* why =
@@ -226,6 +241,11 @@ int main(int argc, char** argv) {
     pip_options.loader = loader;
     pip_options.args = pip->remaining();
     return run_pip(pip_options);
+  }
+  if (uv_pip->parsed()) {
+    uv_options.loader = loader;
+    uv_options.args = uv_pip->remaining();
+    return run_pip(uv_options);
   }
   if (check->parsed()) {
     check_options.loader = loader;
