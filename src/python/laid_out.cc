@@ -63,7 +63,6 @@ Distribution LaidOutDistribution::as_installed(const InstallScheme& scheme) cons
   Distribution d = metadata_;
   d.site_dir = root(scheme);
   d.metadata_dir = lexically_resolve(d.site_dir, dist_info_);
-  d.installer = "";
   d.record.clear();
   for (const auto& [file, dest] : install_plan(scheme)) {
     RecordEntry e = *file.entry;

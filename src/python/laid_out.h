@@ -38,7 +38,8 @@ class LaidOutDistribution {
   std::vector<std::pair<LaidOutFile, fs::path>> install_plan(const InstallScheme& scheme) const;
 
   // The distribution as installed in `scheme`: metadata_dir and site_dir under its root, and a
-  // record of every file of install_plan(), with RECORD's hash and size.
+  // record of every file of install_plan(), with RECORD's hash and size; its INSTALLER is the
+  // one the installer that laid it out wrote.
   Distribution as_installed(const InstallScheme& scheme) const;
 
  private:

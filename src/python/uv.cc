@@ -205,8 +205,10 @@ std::optional<UvDryRun> parse_uv_dry_run(std::string_view text, std::string* err
     } else if (size_t eq = spec.find("=="); eq != std::string_view::npos) {
       item.name = std::string(spec.substr(0, eq));
       std::string_view version = spec.substr(eq + 2);
-      // A version may be followed by its source: "foo==1.0 (from file:///...)".
+      // A version may be followed by its source: "foo==1.0 (from file:///w/foo-1.0-py3-none-any.whl)".
       item.version = std::string(version.substr(0, version.find(' ')));
+      if (size_t from = version.find(" (from "); from != std::string_view::npos && version.ends_with(")"))
+        item.url = std::string(version.substr(from + 7, version.size() - from - 8));
     } else {
       continue;
     }

@@ -11,8 +11,9 @@
 //   Would install 2 packages
 //    - corepkg==1.0
 //    + corepkg==2.0
-//    + leaf @ file:///w/leaf-1.0-py3-none-any.whl
-// or "Would make no changes". ` ~ name==version` is a reinstall (--reinstall).
+//    + leaf==1.0 (from file:///w/leaf-1.0-py3-none-any.whl)
+// or "Would make no changes". ` ~ name==version` is a reinstall (--reinstall); a direct reference
+// may also read ` + leaf @ URL`, without its version.
 #pragma once
 
 #include <optional>
@@ -77,7 +78,7 @@ struct UvPlanLine {
   char change = '+';    // '+' installed, '-' removed, '~' reinstalled
   std::string name;     // as uv prints it (normalized)
   std::string version;  // "" for a direct URL, whose version uv does not print
-  std::string url;      // after " @ " for a direct URL
+  std::string url;      // a direct reference's: after " @ ", or in "(from URL)"
 };
 struct UvDryRun {
   std::vector<UvPlanLine> lines;

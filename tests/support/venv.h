@@ -88,6 +88,9 @@ class Venv {
     CommandResult r = run(quote(base) + " -m venv --without-pip " + options + " " + quote(dir_));
     EXPECT_EQ(r.status, 0) << r.err;
   }
+  // An environment that another tool made at `dir` (`uv venv`), adopted as it is.
+  static Venv existing(const std::string& dir) { return Venv(dir); }
+  const std::string& dir() const { return dir_; }
   std::string python() const { return dir_ + "/bin/python"; }
   std::string site() const {
     if (site_.empty()) {
@@ -137,6 +140,7 @@ class Venv {
   }
 
  private:
+  explicit Venv(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
   mutable std::string site_;
 };
