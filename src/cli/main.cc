@@ -180,6 +180,11 @@ int main(int argc, char** argv) {
       "  envdoctor check --with dist/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\n"
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
+  uv_pip->footer(
+      "Examples:\n"
+      "  envdoctor uv pip uninstall nvidia-cudnn-cu13        in the .venv uv would find from here\n"
+      "  envdoctor uv pip install causal-conv1d --python venv/bin/python\n"
+      "  envdoctor uv pip --json install -r requirements.txt");
   why->footer(
       "Examples:\n"
       "  envdoctor why libcudnn.so.9\n"
