@@ -124,6 +124,18 @@ Changes PipPlan::changes() const {
   return c;
 }
 
+PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names) {
+  PipPlan plan;
+  plan.installer = installer;
+  plan.action = "uninstall";
+  for (const std::string& name : names) {
+    if (const python::Distribution* d = env.inventory.find(name))
+      plan.remove.push_back({d->name, d->version, "", "", ""});
+    else plan.not_installed.push_back(name);
+  }
+  return plan;
+}
+
 PipVerdict pip_verdict(const PipPlan& plan, const std::vector<Finding>& findings) {
   if (!plan.cannot_check.empty()) return PipVerdict::kCannotCheck;
   return new_errors(findings) ? PipVerdict::kRefused : PipVerdict::kSafe;
@@ -157,14 +169,7 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
   if (!pip_can_plan(env, "uninstall", args, error)) return std::nullopt;
   std::optional<std::vector<std::string>> names = python::uninstall_names(args, error);
   if (!names) return std::nullopt;
-  PipPlan plan;
-  plan.action = "uninstall";
-  for (const std::string& name : *names) {
-    if (const python::Distribution* d = env.inventory.find(name))
-      plan.remove.push_back({d->name, d->version, "", "", ""});
-    else plan.not_installed.push_back(name);
-  }
-  return plan;
+  return uninstall_plan(env, "pip", *names);
 }
 
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error) {

@@ -52,6 +52,10 @@ struct PipPlan {
   Changes changes() const;
 };
 
+// An uninstall of `names` by `installer` ("pip", "uv"): each installed one removed (by PEP 503
+// name), the others listed as not installed, as written.
+PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names);
+
 // Whether pip may run: the change introduces no errors (kSafe); it does (kRefused); or it could
 // not be checked (kCannotCheck). DESIGN.md: pip runs only if its change breaks nothing.
 enum class PipVerdict { kSafe, kRefused, kCannotCheck };

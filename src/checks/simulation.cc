@@ -1,16 +1,14 @@
 #include "checks/simulation.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <string_view>
 #include <unordered_set>
 
 #include "python/laid_out.h"
 #include "python/metadata_file.h"
+#include "python/pip.h"
 #include "python/tags.h"
 #include "python/wheel.h"
 
@@ -34,22 +32,6 @@ void uninstall(Environment& env, const python::Distribution& dist) {
   env.removed.push_back(dist);
   std::erase_if(env.inventory.distributions,
                 [&](const python::Distribution& d) { return d.metadata_dir.string() == dir; });
-}
-
-// "/w/a b.whl" -> "file:///w/a%20b.whl", as pip's path_to_url writes it.
-std::string file_url(const std::string& path) {
-  std::string out = "file://";
-  for (unsigned char c : path) {
-    bool plain = std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos;
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
 }
 
 bool looks_loadable(const std::string& member) { return member.find(".so") != std::string::npos; }
@@ -141,7 +123,7 @@ bool install_wheel(Environment& env, const std::string& path, bool hash_members,
   // it found on an index gets no record.
   if (!from_index) {
     installed.origin.kind = python::DirectUrl::kArchive;
-    installed.origin.url = file_url(fs::absolute(wheel->path()).lexically_normal().string());
+    installed.origin.url = python::file_url(fs::absolute(wheel->path()).lexically_normal().string());
   }
   env.inventory.distributions.push_back(std::move(installed));
   env.added.push_back(wheel->metadata().name + " " + wheel->metadata().version);

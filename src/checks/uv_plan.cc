@@ -72,7 +72,7 @@ std::optional<PipPlan> plan_wheel_files(const Environment& env, const std::map<s
     if (!no_deps)
       for (const python::Requirement& req : metadata.requirements_for(env.python.markers))
         if (!requirement_met(env, req, given)) return std::nullopt;
-    PipItem item{metadata.name, metadata.version, path, "file://" + path, "", true};
+    PipItem item{metadata.name, metadata.version, path, python::file_url(path), "", true};
     if (const python::Distribution* old = env.inventory.find(metadata.name)) {
       plan.remove.push_back({old->name, old->version, "", "", ""});
       item.replaces = old->version;
@@ -113,7 +113,7 @@ void add_planned(const Environment& env, const python::UvDryRun& dry_run,
     PipItem item{line.name, line.version, "", line.url, old ? old->version : "", !line.url.empty()};
     if (auto it = given.find(python::normalize_name(line.name)); it != given.end()) {
       item.wheel = it->second;
-      item.url = "file://" + it->second;
+      item.url = python::file_url(it->second);
       item.direct = true;
     } else {
       item.wheel = lay_out(env, line, index, *plan.scratch, &plan.cannot_check);
@@ -169,15 +169,7 @@ std::optional<PipPlan> plan_uv_uninstall(const Environment& env, const std::vect
                                          std::string* error) {
   std::optional<std::vector<std::string>> names = python::uv_uninstall_names(args, error);
   if (!names) return std::nullopt;
-  PipPlan plan;
-  plan.installer = "uv";
-  plan.action = "uninstall";
-  for (const std::string& name : *names) {
-    if (const python::Distribution* d = env.inventory.find(name))
-      plan.remove.push_back({d->name, d->version, "", "", ""});
-    else plan.not_installed.push_back(name);
-  }
-  return plan;
+  return uninstall_plan(env, "uv", *names);
 }
 
 std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector<std::string>& args,

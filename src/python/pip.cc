@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -211,6 +212,21 @@ std::optional<std::string> file_url_path(const std::string& url) {
     }
   }
   return path;
+}
+
+std::string file_url(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    bool plain = std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos;
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
 }
 
 std::vector<std::string> index_options(const std::vector<std::string>& args) {

@@ -29,6 +29,9 @@ std::optional<std::vector<ReportItem>> parse_install_report(const std::string& t
 
 // The local path of a file:// URL, percent-decoded; nullopt for any other URL.
 std::optional<std::string> file_url_path(const std::string& url);
+// The file:// URL of an absolute path, as pip's path_to_url writes it: "/w/a b.whl" ->
+// "file:///w/a%20b.whl".
+std::string file_url(const std::string& path);
 
 // The user's `pip install` arguments that say where pip finds distributions (-i, --index-url,
 // --extra-index-url, --no-index, -f, --find-links, --trusted-host, --cert, --client-cert,

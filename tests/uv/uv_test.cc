@@ -204,17 +204,7 @@ TEST_F(UvTest, UninstallNamesFromRequirementsAndPylockFiles) {
 // wheel file itself is checked without asking uv. A harmless install goes through. Then uv alone
 // installs causal-conv1d and the import fails as predicted.
 TEST_F(UvTest, InstallOfACuda12ExtensionIntoACuda13EnvironmentIsRefused) {
-  std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
-  build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
-  std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
-  build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
-  std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
-  build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
-            quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
-  std::string runtime =
-      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
-  std::string conv = platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}},
-                                   {{"causal_conv1d/__init__.py", ""}}, {"nvidia-cuda-runtime"});
+  auto [runtime, conv] = cuda12_extension_wheels();
   pure_wheel("leaf", "1.0");
   Venv venv = uv_venv("proj", {runtime});
   const std::string before = file_hashes(venv.dir());
