@@ -11,8 +11,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <set>
 
+#include "python/laid_out.h"
 #include "python/uv.h"
+#include "python/wheel.h"
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -295,6 +298,49 @@ TEST_F(UvTest, WhatCannotBeCheckedIsSaidAndNothingRuns) {
   EXPECT_EQ(missing.status, referee.status) << missing.out << missing.err;
   EXPECT_NE(missing.out.find("Cannot check this change, so nothing was installed."), std::string::npos) << missing.out;
   EXPECT_EQ(run("ls " + quote(venv.site()) + " | grep -c dist-info").out, "0\n") << "nothing installed";
+}
+
+// A distribution laid out by `uv pip install --target DIR --no-deps` is read as its wheel is: every
+// file the wheel installs goes to the same place in a scheme (python/laid_out.h against
+// python/wheel.h, the referee), and what the layout adds is the installer's own record (INSTALLER,
+// REQUESTED, bytecode), nothing else.
+TEST_F(UvTest, LaidOutDistributionIsPlacedAsItsWheelIs) {
+  std::string lib = tmp_ / "build/libleaf.so";
+  build_shared(lib, "int leaf(void) { return 1; }", "-Wl,-soname,libleaf.so", tmp_);
+  std::string wheel_path = platlib_wheel("Leaf_Ext", "2.0", {{"leaf_ext/lib/libleaf.so", lib}},
+                                         {{"leaf_ext/__init__.py", "x = 1\n"}, {"leaf_ext/sub/data.txt", "d\n"}});
+  Venv venv = uv_venv("proj", {});
+  std::string dir = tmp_ / "laid-out";
+  CommandResult r =
+      uv("pip install --target " + quote(dir) + " --no-deps --only-binary :all: --python " + quote(venv.python()) +
+             " --no-index --find-links " + quote(tmp_ / "wheels") + " leaf-ext==2.0",
+         tmp_ / "proj");
+  ASSERT_EQ(r.status, 0) << r.err;
+
+  std::string error;
+  std::optional<python::LaidOutDistribution> laid_out = python::LaidOutDistribution::open(dir, &error);
+  ASSERT_TRUE(laid_out) << error;
+  std::unique_ptr<python::Wheel> wheel = python::Wheel::open(wheel_path, &error);
+  ASSERT_TRUE(wheel) << error;
+  EXPECT_EQ(laid_out->metadata().name, wheel->metadata().name);
+  EXPECT_EQ(laid_out->metadata().version, "2.0");
+  python::InstallScheme scheme{"/s/pure", "/s/plat", "/s/bin", "/s/include", "/s"};
+  std::set<std::string> from_wheel, from_dir;
+  for (const auto& [member, dest] : wheel->install_plan(scheme))
+    if (!dest.string().ends_with(".dist-info/RECORD")) from_wheel.insert(dest.string());
+  for (const auto& [file, dest] : laid_out->install_plan(scheme)) {
+    std::string d = dest.string();
+    bool installers_own = d.ends_with("/INSTALLER") || d.ends_with("/REQUESTED") || d.ends_with("/RECORD") ||
+                          d.find("/__pycache__/") != std::string::npos;
+    if (!installers_own) from_dir.insert(d);
+  }
+  EXPECT_EQ(from_dir, from_wheel);
+  EXPECT_TRUE(from_dir.count("/s/plat/leaf_ext/lib/libleaf.so")) << "a platlib wheel goes to platlib";
+  python::Distribution installed = laid_out->as_installed(scheme);
+  EXPECT_EQ(installed.metadata_dir, "/s/plat/Leaf_Ext-2.0.dist-info");
+  EXPECT_EQ(installed.installer, "uv");
+  EXPECT_FALSE(python::LaidOutDistribution::open(tmp_ / "wheels", &error));
+  EXPECT_EQ(error, (tmp_ / "wheels") + " holds no .dist-info directory");
 }
 
 // The dry run's lines as uv documents them.
