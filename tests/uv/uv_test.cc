@@ -44,6 +44,9 @@ class UvTest : public VenvTest {
     if (real_uv_) {
       path_ = path;
     } else {
+      // The stand-in works through `pip --python ENV` (pip 22.3 and later).
+      CommandResult pip = run("python3 -m pip --python \"$(command -v python3)\" --version");
+      if (pip.status != 0) GTEST_SKIP() << "the uv stand-in needs pip 22.3 or later (pip --python): " << pip.err;
       fs::create_directories(tmp_ / "uvbin");
       fs::create_symlink(ENVDOCTOR_SOURCE_DIR "/tests/uv/fake-uv", tmp_ / "uvbin/uv");
       path_ = tmp_ / "uvbin" + ":" + path;
