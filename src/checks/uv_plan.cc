@@ -190,7 +190,15 @@ std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector
 
   std::vector<std::string> argv = {program_on_path("uv"), "pip",  "install", "--dry-run", "--color", "never",
                                    "--only-binary",       ":all:"};
-  argv.insert(argv.end(), args.begin(), args.end());
+  // The user's own --dry-run and --color are ours already: clap refuses a flag given twice.
+  for (size_t i = 0; i < args.size(); i++) {
+    if (args[i] == "--dry-run" || args[i].rfind("--color=", 0) == 0) continue;
+    if (args[i] == "--color") {
+      i++;
+      continue;
+    }
+    argv.push_back(args[i]);
+  }
   std::optional<support::ProcessResult> r = support::run_process(argv, kUvTimeout, kMaxUvOutput, error);
   if (!r) return std::nullopt;
   PipPlan plan;
