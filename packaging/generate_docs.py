@@ -39,6 +39,8 @@ def sections(lines):
 class Subcommand:
     def __init__(self, name, summary, lines):
         self.name, self.summary = name, summary
+        # The word the completions see first ("uv" of "uv pip"), and the words after it.
+        self.word, self.rest = name.split()[0], name.split()[1:]
         s = sections(lines)
         self.options = []  # (flag, takes a value, description)
         for line in s.get("Options", []):
@@ -52,13 +54,20 @@ class Subcommand:
                 self.positionals.append((m.group(1), bool(m.group(2)), m.group(3)))
 
 
-def read_cli(binary):
-    top = sections(help_text(binary))
+def read_cli(binary, *above):
+    """Every subcommand, a group's own (`uv pip`) named by its words."""
+    top = sections(help_text(binary, *above))
     subs = []
     for line in top.get("Subcommands", []):
         m = SUBCOMMAND.match(line)
-        if m:
-            subs.append(Subcommand(m.group(1), m.group(2), help_text(binary, m.group(1))))
+        if not m:
+            continue
+        words = list(above) + [m.group(1)]
+        lines = help_text(binary, *words)
+        if "Subcommands" in sections(lines):
+            subs += read_cli(binary, *words)
+        else:
+            subs.append(Subcommand(" ".join(words), m.group(2), lines))
     return subs
 
 
@@ -123,10 +132,10 @@ def man_page(subs, version):
 def bash_completion(subs):
     cases = []
     for sub in subs:
-        flags = " ".join(f for flag, _, _ in sub.options for f in flag.split(","))
+        flags = " ".join(sub.rest + [f for flag, _, _ in sub.options for f in flag.split(",")])
         valued = "|".join(f for flag, value, _ in sub.options if value for f in flag.split(","))
         files = "1" if sub.positionals and sub.positionals[0][0] in ("FILE", "WHEEL") else "0"
-        cases.append("    %s) opts='%s'; valued='%s'; files=%s ;;" % (sub.name, flags, valued or "-", files))
+        cases.append("    %s) opts='%s'; valued='%s'; files=%s ;;" % (sub.word, flags, valued or "-", files))
     return """# bash completion for envdoctor (generated from its --help by packaging/generate_docs.py)
 _envdoctor() {
   local cur prev sub i opts valued files
@@ -154,7 +163,7 @@ _envdoctor() {
   fi
 }
 complete -o filenames -F _envdoctor envdoctor
-""" % (" ".join(s.name for s in subs), "\n".join(cases))
+""" % (" ".join(s.word for s in subs), "\n".join(cases))
 
 
 def zsh_escape(text):
@@ -165,7 +174,7 @@ def zsh_completion(subs):
     out = ["#compdef envdoctor",
            "# zsh completion for envdoctor (generated from its --help by packaging/generate_docs.py)",
            "", "_envdoctor() {", "  local -a subcommands", "  subcommands=("]
-    out += ["    '%s:%s'" % (s.name, zsh_escape(s.summary)) for s in subs]
+    out += ["    '%s:%s'" % (s.word, zsh_escape(s.summary)) for s in subs]
     out += ["  )",
             "  if (( CURRENT == 2 )); then",
             "    _describe 'subcommand' subcommands",
@@ -181,8 +190,9 @@ def zsh_completion(subs):
                 spec = "'*%s[%s]" % (f, zsh_escape(desc)) if value else "'%s[%s]" % (f, zsh_escape(desc))
                 specs.append(spec + (":value:_files'" if value else "'"))
         for name, repeats, desc in sub.positionals:
-            specs.append("'%s:%s:_files'" % ("*" if repeats else "1", zsh_escape(desc)))
-        out.append("    %s) _arguments %s ;;" % (sub.name, " ".join(specs)))
+            specs.append("'%s:%s:_files'" % ("*" if repeats else str(1 + len(sub.rest)), zsh_escape(desc)))
+        specs = ["'1:subcommand:(%s)'" % " ".join(sub.rest)] + specs if sub.rest else specs
+        out.append("    %s) _arguments %s ;;" % (sub.word, " ".join(specs)))
     out += ["  esac", "}", "", '_envdoctor "$@"', ""]
     return "\n".join(out)
 

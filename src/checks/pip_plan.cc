@@ -1,7 +1,5 @@
 #include "checks/pip_plan.h"
 
-#include <stdlib.h>
-
 #include <chrono>
 #include <filesystem>
 #include <future>
@@ -11,32 +9,11 @@
 #include "python/pip.h"
 #include "python/version.h"
 #include "support/subprocess.h"
+#include "support/text.h"
 
 namespace envdoctor::checks {
 
 namespace fs = std::filesystem;
-
-// A private directory for the wheels pip downloads, removed with everything in it.
-class DownloadDir {
- public:
-  static std::shared_ptr<DownloadDir> create(std::string* error) {
-    std::string pattern = (fs::temp_directory_path() / "envdoctor-pip-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) {
-      *error = "cannot create a temporary directory in " + fs::temp_directory_path().string();
-      return nullptr;
-    }
-    return std::shared_ptr<DownloadDir>(new DownloadDir(pattern));
-  }
-  ~DownloadDir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  explicit DownloadDir(fs::path path) : path_(std::move(path)) {}
-  fs::path path_;
-};
 
 namespace {
 
@@ -46,11 +23,6 @@ constexpr u64 kMaxPipOutput = u64{256} << 20;
 
 // The first pip with `install --report` (pip 22.2, 2022-07); its report is version "1" from 23.0.
 constexpr std::string_view kFirstPipWithReport = "22.2";
-
-std::string trimmed(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-  return s;
-}
 
 std::string hex(const std::vector<u8>& bytes) {
   static const char* kDigits = "0123456789abcdef";
@@ -98,7 +70,7 @@ std::string report_text(const std::string& out) {
 // The wheel of `item`: in place for a file:// URL, else downloaded by pip into `downloads` and
 // held to the report's sha256. "" with `why` set when there is none to read.
 std::string fetch_wheel(const Environment& env, const python::ReportItem& item, const std::vector<std::string>& index,
-                        DownloadDir& downloads, std::string* why) {
+                        const support::ScratchDir& downloads, std::string* why) {
   std::string label = item.name + " " + item.version;
   if (!item.archive || !item.url.ends_with(".whl")) {
     *why = label + " is not a wheel (" + item.url +
@@ -115,7 +87,7 @@ std::string fetch_wheel(const Environment& env, const python::ReportItem& item, 
   std::string error;
   std::optional<support::ProcessResult> r = support::run_process(argv, kPipTimeout, kMaxPipOutput, &error);
   if (!r || r->status != 0) {
-    *why = "pip could not download the wheel of " + label + ": " + (r ? trimmed(r->err) : error);
+    *why = "pip could not download the wheel of " + label + ": " + (r ? support::trimmed(r->err) : error);
     return "";
   }
   std::error_code ec;
@@ -142,10 +114,26 @@ Changes PipPlan::changes() const {
   if (action == "uninstall")
     for (const PipItem& r : remove) c.without.push_back(r.name);
   for (const PipItem& i : install) {
+    if (i.laid_out) {
+      c.laid_out.push_back(i.wheel);
+      continue;
+    }
     c.with.push_back(i.wheel);
     if (!i.direct) c.from_index.insert(i.wheel);
   }
   return c;
+}
+
+PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names) {
+  PipPlan plan;
+  plan.installer = installer;
+  plan.action = "uninstall";
+  for (const std::string& name : names) {
+    if (const python::Distribution* d = env.inventory.find(name))
+      plan.remove.push_back({d->name, d->version, "", "", ""});
+    else plan.not_installed.push_back(name);
+  }
+  return plan;
 }
 
 PipVerdict pip_verdict(const PipPlan& plan, const std::vector<Finding>& findings) {
@@ -181,14 +169,7 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
   if (!pip_can_plan(env, "uninstall", args, error)) return std::nullopt;
   std::optional<std::vector<std::string>> names = python::uninstall_names(args, error);
   if (!names) return std::nullopt;
-  PipPlan plan;
-  plan.action = "uninstall";
-  for (const std::string& name : *names) {
-    if (const python::Distribution* d = env.inventory.find(name))
-      plan.remove.push_back({d->name, d->version, "", "", ""});
-    else plan.not_installed.push_back(name);
-  }
-  return plan;
+  return uninstall_plan(env, "pip", *names);
 }
 
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error) {
@@ -209,17 +190,17 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   PipPlan plan;
   plan.action = "install";
   if (r->status != 0) {
-    plan.cannot_check = trimmed(r->err);
+    plan.cannot_check = support::trimmed(r->err);
     plan.dry_run_status = r->status;
     return plan;
   }
   std::optional<std::vector<python::ReportItem>> items = python::parse_install_report(report_text(r->out), error);
   if (!items) return std::nullopt;
-  plan.downloads = DownloadDir::create(error);
-  if (!plan.downloads) return std::nullopt;
+  plan.scratch = support::ScratchDir::create("envdoctor-pip-", error);
+  if (!plan.scratch) return std::nullopt;
   std::vector<std::string> index = python::index_options(args);
   for (const python::ReportItem& item : *items) {
-    std::string wheel = fetch_wheel(env, item, index, *plan.downloads, &plan.cannot_check);
+    std::string wheel = fetch_wheel(env, item, index, *plan.scratch, &plan.cannot_check);
     if (wheel.empty()) return plan;
     PipItem in{item.name, item.version, wheel, item.url, "", item.direct};
     if (const python::Distribution* old = env.inventory.find(item.name)) {
@@ -231,29 +212,38 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   return plan;
 }
 
-std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                         CheckSettings settings, const std::string& action,
-                                         const std::vector<std::string>& args, std::string* error) {
-  // What makes asking pip pointless is said before any work starts.
-  if (!pip_can_plan(env, action, args, error)) return std::nullopt;
+std::optional<PipCheck> check_planned_change(Environment& env, const Knowledge& knowledge,
+                                             const cuda::CudaTables& tables, CheckSettings settings,
+                                             const Planner& plan, std::string* error) {
   // Both read `env` only, until the plan is known.
   std::string plan_error;
-  std::future<std::optional<PipPlan>> planned = std::async(std::launch::async, [&] {
-    return action == "install" ? plan_install(env, args, &plan_error) : plan_uninstall(env, args, &plan_error);
-  });
+  std::future<std::optional<PipPlan>> planned = std::async(std::launch::async, [&] { return plan(&plan_error); });
   ChangeCheck change(env, knowledge, tables, std::move(settings));
-  std::optional<PipPlan> plan = planned.get();
-  if (!plan) {
+  std::optional<PipPlan> made = planned.get();
+  if (!made) {
     *error = plan_error;
     return std::nullopt;
   }
   PipCheck out;
-  out.plan = std::move(*plan);
+  out.plan = std::move(*made);
   if (!out.plan.cannot_check.empty()) return out;
   out.prediction = change.after(env, out.plan.changes(), error);
   if (!out.prediction) return std::nullopt;
   out.verdict = pip_verdict(out.plan, out.prediction->findings);
   return out;
+}
+
+std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                         CheckSettings settings, const std::string& action,
+                                         const std::vector<std::string>& args, std::string* error) {
+  // What makes asking pip pointless is said before any work starts.
+  if (!pip_can_plan(env, action, args, error)) return std::nullopt;
+  return check_planned_change(
+      env, knowledge, tables, std::move(settings),
+      [&](std::string* plan_error) {
+        return action == "install" ? plan_install(env, args, plan_error) : plan_uninstall(env, args, plan_error);
+      },
+      error);
 }
 
 std::vector<std::string> pip_command(const Environment& env, const std::string& action,
@@ -269,11 +259,10 @@ std::string uv_note(const Environment& env) {
   if (!by_uv || !support::find_program("uv")) return "";
   std::string note =
       "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "
-      "command is not checked; run its change as `envdoctor pip --python " +
-      env.python.executable + " install|uninstall ...` instead (pip and uv read the same records)";
+      "command is checked only when given as `envdoctor uv pip install|uninstall --python " +
+      env.python.executable + " ...`";
   // uv makes its environments without pip (`uv venv`), and envdoctor pip runs the environment's own.
-  if (!env.inventory.find("pip"))
-    note += "; this environment has no pip yet: uv pip install --python " + env.python.executable + " pip";
+  if (!env.inventory.find("pip")) note += "; this environment has no pip, which envdoctor pip runs";
   return note;
 }
 

@@ -14,6 +14,7 @@
 // envdoctor's whole inventory (docs/pip.md has the figures).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,20 +22,21 @@
 
 #include "checks/environment.h"
 #include "checks/simulation.h"
+#include "support/scratch_dir.h"
 
 namespace envdoctor::checks {
 
 struct PipItem {
   std::string name, version;
-  std::string wheel;     // install: the wheel read (in place, or downloaded); "" for a removal
-  std::string url;       // install: where pip would take it from (the report's download_info.url)
-  std::string replaces;  // install: the installed version pip removes first ("" when none)
-  bool direct = true;    // install: given as a URL or path (pip records it), not found on an index
+  std::string wheel;      // install: the wheel read (in place, or downloaded); "" for a removal
+  std::string url;        // install: where pip would take it from (the report's download_info.url)
+  std::string replaces;   // install: the installed version pip removes first ("" when none)
+  bool direct = true;     // install: given as a URL or path (pip records it), not found on an index
+  bool laid_out = false;  // install: `wheel` is a directory uv laid the distribution out in
 };
 
-class DownloadDir;
-
 struct PipPlan {
+  std::string installer = "pip";           // whose plan: "pip", or "uv" (checks/uv_plan.h)
   std::string action;                      // "install" or "uninstall"
   std::vector<PipItem> install;            // in pip's order
   std::vector<PipItem> remove;             // installed distributions pip would remove or replace
@@ -43,11 +45,16 @@ struct PipPlan {
   // when its dry run failed (0 otherwise: then envdoctor's refusal is status 1).
   std::string cannot_check;
   int dry_run_status = 0;
-  std::shared_ptr<DownloadDir> downloads;  // the wheels pip fetched, removed with the plan
+  // The wheels pip fetched or the distributions uv laid out, removed with the plan.
+  std::shared_ptr<support::ScratchDir> scratch;
 
   // The change to simulate.
   Changes changes() const;
 };
+
+// An uninstall of `names` by `installer` ("pip", "uv"): each installed one removed (by PEP 503
+// name), the others listed as not installed, as written.
+PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names);
 
 // Whether pip may run: the change introduces no errors (kSafe); it does (kRefused); or it could
 // not be checked (kCannotCheck). DESIGN.md: pip runs only if its change breaks nothing.
@@ -82,10 +89,20 @@ struct PipCheck {
   PipVerdict verdict = PipVerdict::kCannotCheck;
 };
 
-// pip's plan for ACTION ARGS (plan_install, plan_uninstall), checked as a change (ChangeCheck).
-// pip's dry run and the check of the environment as it is do not depend on each other, so they
-// run side by side: the user waits for the longer of the two, not for both. nullopt with `error`
-// when pip cannot be asked (pip_can_plan, the plans' errors) or the plan cannot be simulated.
+// An installer's plan, made while the environment as it is is checked: reads the environment only.
+using Planner = std::function<std::optional<PipPlan>(std::string* error)>;
+
+// `plan` checked as a change (ChangeCheck). The installer's dry run and the check of the
+// environment as it is do not depend on each other, so they run side by side: the user waits for
+// the longer of the two, not for both. nullopt with `error` when there is no plan (the planner's
+// error) or it cannot be simulated.
+std::optional<PipCheck> check_planned_change(Environment& env, const Knowledge& knowledge,
+                                             const cuda::CudaTables& tables, CheckSettings settings,
+                                             const Planner& plan, std::string* error);
+
+// pip's plan for ACTION ARGS (plan_install, plan_uninstall), checked by check_planned_change.
+// nullopt with `error` when pip cannot be asked (pip_can_plan, the plans' errors) or the plan
+// cannot be simulated.
 std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                                          CheckSettings settings, const std::string& action,
                                          const std::vector<std::string>& args, std::string* error);
@@ -95,9 +112,9 @@ std::vector<std::string> pip_command(const Environment& env, const std::string& 
                                      const std::vector<std::string>& args);
 
 // Where the environment's distributions say uv installed them (INSTALLER) and `uv` is on PATH
-// (an executable, as execvp finds it): a sentence for the user that a `uv pip` command goes
-// unchecked and how to check the change instead (with pip added first where the environment has
-// none, as `uv venv` makes them), else "".
+// (an executable, as execvp finds it): a sentence for `envdoctor pip`'s user that a plain `uv pip`
+// command goes unchecked and how to give it to `envdoctor uv pip` instead (and, where the
+// environment has no pip, as `uv venv` makes them, that envdoctor pip has none to run), else "".
 std::string uv_note(const Environment& env);
 
 }  // namespace envdoctor::checks

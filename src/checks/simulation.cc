@@ -1,13 +1,14 @@
 #include "checks/simulation.h"
 
 #include <algorithm>
-#include <cctype>
-#include <cstdio>
 #include <cstring>
 #include <filesystem>
-#include <string_view>
+#include <functional>
 #include <unordered_set>
 
+#include "python/laid_out.h"
+#include "python/metadata_file.h"
+#include "python/pip.h"
 #include "python/tags.h"
 #include "python/wheel.h"
 
@@ -33,22 +34,6 @@ void uninstall(Environment& env, const python::Distribution& dist) {
                 [&](const python::Distribution& d) { return d.metadata_dir.string() == dir; });
 }
 
-// "/w/a b.whl" -> "file:///w/a%20b.whl", as pip's path_to_url writes it.
-std::string file_url(const std::string& path) {
-  std::string out = "file://";
-  for (unsigned char c : path) {
-    bool plain = std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos;
-    if (plain) {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out;
-}
-
 bool looks_loadable(const std::string& member) { return member.find(".so") != std::string::npos; }
 
 Finding unsupported_wheel(const Environment& env, const python::Wheel& wheel) {
@@ -67,8 +52,53 @@ Finding unsupported_wheel(const Environment& env, const python::Wheel& wheel) {
   return f;
 }
 
-bool install(Environment& env, const std::string& path, bool hash_members, bool from_index,
-             std::vector<Finding>* findings, std::string* error) {
+// One file an install writes: where it goes, and how to read it when its bytes are needed.
+struct Placement {
+  std::string member;  // its name in the source (a wheel member, a path of a laid-out directory)
+  u64 size = 0;
+  std::string target;  // lexically normal
+};
+using ReadMember = std::function<std::optional<std::vector<u8>>(const std::string& member, std::string* error)>;
+
+// Lays `files` into the environment as pip or uv would write them: existing files overwritten,
+// the loadable ones (and __init__.py, which says what a package imports first) read into memory
+// and served under their install paths.
+bool lay_in(Environment& env, const std::vector<Placement>& files, const ReadMember& read, bool hash_members,
+            std::string* error) {
+  std::unordered_set<std::string> elf_paths;
+  for (const ElfRecord& r : env.elf_files) elf_paths.insert(r.path);
+  for (const Placement& file : files) {
+    const std::string& target = file.target;
+    // A member the loader may open: a shared object by name, or anything written over a file
+    // the ELF index holds (an empty or broken file in its place is what the loader then reads).
+    bool replaces_elf = elf_paths.count(target) != 0;
+    bool loadable = looks_loadable(file.member) || replaces_elf;
+    // A package's __init__.py says which of its modules load first (the import context).
+    bool init = fs::path(file.member).filename() == "__init__.py" && file.size <= (1 << 20);
+    if (!loadable && !hash_members && !init) {
+      env.files.add(target, file.size, std::nullopt);
+      continue;
+    }
+    auto bytes = read(file.member, error);
+    if (!bytes) return false;
+    std::optional<std::string> text;
+    if (init) text = std::string(bytes->begin(), bytes->end());
+    env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())), std::move(text));
+    if (!loadable) continue;
+    bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(),
+                                                 "\x7f"
+                                                 "ELF",
+                                                 4) == 0;
+    // The loader reads the new copy from memory, under the path it would be given.
+    env.store->add_overlay(target, MappedFile::from_buffer(target, std::move(*bytes)));
+    std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });
+    if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
+  }
+  return true;
+}
+
+bool install_wheel(Environment& env, const std::string& path, bool hash_members, bool from_index,
+                   std::vector<Finding>* findings, std::string* error) {
   std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, error);
   if (!wheel) return false;
   if (!python::wheel_supported(wheel->filename(), python::supported_tags(env.python))) {
@@ -78,48 +108,49 @@ bool install(Environment& env, const std::string& path, bool hash_members, bool 
   if (const python::Distribution* old = env.inventory.find(wheel->metadata().name)) uninstall(env, *old);
 
   python::InstallScheme scheme = python::install_scheme(env.python, wheel->metadata().name);
-  std::unordered_set<std::string> elf_paths;
-  for (const ElfRecord& r : env.elf_files) elf_paths.insert(r.path);
-  for (const auto& [member, dest] : wheel->install_plan(scheme)) {
-    std::string target = dest.lexically_normal().string();
-    // A member the loader may open: a shared object by name, or anything written over a file
-    // the ELF index holds (an empty or broken file in its place is what the loader then reads).
-    bool replaces_elf = elf_paths.count(target) != 0;
-    bool loadable = looks_loadable(member->name) || replaces_elf;
-    // A package's __init__.py says which of its modules load first (the import context).
-    bool init = fs::path(member->name).filename() == "__init__.py" && member->size <= (1 << 20);
-    if (!loadable && !hash_members && !init) {
-      env.files.add(target, member->size, std::nullopt);
-      continue;
-    }
-    std::string read_error;
-    auto bytes = wheel->read(member->name, kMaxMemberRead, &read_error);
-    if (!bytes) {
-      *error = wheel->path().string() + ": " + read_error;
-      return false;
-    }
-    std::optional<std::string> text;
-    if (init) text = std::string(bytes->begin(), bytes->end());
-    env.files.add(target, bytes->size(), sha256_bytes(Bytes(bytes->data(), bytes->size())), std::move(text));
-    if (!loadable) continue;
-    bool elf = bytes->size() >= 4 && std::memcmp(bytes->data(),
-                                                 "\x7f"
-                                                 "ELF",
-                                                 4) == 0;
-    // The loader reads the wheel's copy from memory, under the path pip would give it.
-    env.store->add_overlay(target, MappedFile::from_buffer(target, std::move(*bytes)));
-    std::erase_if(env.elf_files, [&](const ElfRecord& r) { return r.path == target; });
-    if (elf || replaces_elf) env.add_elf_file(target, env.store->open(target));
-  }
+  std::vector<Placement> files;
+  for (const auto& [member, dest] : wheel->install_plan(scheme))
+    files.push_back({member->name, member->size, dest.lexically_normal().string()});
+  auto read = [&](const std::string& member, std::string* read_error) {
+    std::string why;
+    auto bytes = wheel->read(member, kMaxMemberRead, &why);
+    if (!bytes) *read_error = wheel->path().string() + ": " + why;
+    return bytes;
+  };
+  if (!lay_in(env, files, read, hash_members, error)) return false;
   python::Distribution installed = wheel->as_installed(scheme);
   // pip records a wheel given by path as its origin (PEP 610 direct_url.json, archive_info); one
   // it found on an index gets no record.
   if (!from_index) {
     installed.origin.kind = python::DirectUrl::kArchive;
-    installed.origin.url = file_url(fs::absolute(wheel->path()).lexically_normal().string());
+    installed.origin.url = python::file_url(fs::absolute(wheel->path()).lexically_normal().string());
   }
   env.inventory.distributions.push_back(std::move(installed));
   env.added.push_back(wheel->metadata().name + " " + wheel->metadata().version);
+  return true;
+}
+
+// A distribution that uv laid out from its cache (python/laid_out.h): uv chose the wheel for this
+// interpreter, so there are no tags to check, and it came from an index (no recorded origin).
+bool install_laid_out(Environment& env, const std::string& dir, bool hash_members, std::string* error) {
+  std::optional<python::LaidOutDistribution> laid_out = python::LaidOutDistribution::open(dir, error);
+  if (!laid_out) return false;
+  const python::Distribution& metadata = laid_out->metadata();
+  if (const python::Distribution* old = env.inventory.find(metadata.name)) uninstall(env, *old);
+
+  python::InstallScheme scheme = python::install_scheme(env.python, metadata.name);
+  std::vector<Placement> files;
+  for (const auto& [file, dest] : laid_out->install_plan(scheme))
+    files.push_back({file.path, file.size, dest.lexically_normal().string()});
+  auto read = [&](const std::string& member, std::string* read_error) -> std::optional<std::vector<u8>> {
+    fs::path source = laid_out->dir() / member;
+    std::optional<std::string> text = python::read_bounded_file(source, kMaxMemberRead, read_error);
+    if (!text) return std::nullopt;
+    return std::vector<u8>(text->begin(), text->end());
+  };
+  if (!lay_in(env, files, read, hash_members, error)) return false;
+  env.inventory.distributions.push_back(laid_out->as_installed(scheme));
+  env.added.push_back(metadata.name + " " + metadata.version);
   return true;
 }
 
@@ -139,7 +170,10 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
   // uninstall, the first rebuild would change nothing (it costs a lookup per ELF file).
   if (!changes.without.empty()) env.refresh();
   for (const std::string& wheel : changes.with)
-    if (!install(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error)) return false;
+    if (!install_wheel(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error))
+      return false;
+  for (const std::string& dir : changes.laid_out)
+    if (!install_laid_out(env, dir, changes.hash_members, error)) return false;
   env.refresh();
   return true;
 }

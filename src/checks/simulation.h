@@ -5,7 +5,8 @@
 // list (pip's uninstall does: it goes by the RECORD alone). --with WHEEL reads the wheel in place,
 // checks its tags as pip would, removes an installed version of the same project first (pip
 // replaces it), lays every member where pip would put it (existing files overwritten, their
-// other owners still listing them), and reads the wheel's ELF files from memory. The checks then
+// other owners still listing them), and reads the wheel's ELF files from memory; a distribution
+// that uv laid out in a directory of its own is installed the same way from there. The checks then
 // run on the changed environment exactly as on a real one.
 #pragma once
 
@@ -28,6 +29,9 @@ struct Changes {
   // Wheels of `with` that pip finds on an index: installed with no recorded origin (no
   // direct_url.json), where a wheel given by path records its file.
   std::set<std::string> from_index;
+  // Directories that each hold one distribution laid out by uv (python/laid_out.h), installed
+  // after the wheels.
+  std::vector<std::string> laid_out;
 };
 
 // Applies `changes` to `env` in the order uninstalls, then installs. Returns the findings the

@@ -80,7 +80,7 @@ int run_check(const CheckOptions& options) {
   checks::CheckRun run;
   std::optional<checks::ChangeSummary> change;
   if (simulating) {
-    checks::Changes changes{options.without, options.with, options.verify_hashes, {}};
+    checks::Changes changes{options.without, options.with, options.verify_hashes, {}, {}};
     checks::ChangeSummary summary;
     std::optional<checks::CheckRun> changed =
         checks::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);

@@ -50,6 +50,7 @@ struct CudaCommandOptions {
 };
 
 struct PipOptions {
+  bool uv = false;     // `envdoctor uv pip`: uv's plan, and uv runs (the environment found as uv finds it)
   std::string python;  // --python EXE: the environment, and the pip that runs (EXE -m pip)
   LoaderOptions loader;
   bool force = false;             // run pip even when the change would break loads
@@ -59,7 +60,8 @@ struct PipOptions {
 };
 
 int run_check(const CheckOptions& options);
-// `pip install|uninstall ARGS`: pip's plan checked first; pip runs only if it breaks nothing.
+// `pip install|uninstall ARGS` (and `uv pip ...` with options.uv): the installer's plan checked
+// first; the installer runs only if it breaks nothing.
 int run_pip(const PipOptions& options);
 // `snapshot`: the environment's native state as one canonical JSON document, or its digest alone.
 int run_snapshot(const CheckOptions& options, bool digest_only);

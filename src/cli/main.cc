@@ -120,6 +120,21 @@ int main(int argc, char** argv) {
   pip->prefix_command();
   pip->add_option("ACTION", pip_options.action, "install or uninstall")->required();
 
+  PipOptions uv_options;
+  uv_options.uv = true;
+  CLI::App* uv = app.add_subcommand("uv", "uv pip install|uninstall ARGS: uv's own plan checked first");
+  uv->require_subcommand(1);
+  CLI::App* uv_pip = uv->add_subcommand(
+      "pip", "uv pip install|uninstall ARGS: uv's own plan checked first; uv runs only if it breaks nothing");
+  uv_pip->add_flag("--force", uv_options.force, "run uv even when its change would introduce errors");
+  uv_pip->add_flag("--json", uv_options.json,
+                   "the plan and the prediction as JSON (share/envdoctor/schemas/pip.schema.json); uv's output "
+                   "goes to stderr");
+  // Everything from the action on is uv's, passed to it as it is: --python, --system and the
+  // rest find the environment as uv finds it.
+  uv_pip->prefix_command();
+  uv_pip->add_option("ACTION", uv_options.action, "install or uninstall")->required();
+
   std::string why_name;
   CheckOptions why_options;
   CLI::App* why =
@@ -220,6 +235,11 @@ int main(int argc, char** argv) {
       "  envdoctor check --with dist/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\n"
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
+  uv_pip->footer(
+      "Examples:\n"
+      "  envdoctor uv pip uninstall nvidia-cudnn-cu13        in the .venv uv would find from here\n"
+      "  envdoctor uv pip install causal-conv1d --python venv/bin/python\n"
+      "  envdoctor uv pip --json install -r requirements.txt");
   why->footer(
       "Examples:\n"
       "  envdoctor why libcudnn.so.9\n"
@@ -286,6 +306,11 @@ int main(int argc, char** argv) {
     pip_options.loader = loader;
     pip_options.args = pip->remaining();
     return run_pip(pip_options);
+  }
+  if (uv_pip->parsed()) {
+    uv_options.loader = loader;
+    uv_options.args = uv_pip->remaining();
+    return run_pip(uv_options);
   }
   if (check->parsed()) {
     check_options.loader = loader;

@@ -1,6 +1,8 @@
-// `envdoctor pip install|uninstall PIP-ARGS...`: pip's plan checked first, pip run only if its
-// change introduces no errors (DESIGN.md). The plan, the verdict and the rendering live in
-// checks/pip_plan.h, checks/simulation.h and report/pip.cc; here they are called in order.
+// `envdoctor pip install|uninstall PIP-ARGS...` and `envdoctor uv pip install|uninstall
+// UV-ARGS...`: the installer's plan checked first, the installer run only if its change
+// introduces no errors (DESIGN.md). The plans, the verdict and the rendering live in
+// checks/pip_plan.h, checks/uv_plan.h, checks/simulation.h and report/pip.cc; here they are
+// called in order, the same for both installers.
 #include <unistd.h>
 
 #include <iostream>
@@ -8,9 +10,11 @@
 
 #include "checks/pip_plan.h"
 #include "checks/simulation.h"
+#include "checks/uv_plan.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "python/pip.h"
+#include "python/uv.h"
 #include "report/report.h"
 #include "support/subprocess.h"
 
@@ -28,7 +32,9 @@ bool user_says_proceed() {
 }
 
 std::string force_command(const PipOptions& options, const checks::Environment& env) {
-  std::string out = "envdoctor pip --python " + env.python.executable + " --force " + options.action;
+  // uv finds the environment from the user's own arguments (and the shell's), given again.
+  std::string out = options.uv ? "envdoctor uv pip --force " + options.action
+                               : "envdoctor pip --python " + env.python.executable + " --force " + options.action;
   for (const std::string& a : options.args) out += " " + a;
   return out;
 }
@@ -50,20 +56,28 @@ report::Report environment_report(const checks::Environment& env, checks::CheckR
 
 int run_pip(const PipOptions& options) {
   if (options.action != "install" && options.action != "uninstall")
-    return tool_failure("pip: expected install or uninstall, not '" + options.action + "'");
+    return tool_failure(std::string(options.uv ? "uv pip" : "pip") + ": expected install or uninstall, not '" +
+                        options.action + "'");
   std::string error;
-  std::optional<Session> session = open_session({options.python, "", false, options.loader});
+  std::string python = options.python;
+  if (options.uv) {
+    std::optional<std::string> found = checks::uv_python(options.args, &error);
+    if (!found) return tool_failure(error);
+    python = *found;
+  }
+  std::optional<Session> session = open_session({python, "", false, options.loader});
   if (!session) return 2;
   checks::Environment& env = *session->env;
-  if (std::string note = checks::uv_note(env); !note.empty()) std::cerr << note << "\n";
+  if (std::string note = checks::uv_note(env); !note.empty() && !options.uv) std::cerr << note << "\n";
 
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
   if (!gpu) return tool_failure(error);
   checks::CheckSettings settings;
   settings.gpu = *gpu;
   settings.edges = false;  // the prediction is findings only
-  std::optional<checks::PipCheck> checked = checks::check_pip_change(env, session->knowledge, session->tables, settings,
-                                                                     options.action, options.args, &error);
+  auto check_change = options.uv ? checks::check_uv_change : checks::check_pip_change;
+  std::optional<checks::PipCheck> checked =
+      check_change(env, session->knowledge, session->tables, settings, options.action, options.args, &error);
   if (!checked) return tool_failure(error);
   const checks::PipPlan* plan = &checked->plan;
 
@@ -86,12 +100,14 @@ int run_pip(const PipOptions& options) {
   bool proceed = pip_report.verdict == checks::PipVerdict::kSafe || options.force ||
                  (pip_report.verdict == checks::PipVerdict::kRefused && user_says_proceed());
   if (!proceed) {
-    // pip does not run, so pip's own warnings for names it would skip are said here.
-    for (const std::string& name : plan->not_installed) std::cerr << python::not_installed_warning(name) << "\n";
+    // The installer does not run, so its own warnings for names it would skip are said here.
+    for (const std::string& name : plan->not_installed)
+      std::cerr << (options.uv ? python::uv_not_installed_warning(name) : python::not_installed_warning(name)) << "\n";
     return checks::status_without_pip(*plan);
   }
-  std::optional<int> status =
-      support::run_attached(checks::pip_command(env, options.action, options.args), options.json, &error);
+  std::vector<std::string> command = options.uv ? checks::uv_command(options.action, options.args)
+                                                : checks::pip_command(env, options.action, options.args);
+  std::optional<int> status = support::run_attached(command, options.json, &error);
   if (!status) return tool_failure(error);
   return *status;
 }

@@ -2,8 +2,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -17,6 +19,9 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 namespace {
+
+// A requirements file or lock file read for its names: larger ones are refused.
+constexpr u64 kMaxRequirementsFile = u64{64} << 20;
 
 // A string member of a JSON object, or "" when absent or of another type.
 std::string text_of(const json& object, const char* key) {
@@ -84,7 +89,7 @@ std::string requirement_name(std::string_view req) {
 
 class NameCollector {
  public:
-  explicit NameCollector(std::string* error) : error_(error) {}
+  NameCollector(bool reads_pylock, std::string* error) : reads_pylock_(reads_pylock), error_(error) {}
 
   void add(std::string_view req) {
     std::string name = requirement_name(req);
@@ -96,6 +101,7 @@ class NameCollector {
   // the start of a line or after whitespace, a trailing backslash joins lines, option lines are
   // skipped except -r/--requirement, which nests.
   bool read_file(const fs::path& path, int depth) {
+    if (reads_pylock_ && is_pylock_file(path)) return read_pylock(path);
     std::ifstream in(path);
     if (!in || depth > 16) {
       // pip's words: "Could not open requirements file: [Errno 2] No such file or directory: 'r.txt'".
@@ -143,6 +149,18 @@ class NameCollector {
     return true;
   }
 
+  bool read_pylock(const fs::path& path) {
+    std::string why;
+    std::optional<std::string> text = read_bounded_file(path, kMaxRequirementsFile, &why);
+    if (!text) {
+      *error_ = "failed to read `" + path.string() + "`: " + why;
+      return false;
+    }
+    for (const std::string& name : pylock_names(*text)) add(name);
+    return true;
+  }
+
+  bool reads_pylock_;
   std::string* error_;
   std::set<std::string> seen_;
   std::vector<std::string> names_;
@@ -196,26 +214,119 @@ std::optional<std::string> file_url_path(const std::string& url) {
   return path;
 }
 
+std::string file_url(const std::string& path) {
+  std::string out = "file://";
+  for (unsigned char c : path) {
+    bool plain = std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos;
+    if (plain) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> index_options(const std::vector<std::string>& args) {
-  static const std::array<std::string_view, 11> kValued = {"--index-url",
-                                                           "--extra-index-url",
-                                                           "--find-links",
-                                                           "--trusted-host",
-                                                           "--cert",
-                                                           "--client-cert",
-                                                           "--proxy",
-                                                           "--timeout",
-                                                           "--retries",
-                                                           "-i",
-                                                           "-f"};
+  static constexpr std::array<std::string_view, 11> kValued = {"--index-url",
+                                                               "--extra-index-url",
+                                                               "--find-links",
+                                                               "--trusted-host",
+                                                               "--cert",
+                                                               "--client-cert",
+                                                               "--proxy",
+                                                               "--timeout",
+                                                               "--retries",
+                                                               "-i",
+                                                               "-f"};
+  static constexpr std::array<std::string_view, 1> kFlags = {"--no-index"};
+  return options_with_values(args, kValued, kFlags);
+}
+
+std::string unmodelled_option(const std::vector<std::string>& args) {
+  for (const std::string& a : args)
+    for (std::string_view option : {"--target", "-t", "--prefix", "--root", "--user", "--python"})
+      if (a == option || a.rfind(std::string(option) + "=", 0) == 0) return std::string(option);
+  return "";
+}
+
+std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args,
+                                                        const UninstallSyntax& syntax, std::string* error) {
+  NameCollector names(syntax.reads_pylock, error);
+  for (size_t i = 0; i < args.size(); i++) {
+    const std::string& a = args[i];
+    if (a == "-r" || a == "--requirement" || a == "--requirements") {
+      if (i + 1 < args.size() && !names.read_file(args[++i], 0)) return std::nullopt;
+    } else if (a.rfind("--requirement=", 0) == 0 || a.rfind("--requirements=", 0) == 0) {
+      if (!names.read_file(a.substr(a.find('=') + 1), 0)) return std::nullopt;
+    } else if (a.rfind("-r", 0) == 0 && a.size() > 2) {
+      if (!names.read_file(a.substr(2), 0)) return std::nullopt;
+    } else if (!a.empty() && a[0] == '-') {
+      if (syntax.takes_value(a)) i++;
+    } else {
+      names.add(a);
+    }
+  }
+  return std::move(names).names();
+}
+
+std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error) {
+  return uninstall_names(args, UninstallSyntax{takes_value, false}, error);
+}
+
+bool is_pylock_file(const fs::path& path) {
+  // PEP 751: "pylock.toml", or "pylock.<name>.toml".
+  std::string name = path.filename().string();
+  return name == "pylock.toml" || (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
+}
+
+std::vector<std::string> pylock_names(std::string_view text) {
+  // Only what an uninstall needs: the `name` key of each [[packages]] table (PEP 751), a basic or
+  // literal string. Sub-tables ([packages.wheels], [[packages.wheels]]) belong to the package
+  // before them and carry no name of their own.
+  std::vector<std::string> out;
+  bool in_package = false, named = false;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (line.empty() || line[0] == '#') continue;
+    if (line[0] == '[') {
+      if (line == "[[packages]]") {
+        in_package = true;
+        named = false;
+      } else if (!line.starts_with("[packages.") && !line.starts_with("[[packages.")) {
+        in_package = false;
+      }
+      continue;
+    }
+    if (!in_package || named || !line.starts_with("name")) continue;
+    std::string_view rest = trim(line.substr(4));
+    if (rest.empty() || rest[0] != '=') continue;
+    rest = trim(rest.substr(1));
+    if (rest.size() < 2 || (rest[0] != '"' && rest[0] != '\'')) continue;
+    size_t close = rest.find(rest[0], 1);
+    if (close == std::string_view::npos) continue;
+    out.emplace_back(rest.substr(1, close - 1));
+    named = true;
+  }
+  return out;
+}
+
+std::vector<std::string> options_with_values(const std::vector<std::string>& args,
+                                             std::span<const std::string_view> valued,
+                                             std::span<const std::string_view> flags) {
   std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& a = args[i];
-    if (a == "--no-index") {
+    if (std::find(flags.begin(), flags.end(), a) != flags.end()) {
       out.push_back(a);
       continue;
     }
-    for (std::string_view option : kValued) {
+    for (std::string_view option : valued) {
       if (a == option && i + 1 < args.size()) {
         out.push_back(a);
         out.push_back(args[++i]);
@@ -230,32 +341,6 @@ std::vector<std::string> index_options(const std::vector<std::string>& args) {
     }
   }
   return out;
-}
-
-std::string unmodelled_option(const std::vector<std::string>& args) {
-  for (const std::string& a : args)
-    for (std::string_view option : {"--target", "-t", "--prefix", "--root", "--user", "--python"})
-      if (a == option || a.rfind(std::string(option) + "=", 0) == 0) return std::string(option);
-  return "";
-}
-
-std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error) {
-  NameCollector names(error);
-  for (size_t i = 0; i < args.size(); i++) {
-    const std::string& a = args[i];
-    if (a == "-r" || a == "--requirement") {
-      if (i + 1 < args.size() && !names.read_file(args[++i], 0)) return std::nullopt;
-    } else if (a.rfind("--requirement=", 0) == 0) {
-      if (!names.read_file(a.substr(14), 0)) return std::nullopt;
-    } else if (a.rfind("-r", 0) == 0 && a.size() > 2) {
-      if (!names.read_file(a.substr(2), 0)) return std::nullopt;
-    } else if (!a.empty() && a[0] == '-') {
-      if (takes_value(a)) i++;
-    } else {
-      names.add(a);
-    }
-  }
-  return std::move(names).names();
 }
 
 std::string not_installed_warning(const std::string& name) {

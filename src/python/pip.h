@@ -4,8 +4,11 @@
 // running pip is the caller's (checks/pip_plan.h), deciding is the checks'.
 #pragma once
 
+#include <filesystem>
 #include <optional>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace envdoctor::python {
@@ -26,6 +29,9 @@ std::optional<std::vector<ReportItem>> parse_install_report(const std::string& t
 
 // The local path of a file:// URL, percent-decoded; nullopt for any other URL.
 std::optional<std::string> file_url_path(const std::string& url);
+// The file:// URL of an absolute path, as pip's path_to_url writes it: "/w/a b.whl" ->
+// "file:///w/a%20b.whl".
+std::string file_url(const std::string& path);
 
 // The user's `pip install` arguments that say where pip finds distributions (-i, --index-url,
 // --extra-index-url, --no-index, -f, --find-links, --trusted-host, --cert, --client-cert,
@@ -42,6 +48,28 @@ std::string unmodelled_option(const std::vector<std::string>& args);
 // (pip's warnings use them so), duplicates by normalized name dropped. nullopt with `error` in
 // pip's words ("Could not open requirements file: ...") when a file cannot be read.
 std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error);
+
+// The same for another installer's uninstall (uv's): which of its options take a value, and
+// whether a `-r` file named as PEP 751 names lock files (pylock.toml, pylock.NAME.toml) is read
+// as one (its [[packages]] names) rather than as a requirements file.
+struct UninstallSyntax {
+  bool (*takes_value)(std::string_view option);
+  bool reads_pylock = false;
+};
+std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args,
+                                                        const UninstallSyntax& syntax, std::string* error);
+
+// Whether `path` is named as a PEP 751 lock file: "pylock.toml" or "pylock.NAME.toml".
+bool is_pylock_file(const std::filesystem::path& path);
+// The `name` of each [[packages]] table of a PEP 751 lock file, in order.
+std::vector<std::string> pylock_names(std::string_view text);
+
+// The options of `args` that are in `valued` (each with its value: "-f DIR", "-fDIR",
+// "--find-links=DIR") or in `flags`, in order: the ones a second command needs to find the same
+// distributions.
+std::vector<std::string> options_with_values(const std::vector<std::string>& args,
+                                             std::span<const std::string_view> valued,
+                                             std::span<const std::string_view> flags);
 
 // pip's own warning for a name that is not installed (pip/_internal/commands/uninstall.py).
 std::string not_installed_warning(const std::string& name);

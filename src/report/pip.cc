@@ -1,5 +1,5 @@
-// `envdoctor pip` for people: pip's plan, the findings its change would bring (check's text,
-// restricted to what is new), and the verdict with what to do next.
+// `envdoctor pip` and `envdoctor uv pip` for people: the installer's plan, the findings its change would bring (check's
+// text, restricted to what is new), and the verdict with what to do next.
 #include <sstream>
 
 #include "report/report.h"
@@ -9,18 +9,23 @@ namespace envdoctor::report {
 
 namespace {
 
+// The installer as the user typed it: "pip", "uv pip".
+std::string command_name(const checks::PipPlan& plan) { return plan.installer == "uv" ? "uv pip" : "pip"; }
+
 std::string plan_line(const checks::PipPlan& plan) {
   std::vector<std::string> items;
   if (plan.action == "uninstall") {
     for (const checks::PipItem& r : plan.remove) items.push_back(r.name + " " + r.version);
-    return "pip uninstall would remove " + (items.empty() ? std::string("nothing") : support::join(items, ", "));
+    return command_name(plan) + " uninstall would remove " +
+           (items.empty() ? std::string("nothing") : support::join(items, ", "));
   }
   for (const checks::PipItem& i : plan.install) {
     std::string item = i.name + " " + i.version;
     if (!i.replaces.empty()) item += " (replacing " + i.replaces + ")";
     items.push_back(item);
   }
-  return "pip install would install " + (items.empty() ? std::string("nothing") : support::join(items, ", "));
+  return command_name(plan) + " install would install " +
+         (items.empty() ? std::string("nothing") : support::join(items, ", "));
 }
 
 std::string errors_phrase(size_t n) { return std::to_string(n) + (n == 1 ? " error" : " errors"); }
@@ -38,18 +43,21 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
     if (fresh.findings.empty()) out << "The change brings no new errors or warnings.\n";
     else out << "\n" << render_text(fresh, options) << "\n";
   }
+  const std::string& tool = plan.installer;  // "pip" or "uv": the program that runs
   switch (report.verdict) {
-    case checks::PipVerdict::kSafe: out << "No new errors: running pip.\n"; break;
+    case checks::PipVerdict::kSafe: out << "No new errors: running " << tool << ".\n"; break;
     case checks::PipVerdict::kRefused:
       out << "Refused: this change would introduce " << errors_phrase(checks::new_errors(report.prediction->findings))
-          << "; pip was not run and nothing changed.\n"
+          << "; " << tool << " was not run and nothing changed.\n"
           << "To make it anyway: " << report.force_command << "\n";
       break;
     case checks::PipVerdict::kCannotCheck:
       out << plan.cannot_check << "\n";
       if (plan.dry_run_status)
-        out << "pip could not plan this change from wheels alone (envdoctor asks it with --only-binary=:all:: the "
-               "files of a source distribution are known only after it is built, and envdoctor runs no build).\n";
+        out << tool << " could not plan this change from wheels alone (envdoctor asks it with "
+            << (tool == "uv" ? "--only-binary :all:" : "--only-binary=:all:")
+            << ": the files of a source distribution are known only after it is built, and envdoctor runs no "
+               "build).\n";
       out << "Cannot check this change, so nothing was installed. To install it unchecked: " << report.force_command
           << "\n";
       break;

@@ -9,6 +9,12 @@
 
 namespace envdoctor::support {
 
+// `s` without its trailing newlines and spaces: a program's output as one message.
+inline std::string trimmed(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  return s;
+}
+
 // "a, b, c" (or with another separator).
 inline std::string join(const std::vector<std::string>& items, const std::string& sep = ", ") {
   std::string out;

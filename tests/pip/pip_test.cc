@@ -210,17 +210,7 @@ TEST_F(PipTest, UninstallOfOneOfTwoOwnersIsRefused) {
 // extension links libcudart.so.12, into an environment whose CUDA runtime is 13. Refused, not
 // installed, the missing library named; pip alone then installs it and the import fails so.
 TEST_F(PipTest, InstallOfAnExtensionForAMissingCudaRuntimePulledByTheResolverIsRefused) {
-  std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
-  build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
-  std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
-  build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
-  std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
-  build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
-            quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
-  std::string runtime =
-      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
-  platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}}, {{"causal_conv1d/__init__.py", ""}},
-                {"nvidia-cuda-runtime"});
+  std::string runtime = cuda12_extension_wheels().first;
   make_wheel(tmp_ / "wheels", {{"name", "mamba-ssm"},
                                {"version", "2.2.2"},
                                {"files", {{"mamba_ssm/__init__.py", ""}}},
@@ -446,10 +436,10 @@ TEST_F(PipTest, RefusalAtATerminalAsksAndDefaultsToNo) {
 }
 
 // uv's environments: where a distribution's INSTALLER says uv and an executable `uv` is on PATH,
-// envdoctor pip says that a `uv pip` command goes unchecked and how to check the change instead.
+// envdoctor pip says that a plain `uv pip` command goes unchecked and how to check it instead.
 // Nothing is said without uv on PATH (or with a `uv` that is not executable, which no shell
 // would run), nor when every INSTALLER says pip. uv is not installed here: a script stands in
-// for it, since only its presence on PATH is asked (envdoctor never runs it).
+// for it, since only its presence on PATH is asked (envdoctor pip never runs it).
 TEST_F(PipTest, UvInstalledEnvironmentWithUvOnPathGetsANote) {
   pure_wheel("leaf", "1.0");
   auto venv = venv_with_pip();
@@ -463,8 +453,8 @@ TEST_F(PipTest, UvInstalledEnvironmentWithUvOnPathGetsANote) {
 
   const std::string note =
       "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "
-      "command is not checked; run its change as `envdoctor pip --python " +
-      venv->python() + " install|uninstall ...` instead (pip and uv read the same records)\n";
+      "command is checked only when given as `envdoctor uv pip install|uninstall --python " +
+      venv->python() + " ...`\n";
   auto envdoctor_with_path = [&](const std::string& dirs, const Venv& v) {
     return run("PATH=" + quote(dirs) + " " + quote(envdoctor()) + " pip --python " + quote(v.python()) +
                " uninstall -y --disable-pip-version-check not-installed-anywhere");
@@ -486,8 +476,8 @@ TEST_F(PipTest, UvInstalledEnvironmentWithUvOnPathGetsANote) {
     EXPECT_EQ(without_uv.err.find("note: uv"), std::string::npos) << without_uv.err;
   }
 
-  // As `uv venv` makes it: no pip. The note says how to add one, and envdoctor pip, which runs the
-  // environment's own pip, says it has none and changes nothing (status 2), as for an install.
+  // As `uv venv` makes it: no pip. The note says envdoctor pip has none to run, and envdoctor pip
+  // says so and changes nothing (status 2), as for an install.
   Venv bare(tmp_, "bare");
   std::string bare_site = bare.site();
   ASSERT_EQ(run("cp -r " + quote(venv->site() + "/leaf") + " " + quote(venv->site() + "/leaf-1.0.dist-info") + " " +
@@ -496,8 +486,7 @@ TEST_F(PipTest, UvInstalledEnvironmentWithUvOnPathGetsANote) {
             0);
   CommandResult no_pip = envdoctor_with_path(tmp_ / "uvbin" + ":" + path, bare);
   EXPECT_EQ(no_pip.status, 2) << no_pip.err;
-  EXPECT_NE(no_pip.err.find("this environment has no pip yet: uv pip install --python " + bare.python() + " pip"),
-            std::string::npos)
+  EXPECT_NE(no_pip.err.find("; this environment has no pip, which envdoctor pip runs\n"), std::string::npos)
       << no_pip.err;
   EXPECT_NE(no_pip.err.find(bare.python() + " has no pip (No module named pip)"), std::string::npos) << no_pip.err;
   EXPECT_NE(run(quote(bare.python()) + " -m pip --version").err.find("No module named pip"), std::string::npos);

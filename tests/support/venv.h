@@ -8,6 +8,7 @@
 #include <set>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "python/python_fixture.h"
@@ -88,6 +89,9 @@ class Venv {
     CommandResult r = run(quote(base) + " -m venv --without-pip " + options + " " + quote(dir_));
     EXPECT_EQ(r.status, 0) << r.err;
   }
+  // An environment that another tool made at `dir` (`uv venv`), adopted as it is.
+  static Venv existing(const std::string& dir) { return Venv(dir); }
+  const std::string& dir() const { return dir_; }
   std::string python() const { return dir_ + "/bin/python"; }
   std::string site() const {
     if (site_.empty()) {
@@ -137,6 +141,7 @@ class Venv {
   }
 
  private:
+  explicit Venv(std::string dir) : dir_(std::move(dir)) {}
   std::string dir_;
   mutable std::string site_;
 };
@@ -204,6 +209,24 @@ class VenvTest : public ::testing::Test {
                   {"paths", paths},
                   {"files", files},
                   {"requires", requires_dist}});
+  }
+
+  // DESIGN.md's second problem: causal-conv1d 1.5.0 (requires nvidia-cuda-runtime) whose
+  // extension causal_conv1d/_cc links libcudart.so.12 and looks in $ORIGIN/../nvidia/cu13/lib,
+  // where nvidia-cuda-runtime 13.0.48 ships libcudart.so.13 only. The wheels runtime, extension.
+  std::pair<std::string, std::string> cuda12_extension_wheels() {
+    std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
+    build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
+    std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
+    build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
+    std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
+    build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
+              quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
+    std::string runtime =
+        platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
+    std::string extension = platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}},
+                                          {{"causal_conv1d/__init__.py", ""}}, {"nvidia-cuda-runtime"});
+    return {runtime, extension};
   }
 
   // An upgrade that drops a symbol: corepkg 1.0 ships libcore.so with core_a and core_b, 2.0
