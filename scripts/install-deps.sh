@@ -12,7 +12,8 @@ packages=(
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
   python3-jsonschema                # the referee of the JSON Schemas in data/schemas
   libtree hyperfine                 # peers and timing for bench/
-  gcc-multilib                      # -m32 fixtures (wrong-class candidates)
+  gcc-multilib                      # -m32 fixtures (wrong-class candidates; i686 for wheel-tag)
+  zlib1g-dev                        # wheel-tag: an extension that links zlib (auditwheel's blacklist)
   zip unzip
   slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
 )
