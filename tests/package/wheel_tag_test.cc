@@ -152,6 +152,22 @@ TagRun wheel_tag(const std::vector<std::string>& files) {
   return r;
 }
 
+// envdoctor's own binary (the tag `make wheel` gives it) and libraries of this machine, C and C++.
+TEST(WheelTagOfThisMachine, TheBinaryAndSystemLibrariesEarnTheTagOfThePolicyData) {
+  if (!have_tool("readelf")) GTEST_SKIP() << "readelf is not installed (binutils)";
+  std::vector<std::string> files = {envdoctor()};
+  for (const char* lib : {"/lib/x86_64-linux-gnu/libz.so.1", "/lib/x86_64-linux-gnu/libzip.so.4",
+                          "/usr/lib/x86_64-linux-gnu/libstdc++.so.6", "/usr/bin/ls"})
+    if (fs::exists(lib)) files.push_back(lib);
+  TagRun r = wheel_tag(files);
+  EXPECT_EQ(r.status, 0);
+  for (size_t i = 0; i < files.size() && i < r.results.size(); ++i) {
+    SCOPED_TRACE(files[i]);
+    EXPECT_EQ(r.results[i]["overall_tag"], tag_by_the_data(readelf_needs(files[i], "x86_64")));
+  }
+  EXPECT_EQ(r.results[0]["overall_tag"].get<std::string>().rfind("manylinux_", 0), 0u);
+}
+
 class WheelTag : public ::testing::Test {
  protected:
   void SetUp() override {
