@@ -41,7 +41,8 @@ std::string_view AuditwheelPolicies::source() {
 
 std::optional<AuditwheelPolicies> AuditwheelPolicies::load(const std::string& data_dir, std::string* error) {
   AuditwheelPolicies out;
-  for (auto [file, into] : {std::pair{"manylinux-policy.json", &out.manylinux_}, {"musllinux-policy.json", &out.musllinux_}}) {
+  for (auto [file, into] :
+       {std::pair{"manylinux-policy.json", &out.manylinux_}, {"musllinux-policy.json", &out.musllinux_}}) {
     std::string path = data_dir + "/auditwheel/" + file;
     std::ifstream in(path);
     if (!in) {
@@ -87,7 +88,8 @@ PolicySet AuditwheelPolicies::for_arch(Libc libc, std::string_view arch) const {
     if (!is_linux)
       for (const auto& [prefix, list] : versions->second)
         for (const std::string& v : list) p.symbol_versions[prefix].insert(prefix + "_" + v);
-    for (const std::string& lib : e.whitelist) p.whitelist.insert(libc == Libc::kMusl && lib == "libc.so" ? musl_libc_soname(arch) : lib);
+    for (const std::string& lib : e.whitelist)
+      p.whitelist.insert(libc == Libc::kMusl && lib == "libc.so" ? musl_libc_soname(arch) : lib);
     p.blacklist = e.blacklist;
     set.policies.push_back(std::move(p));
   }

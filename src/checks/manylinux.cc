@@ -113,8 +113,8 @@ std::map<std::string, std::set<std::string>> too_new_for(const Policy& p,
 }
 
 struct Wheelset {
-  std::vector<const ElfAbi*> files;  // the files judged
-  std::vector<const ElfAbi*> top;    // the ones whose libraries and blacklisted symbols count
+  std::vector<const ElfAbi*> files;               // the files judged
+  std::vector<const ElfAbi*> top;                 // the ones whose libraries and blacklisted symbols count
   std::map<std::string, const ElfAbi*> provided;  // SONAME and file name -> the wheel's file
 };
 
@@ -198,7 +198,8 @@ std::optional<std::pair<int, int>> policy_version(std::string_view tag) {
   return std::pair{major, minor};
 }
 
-const char* const kArchitectures[] = {"x86_64", "i686", "aarch64", "ppc64le", "ppc64", "s390x", "armv7l", "riscv64", "loongarch64"};
+const char* const kArchitectures[] = {"x86_64", "i686",   "aarch64", "ppc64le",    "ppc64",
+                                      "s390x",  "armv7l", "riscv64", "loongarch64"};
 
 // The architecture a platform tag names ("manylinux2014_aarch64" -> "aarch64"), "" for none.
 std::string tag_arch(std::string_view tag) {
@@ -257,7 +258,8 @@ std::string judge_claim(const TagAudit& a, const std::string& claim) {
     return "tagged " + claim + ", but auditwheel defines no policy that old for " + arch + " (its oldest is " +
            v.policies.highest().name + ")";
   if (p->priority <= earned.priority) return "";
-  std::string named = p->named(claim) ? "" : " (held to " + p->name + ", the newest policy auditwheel defines at or below it)";
+  std::string named =
+      p->named(claim) ? "" : " (held to " + p->name + ", the newest policy auditwheel defines at or below it)";
   return "tagged " + claim + named + ", but its files earn " + earned.name + ": " +
          support::join(v.reasons_missed(*p), "; ");
 }
@@ -318,7 +320,8 @@ void judge(TagAudit& a, const AuditwheelPolicies& policies) {
   std::vector<const ElfAbi*> judged;
   for (const ElfAbi& f : a.members) {
     if (f.arch.empty() || (!arch.empty() && f.arch != arch)) {
-      wrong_machine.push_back({f.file, f.arch.empty() ? "unknown architecture: " + f.machine : f.arch + " architecture"});
+      wrong_machine.push_back(
+          {f.file, f.arch.empty() ? "unknown architecture: " + f.machine : f.arch + " architecture"});
       continue;
     }
     arch = f.arch;
@@ -332,8 +335,8 @@ void judge(TagAudit& a, const AuditwheelPolicies& policies) {
   a.ignored.insert(a.ignored.begin(), wrong_machine.begin(), wrong_machine.end());
   for (const TagAudit::Ignored& i : a.ignored) a.notes.push_back("ignored: " + i.file + " with " + i.reason);
   if (judged.empty()) {
-    bool any = !a.claimed.empty() && std::all_of(a.claimed.begin(), a.claimed.end(),
-                                                 [](const std::string& t) { return t == "any"; });
+    bool any = !a.claimed.empty() &&
+               std::all_of(a.claimed.begin(), a.claimed.end(), [](const std::string& t) { return t == "any"; });
     // auditwheel calls a wheel tagged any whose ELF files are all of unknown machines pure too.
     a.pure = a.members.empty() || (any && claimed_arch.empty() && a.ignored.size() == wrong_machine.size());
     if (!a.pure) a.error = no_platform_files(claimed_arch, wrong_machine);
@@ -357,14 +360,16 @@ std::vector<std::string> AbiVerdict::reasons_missed(const Policy& policy) const 
   const PolicyBarrier& b = barriers[i];
   if (!b.too_new.empty()) out.push_back("the symbol versions " + per_library(b.too_new) + " are too new for it");
   if (!b.libs_to_eliminate.empty())
-    out.push_back("the shared library dependencies " + sorted_list(b.libs_to_eliminate) + " will need to be eliminated");
+    out.push_back("the shared library dependencies " + sorted_list(b.libs_to_eliminate) +
+                  " will need to be eliminated");
   if (!b.blacklisted.empty())
     out.push_back("the black-listed symbol dependencies " + per_library(b.blacklisted) + " will need to be eliminated");
   if (pyfpe && !policy.is_linux())
     out.push_back("it uses the PyFPE_jbuf function, which is not compatible with the manylinux/musllinux tags");
   if (ucs2 && !policy.is_linux())
-    out.push_back("it is compiled against a narrow unicode (UCS2) version of Python, which is not compatible with "
-                  "the manylinux/musllinux tags");
+    out.push_back(
+        "it is compiled against a narrow unicode (UCS2) version of Python, which is not compatible with "
+        "the manylinux/musllinux tags");
   if (unsupported_isa && !policy.is_linux()) out.push_back("it depends on unsupported ISA extensions");
   return out;
 }

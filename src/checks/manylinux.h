@@ -41,8 +41,8 @@ class Wheel;
 namespace envdoctor::checks {
 
 struct ElfAbi {
-  std::string file;  // the path, or the wheel member's name
-  std::string arch;  // "x86_64", "armv7l", ...; "" when auditwheel knows no such architecture
+  std::string file;     // the path, or the wheel member's name
+  std::string arch;     // "x86_64", "armv7l", ...; "" when auditwheel knows no such architecture
   std::string machine;  // "EM_ARM, ELFCLASS32, little-endian (soft-float)": what the header says
   std::string isa;      // "x86_64_v3" when a property note asks more than the baseline; "" otherwise
   bool isa_unsupported = false;
@@ -52,8 +52,8 @@ struct ElfAbi {
   std::vector<std::string> needed;
   std::map<std::string, std::set<std::string>> versions;  // library -> version names it needs
   std::set<std::string> undefined;                        // non-weak undefined dynamic symbols
-  bool pyfpe = false;  // references PyFPE_jbuf, PyFPE_dummy or PyFPE_counter
-  bool ucs2 = false;   // a Python 2 module referencing PyUnicodeUCS2_*
+  bool pyfpe = false;                                     // references PyFPE_jbuf, PyFPE_dummy or PyFPE_counter
+  bool ucs2 = false;                                      // a Python 2 module referencing PyUnicodeUCS2_*
 };
 
 ElfAbi read_elf_abi(const elf::ElfFile& file, std::string name);
@@ -89,8 +89,8 @@ struct TagAudit {
   struct Ignored {
     std::string file, reason;  // "unknown architecture (EM_...)", "aarch64 architecture", "musl libc"
   };
-  std::vector<Ignored> ignored;  // ELF files auditwheel leaves out of the verdict
-  bool pure = false;             // no ELF file at all (or, tagged any, none of a known architecture)
+  std::vector<Ignored> ignored;      // ELF files auditwheel leaves out of the verdict
+  bool pure = false;                 // no ELF file at all (or, tagged any, none of a known architecture)
   std::optional<std::string> error;  // auditwheel's words when there is nothing to judge
   std::optional<AbiVerdict> verdict;
   struct MemberTag {

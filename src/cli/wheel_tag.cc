@@ -16,7 +16,8 @@ namespace envdoctor::cli {
 
 int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
   std::string error;
-  std::optional<checks::AuditwheelPolicies> policies = checks::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
+  std::optional<checks::AuditwheelPolicies> policies =
+      checks::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
   if (!policies) return tool_failure(error);
   std::vector<checks::TagAudit> audits;
   for (const std::string& path : paths) {

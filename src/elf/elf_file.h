@@ -110,8 +110,8 @@ class ElfFile {
   u8 elf_class = 0;  // ELFCLASS32 / ELFCLASS64
   u8 data = 0;       // ELFDATA2LSB / ELFDATA2MSB
   u8 osabi = 0;
-  u16 type = 0;     // ET_DYN, ET_EXEC
-  u16 machine = 0;  // EM_X86_64, ...
+  u16 type = 0;          // ET_DYN, ET_EXEC
+  u16 machine = 0;       // EM_X86_64, ...
   u32 header_flags = 0;  // e_flags: the ARM EABI version and float ABI, ...
   bool is_64() const { return elf_class == ELFCLASS64; }
   bool big_endian() const { return data == ELFDATA2MSB; }

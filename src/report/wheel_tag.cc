@@ -43,11 +43,12 @@ void eliminate_sentences(std::vector<std::string>& out, const AbiVerdict& v, con
   for (size_t i = 0; i < better.size();) {
     std::string list = list_of(v.barriers[static_cast<size_t>(better[i] - v.policies.policies.data())]);
     size_t j = i + 1;
-    while (j < better.size() && list_of(v.barriers[static_cast<size_t>(better[j] - v.policies.policies.data())]) == list)
+    while (j < better.size() &&
+           list_of(v.barriers[static_cast<size_t>(better[j] - v.policies.policies.data())]) == list)
       ++j;
     if (!list.empty()) {
-      std::string run = j - i > 1 ? " (and the same for the " + std::to_string(j - i - 1) + " policies after it, up to '" +
-                                        better[j - 1]->name + "')"
+      std::string run = j - i > 1 ? " (and the same for the " + std::to_string(j - i - 1) +
+                                        " policies after it, up to '" + better[j - 1]->name + "')"
                                   : "";
       out.push_back("In order to achieve the tag platform tag '" + better[i]->name + "' the following " + what +
                     " will need to be eliminated: " + list + run);
@@ -74,7 +75,8 @@ std::vector<std::string> auditwheel_sentences(const TagAudit& a) {
     out.push_back("The wheel references no external versioned symbols from system-provided shared libraries.");
   } else {
     std::vector<std::string> libs;
-    for (const auto& [lib, versions] : v.versioned_symbols) libs.push_back(lib + " with versions " + python_set(versions));
+    for (const auto& [lib, versions] : v.versioned_symbols)
+      libs.push_back(lib + " with versions " + python_set(versions));
     out.push_back("The wheel references external versioned symbols in these system-provided shared libraries: " +
                   support::join(libs));
   }
@@ -99,7 +101,8 @@ std::vector<std::string> auditwheel_sentences(const TagAudit& a) {
                       [](const checks::PolicyBarrier& b) { return support::join(as_list(b.libs_to_eliminate)); });
   eliminate_sentences(out, v, "black-listed symbol dependencies", [](const checks::PolicyBarrier& b) {
     std::vector<std::string> from;
-    for (const auto& [lib, symbols] : b.blacklisted) from.push_back("From " + lib + ": " + support::join(as_list(symbols)));
+    for (const auto& [lib, symbols] : b.blacklisted)
+      from.push_back("From " + lib + ": " + support::join(as_list(symbols)));
     return support::join(from, "; ");
   });
   return out;
@@ -162,7 +165,8 @@ ordered_json envdoctor_fields(const TagAudit& a) {
   std::string earned = earned_tag(a);
   j["earned"] = earned.empty() ? ordered_json(nullptr) : ordered_json(earned);
   j["arch"] = a.verdict ? ordered_json(a.arch()) : ordered_json(nullptr);
-  j["libc"] = a.verdict ? ordered_json(std::string(checks::libc_name(a.verdict->policies.libc))) : ordered_json(nullptr);
+  j["libc"] =
+      a.verdict ? ordered_json(std::string(checks::libc_name(a.verdict->policies.libc))) : ordered_json(nullptr);
   ordered_json members = ordered_json::array();
   for (const checks::ElfAbi& m : a.members) {
     ordered_json e;

@@ -182,8 +182,8 @@ class WheelTag : public ::testing::Test {
                         const std::string& flags = "") {
     std::string src = tmp_.write(name + (compiler == "g++" ? ".cc" : ".c"), source);
     std::string out = tmp_ / (name + suffix_);
-    CommandResult r = run(compiler + " -shared -fPIC -O1 -I" + quote(include_) + " -o " + quote(out) + " " + quote(src) +
-                          " " + flags);
+    CommandResult r = run(compiler + " -shared -fPIC -O1 -I" + quote(include_) + " -o " + quote(out) + " " +
+                          quote(src) + " " + flags);
     EXPECT_EQ(r.status, 0) << r.err;
     return out;
   }
@@ -193,12 +193,13 @@ class WheelTag : public ::testing::Test {
   }
   std::string wheel_of(const std::string& file, const std::string& platform, const std::string& project = "pkg") {
     fs::create_directories(tmp_ / ("wheels-" + platform));
-    return make_wheel(tmp_ / ("wheels-" + platform), {{"name", project},
-                                                      {"version", "1.0"},
-                                                      {"tag", "cp311-cp311-" + platform},
-                                                      {"purelib", false},
-                                                      {"files", {{project + "/__init__.py", ""}}},
-                                                      {"paths", {{project + "/" + fs::path(file).filename().string(), file}}}});
+    return make_wheel(tmp_ / ("wheels-" + platform),
+                      {{"name", project},
+                       {"version", "1.0"},
+                       {"tag", "cp311-cp311-" + platform},
+                       {"purelib", false},
+                       {"files", {{project + "/__init__.py", ""}}},
+                       {"paths", {{project + "/" + fs::path(file).filename().string(), file}}}});
   }
   std::string hand_made(const std::string& name, const HandElf& spec) {
     std::vector<u8> bytes = write_elf(spec);
@@ -227,18 +228,20 @@ TEST_F(WheelTag, ACExtensionEarnsTheTagOfThePolicyData) {
   EXPECT_EQ(w.results[0]["envdoctor"]["holds"], true);
   EXPECT_EQ(w.results[0]["envdoctor"]["claimed"], json::array({expected}));
   json versions = json::object();
-  for (const auto& [lib, v] : readelf_needs(ext, "x86_64").versions) versions[lib] = std::vector<std::string>(v.begin(), v.end());
+  for (const auto& [lib, v] : readelf_needs(ext, "x86_64").versions)
+    versions[lib] = std::vector<std::string>(v.begin(), v.end());
   EXPECT_EQ(w.results[0]["versioned_symbols"], versions);
 }
 
 // libstdc++ and libgcc_s are in every policy's whitelist, with caps on GLIBCXX_ and CXXABI_.
 TEST_F(WheelTag, ACppExtensionLinkingLibstdcxxEarnsAManylinuxTag) {
-  std::string source = "#include <Python.h>\n#include <string>\n#include <stdexcept>\n"
-                       "static PyObject* f(PyObject*, PyObject*) { std::string s = \"a\"; s += std::to_string(4);\n"
-                       "  if (s.size() > 9) throw std::runtime_error(s); return PyLong_FromLong(s.size()); }\n"
-                       "static PyMethodDef m[] = {{\"f\", f, METH_NOARGS, \"\"}, {}};\n"
-                       "static PyModuleDef d = {PyModuleDef_HEAD_INIT, \"_cpp\", 0, -1, m};\n"
-                       "PyMODINIT_FUNC PyInit__cpp(void) { return PyModule_Create(&d); }\n";
+  std::string source =
+      "#include <Python.h>\n#include <string>\n#include <stdexcept>\n"
+      "static PyObject* f(PyObject*, PyObject*) { std::string s = \"a\"; s += std::to_string(4);\n"
+      "  if (s.size() > 9) throw std::runtime_error(s); return PyLong_FromLong(s.size()); }\n"
+      "static PyMethodDef m[] = {{\"f\", f, METH_NOARGS, \"\"}, {}};\n"
+      "static PyModuleDef d = {PyModuleDef_HEAD_INIT, \"_cpp\", 0, -1, m};\n"
+      "PyMODINIT_FUNC PyInit__cpp(void) { return PyModule_Create(&d); }\n";
   std::string ext = extension("_cpp", source, "g++");
   Needs needs = readelf_needs(ext, "x86_64");
   ASSERT_NE(std::find(needs.needed.begin(), needs.needed.end(), "libstdc++.so.6"), needs.needed.end());
@@ -292,7 +295,8 @@ TEST_F(WheelTag, AZlibUserWithoutZcallocIsAllowedAndWithItEarnsNoManylinuxTag) {
   // The same module in a wheel tagged manylinux: the tag claims more than it earns.
   TagRun w = wheel_tag({wheel_of(zc, expected)});
   EXPECT_EQ(w.status, 1);
-  EXPECT_NE(w.text.find("error: tagged " + expected + ", but its files earn linux_x86_64: the black-listed symbol "
+  EXPECT_NE(w.text.find("error: tagged " + expected +
+                        ", but its files earn linux_x86_64: the black-listed symbol "
                         "dependencies zcalloc (libz.so.1) will need to be eliminated"),
             std::string::npos)
       << w.text;
@@ -318,12 +322,13 @@ TEST_F(WheelTag, AModuleReferencingPyFPE_jbufEarnsNoManylinuxTag) {
 // Issue 26, item 1: a wheel with no ELF file is fine, and says nothing that contradicts itself.
 TEST_F(WheelTag, APureWheelIsFine) {
   std::string pure = make_wheel(tmp_.path().string(), {{"name", "tinypure"},
-                                                        {"version", "0.1"},
-                                                        {"tag", "py3-none-any"},
-                                                        {"files", {{"tinypure/__init__.py", "x = 1\n"}}}});
+                                                       {"version", "0.1"},
+                                                       {"tag", "py3-none-any"},
+                                                       {"files", {{"tinypure/__init__.py", "x = 1\n"}}}});
   std::vector<std::string> files = {pure};
-  CommandResult bundled = run("python3 -c 'import ensurepip, glob, os; print(\"\\n\".join(glob.glob(os.path.join("
-                              "os.path.dirname(ensurepip.__file__), \"_bundled\", \"*.whl\"))))'");
+  CommandResult bundled =
+      run("python3 -c 'import ensurepip, glob, os; print(\"\\n\".join(glob.glob(os.path.join("
+          "os.path.dirname(ensurepip.__file__), \"_bundled\", \"*.whl\"))))'");
   std::istringstream more(bundled.out);
   for (std::string line; std::getline(more, line);)
     if (!line.empty()) files.push_back(line);
@@ -361,10 +366,9 @@ TEST_F(WheelTag, AMisTaggedWheelExitsOne) {
     EXPECT_NE(line.find("GLIBC_2.27"), std::string::npos) << line;
     EXPECT_NE(line.find("(libc.so.6) are too new for it"), std::string::npos) << line;
   }
-  TagRun any = wheel_tag({make_wheel(tmp_.path().string(), {{"name", "anyext"},
-                                                           {"version", "1.0"},
-                                                           {"tag", "py3-none-any"},
-                                                           {"paths", {{"anyext/_m" + suffix_, ext}}}})});
+  TagRun any = wheel_tag({make_wheel(
+      tmp_.path().string(),
+      {{"name", "anyext"}, {"version", "1.0"}, {"tag", "py3-none-any"}, {"paths", {{"anyext/_m" + suffix_, ext}}}})});
   EXPECT_EQ(any.status, 1);
   EXPECT_EQ(any.results[0]["overall_tag"], earned);
   EXPECT_NE(any.text.find("error: tagged any, but it holds ELF files for x86_64\n"), std::string::npos) << any.text;
@@ -425,15 +429,15 @@ TEST_P(ForeignMachine, EarnsTheTagOfThePolicyDataByItsHeader) {
   if (!older.empty()) EXPECT_EQ(wheel_tag({wheel_of(cxx_file, older)}).status, 1) << older;
 }
 
-INSTANTIATE_TEST_SUITE_P(Architectures, ForeignMachine,
-                         ::testing::Values(Machine{"aarch64", EM_AARCH64, true, false, 0, "manylinux_2_17_aarch64", "GLIBC_2.17"},
-                                           Machine{"ppc64le", EM_PPC64, true, false, 2, "manylinux_2_17_ppc64le", "GLIBC_2.17"},
-                                           Machine{"s390x", EM_S390, true, true, 0, "manylinux_2_17_s390x", "GLIBC_2.17"},
-                                           Machine{"armv7l", EM_ARM, false, false, 0x05000400, "manylinux_2_17_armv7l",
-                                                   "GLIBC_2.17"},
-                                           Machine{"riscv64", 243, true, false, 5, "manylinux_2_31_riscv64", "GLIBC_2.27"},
-                                           Machine{"x86_64", EM_X86_64, true, false, 0, "manylinux_2_5_x86_64", "GLIBC_2.17"}),
-                         [](const auto& info) { return std::string(info.param.arch); });
+INSTANTIATE_TEST_SUITE_P(
+    Architectures, ForeignMachine,
+    ::testing::Values(Machine{"aarch64", EM_AARCH64, true, false, 0, "manylinux_2_17_aarch64", "GLIBC_2.17"},
+                      Machine{"ppc64le", EM_PPC64, true, false, 2, "manylinux_2_17_ppc64le", "GLIBC_2.17"},
+                      Machine{"s390x", EM_S390, true, true, 0, "manylinux_2_17_s390x", "GLIBC_2.17"},
+                      Machine{"armv7l", EM_ARM, false, false, 0x05000400, "manylinux_2_17_armv7l", "GLIBC_2.17"},
+                      Machine{"riscv64", 243, true, false, 5, "manylinux_2_31_riscv64", "GLIBC_2.27"},
+                      Machine{"x86_64", EM_X86_64, true, false, 0, "manylinux_2_5_x86_64", "GLIBC_2.17"}),
+    [](const auto& info) { return std::string(info.param.arch); });
 
 // Class and byte order decide as much as the machine: a big-endian aarch64 file, a 32-bit
 // x86-64 one and a soft-float ARM one have no policy.
@@ -450,7 +454,9 @@ TEST_F(WheelTag, AMachineWithoutAPolicyIsSaidSo) {
 // A glibc need between two defined policies rounds up to the next defined one: GLIBC_2.29 is in
 // no policy before manylinux_2_31; a wheel tagged manylinux_2_30 (undefined) is held to 2_28.
 TEST_F(WheelTag, ANeedBetweenTwoPoliciesRoundsUpToTheNextDefinedOne) {
-  HandElf spec{true, false, EM_X86_64, 0, "libnew.so", {"libm.so.6", "libc.so.6"}, "", {{"exp", "libm.so.6", "GLIBC_2.29"}}, {"f"}};
+  HandElf spec{
+      true, false, EM_X86_64, 0, "libnew.so", {"libm.so.6", "libc.so.6"}, "", {{"exp", "libm.so.6", "GLIBC_2.29"}},
+      {"f"}};
   std::string lib = hand_made("libnew.so", spec);
   std::string expected = tag_by_the_data(spec_needs(spec, "x86_64"));
   EXPECT_EQ(expected, "manylinux_2_31_x86_64");
@@ -468,8 +474,15 @@ TEST_F(WheelTag, ANeedBetweenTwoPoliciesRoundsUpToTheNextDefinedOne) {
 
 // musl: the interpreter names the C library; musllinux policies by the same rules.
 TEST_F(WheelTag, MusllinuxByTheSameRules) {
-  HandElf ok{true, false, EM_AARCH64, 0, "libmusl.so", {"libc.musl-aarch64.so.1", "libz.so.1"}, "/lib/ld-musl-aarch64.so.1",
-             {{"deflate", "", ""}}, {"f"}};
+  HandElf ok{true,
+             false,
+             EM_AARCH64,
+             0,
+             "libmusl.so",
+             {"libc.musl-aarch64.so.1", "libz.so.1"},
+             "/lib/ld-musl-aarch64.so.1",
+             {{"deflate", "", ""}},
+             {"f"}};
   HandElf bad = ok;
   bad.soname = "libmuslbad.so";
   bad.needed.push_back("libstdc++.so.6");

@@ -41,9 +41,9 @@ struct HandElf {
   bool is64 = true, be = false;
   u16 machine = EM_X86_64;
   u32 e_flags = 0;
-  std::string soname;                 // "" for none
-  std::vector<std::string> needed;    // DT_NEEDED, in order
-  std::string interp;                 // PT_INTERP, "" for none
+  std::string soname;               // "" for none
+  std::vector<std::string> needed;  // DT_NEEDED, in order
+  std::string interp;               // PT_INTERP, "" for none
   struct Reference {
     std::string symbol, library, version;  // library and version "" for an unversioned one
   };
@@ -95,7 +95,10 @@ inline std::vector<u8> write_elf(const HandElf& spec) {
   const u64 total = dynoff + ndyn * dynent;
 
   ElfWriter w(is64, spec.be);
-  w.bytes(std::string("\x7f" "ELF", 4));
+  w.bytes(
+      std::string("\x7f"
+                  "ELF",
+                  4));
   w.out.push_back(is64 ? ELFCLASS64 : ELFCLASS32);
   w.out.push_back(spec.be ? ELFDATA2MSB : ELFDATA2LSB);
   w.out.push_back(EV_CURRENT);
@@ -148,7 +151,8 @@ inline std::vector<u8> write_elf(const HandElf& spec) {
     }
   };
   sym(0, 0, 0, 0);
-  for (const HandElf::Reference& r : spec.undefined) sym(at[r.symbol], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), SHN_UNDEF, 0);
+  for (const HandElf::Reference& r : spec.undefined)
+    sym(at[r.symbol], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), SHN_UNDEF, 0);
   for (const std::string& d : spec.defined) sym(at[d], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 5, 0x100);
   // .gnu.version: 0 for the null symbol, 1 (global) for unversioned ones and definitions.
   w.half(0);
