@@ -116,12 +116,15 @@ struct Wheelset {
   std::vector<const ElfAbi*> files;               // the files judged
   std::vector<const ElfAbi*> top;                 // the ones whose libraries and blacklisted symbols count
   std::map<std::string, const ElfAbi*> provided;  // SONAME and file name -> the wheel's file
+  SystemLibraries* system = nullptr;
 };
 
 // The libraries outside `p`'s whitelist that `top` needs from the system, through the wheel's own
-// files (auditwheel's lddtree_external_references, get_req_external).
-std::set<std::string> external_libraries(const Wheelset& w, const Policy& p) {
-  std::set<std::string> out, seen;
+// files and the system's (auditwheel's lddtree_external_references, get_req_external), each with
+// what was found on this system (null: nothing).
+std::map<std::string, const SystemLibrary*> external_libraries(const Wheelset& w, const Policy& p) {
+  std::map<std::string, const SystemLibrary*> out;
+  std::set<std::string> seen;
   std::vector<std::string> queue;
   for (const ElfAbi* f : w.top) queue.insert(queue.end(), f->needed.begin(), f->needed.end());
   while (!queue.empty()) {
@@ -129,13 +132,24 @@ std::set<std::string> external_libraries(const Wheelset& w, const Policy& p) {
     queue.pop_back();
     if (is_dynamic_linker(lib) || p.whitelist.count(lib) || !seen.insert(lib).second) continue;
     auto own = w.provided.find(lib);
-    if (own == w.provided.end()) {
-      out.insert(lib);
+    if (own != w.provided.end()) {
+      queue.insert(queue.end(), own->second->needed.begin(), own->second->needed.end());
       continue;
     }
-    queue.insert(queue.end(), own->second->needed.begin(), own->second->needed.end());
+    const SystemLibrary* found = w.system && !w.files.empty() ? w.system->find(lib, *w.files.front()) : nullptr;
+    out[lib] = found;
+    if (found) queue.insert(queue.end(), found->needed.begin(), found->needed.end());
   }
   return out;
+}
+
+using Versions = std::map<std::string, std::set<std::string>>;
+
+// auditwheel's versioned_symbols_policy: the best policy that caps none of `needed` away.
+size_t symbol_policy(const PolicySet& set, const Versions& needed) {
+  for (size_t i = set.policies.size(); i-- > 1;)
+    if (too_new_for(set.policies[i], needed).empty()) return i;
+  return 0;
 }
 
 std::map<std::string, std::set<std::string>> blacklisted_symbols(const Wheelset& w, const Policy& p) {
@@ -166,21 +180,39 @@ AbiVerdict analyze(const Wheelset& w, PolicySet policies) {
     v.ucs2 |= f->python_extension == 2 && f->ucs2;
     v.unsupported_isa |= f->isa_unsupported;
   }
-  for (const Policy& p : v.policies.policies) {
+  // auditwheel's get_symbol_policies: for each policy, the wheel's versions and those of the
+  // system libraries it would have to take along; the symbol policy is the best that any reaches,
+  // and its versions are the ones reported.
+  Versions own = v.versioned_symbols;
+  v.sym = symbol_policy(v.policies, own);
+  bool chosen = false;
+  for (size_t i = 0; i < v.policies.policies.size(); ++i) {
+    const Policy& p = v.policies.policies[i];
     PolicyBarrier b;
     if (!p.is_linux()) {
-      b.too_new = too_new_for(p, v.versioned_symbols);
-      b.libs_to_eliminate = external_libraries(w, p);
+      Versions with_system = own;
+      for (const auto& [lib, found] : external_libraries(w, p)) {
+        b.libs_to_eliminate.insert(lib);
+        if (found)
+          for (const auto& [dep, versions] : found->versions) with_system[dep].insert(versions.begin(), versions.end());
+      }
+      b.too_new = too_new_for(p, with_system);
       b.blacklisted = blacklisted_symbols(w, p);
+      size_t reached = std::min(i, symbol_policy(v.policies, with_system));
+      if (!chosen || reached > v.sym) {
+        v.sym = reached;
+        v.versioned_symbols = with_system;
+        chosen = true;
+      }
     }
     v.barriers.push_back(std::move(b));
   }
-  v.sym = best_where(v, [](const PolicyBarrier& b) { return b.too_new.empty(); });
   size_t ref = best_where(v, [](const PolicyBarrier& b) { return b.libs_to_eliminate.empty(); });
   size_t blacklist = best_where(v, [](const PolicyBarrier& b) { return b.blacklisted.empty(); });
   bool linux_only = v.pyfpe || v.ucs2 || v.unsupported_isa;
   v.overall = linux_only ? 0 : std::min({v.sym, ref, blacklist});
-  v.external_libs = v.barriers.back().libs_to_eliminate;
+  for (const auto& [lib, found] : external_libraries(w, v.policies.highest()))
+    v.external_libs[lib] = found ? found->path : "";
   return v;
 }
 
@@ -292,9 +324,10 @@ std::string no_platform_files(const std::string& arch, const std::vector<TagAudi
          arch + "' architecture found. The following ELF files were found:" + files + "\n";
 }
 
-Wheelset wheelset_of(const std::vector<const ElfAbi*>& files, const std::vector<ElfAbi>& all) {
+Wheelset wheelset_of(const std::vector<const ElfAbi*>& files, const std::vector<ElfAbi>& all, SystemLibraries* system) {
   Wheelset w;
   w.files = files;
+  w.system = system;
   std::set<std::string> needed;
   for (const ElfAbi* f : files) needed.insert(f->needed.begin(), f->needed.end());
   for (const ElfAbi& f : all) {
@@ -308,7 +341,7 @@ Wheelset wheelset_of(const std::vector<const ElfAbi*>& files, const std::vector<
 }
 
 // The verdict on `a.members`, as auditwheel's analyze_wheel_abi reaches it.
-void judge(TagAudit& a, const AuditwheelPolicies& policies) {
+void judge(TagAudit& a, const AuditwheelPolicies& policies, SystemLibraries* system) {
   std::string arch;
   std::optional<Libc> libc;
   for (const std::string& claim : a.claimed) {
@@ -344,9 +377,9 @@ void judge(TagAudit& a, const AuditwheelPolicies& policies) {
   }
   PolicySet set = policies.for_arch(libc.value_or(Libc::kGlibc), arch);
   if (!libc) a.notes.push_back("no file names its C library: judged as glibc");
-  a.verdict = analyze(wheelset_of(judged, a.members), set);
+  a.verdict = analyze(wheelset_of(judged, a.members, system), set);
   for (const ElfAbi* f : judged) {
-    AbiVerdict own = judged.size() == 1 ? *a.verdict : analyze(wheelset_of({f}, a.members), set);
+    AbiVerdict own = judged.size() == 1 ? *a.verdict : analyze(wheelset_of({f}, a.members, system), set);
     a.member_tags.push_back({f->file, own.overall_policy().name});
   }
 }
@@ -377,6 +410,9 @@ std::vector<std::string> AbiVerdict::reasons_missed(const Policy& policy) const 
 ElfAbi read_elf_abi(const elf::ElfFile& f, std::string name) {
   ElfAbi a;
   a.file = std::move(name);
+  a.e_machine = f.machine;
+  a.elf_class = f.elf_class;
+  a.data = f.data;
   read_architecture(f, a);
   a.libc = read_libc(f, a.file);
   a.python_extension = python_extension(f, a.file);
@@ -398,16 +434,55 @@ ElfAbi read_elf_abi(const elf::ElfFile& f, std::string name) {
   return a;
 }
 
-TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies) {
+const SystemLibrary* SystemLibraries::find(const std::string& soname, const ElfAbi& for_file) {
+  auto key = std::tuple{soname, for_file.e_machine, for_file.elf_class, for_file.data};
+  if (auto it = found_.find(key); it != found_.end()) return it->second ? &*it->second : nullptr;
+  std::optional<SystemLibrary>& out = found_[key];
+  std::vector<std::string> candidates;
+  std::string_view path_list = config_.ld_library_path;
+  while (!path_list.empty()) {
+    std::string_view dir = path_list.substr(0, path_list.find(':'));
+    path_list.remove_prefix(std::min(path_list.size(), dir.size() + 1));
+    if (!dir.empty()) candidates.push_back(std::string(dir) + "/" + soname);
+  }
+  std::optional<i64> flags = loader::cache_flags_for_machine(for_file.e_machine, for_file.elf_class == ELFCLASS64);
+  if (config_.cache && flags)
+    if (auto cached = config_.cache->lookup(soname, *flags, config_.hwcaps)) candidates.emplace_back(*cached);
+  for (const std::string& dir : config_.default_dirs) candidates.push_back(dir + "/" + soname);
+  for (const std::string& candidate : candidates) {
+    std::string error;
+    std::shared_ptr<const MappedFile> file = MappedFile::open(config_.root + candidate, &error);
+    std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
+    if (!elf || elf->machine != for_file.e_machine || elf->elf_class != for_file.elf_class ||
+        elf->data != for_file.data)
+      continue;
+    ElfAbi abi = read_elf_abi(*elf, candidate);
+    // auditwheel's lddtree.readlink: the file's own symbolic links, not its directories'.
+    std::filesystem::path real = candidate;
+    std::error_code ec;
+    for (int hops = 0; hops < 40 && std::filesystem::is_symlink(config_.root + real.string(), ec); ++hops) {
+      std::filesystem::path target = std::filesystem::read_symlink(config_.root + real.string(), ec);
+      if (ec) break;
+      real = (target.is_absolute() ? target : real.parent_path() / target).lexically_normal();
+    }
+    out = SystemLibrary{real.string(), abi.needed, abi.versions};
+    break;
+  }
+  return out ? &*out : nullptr;
+}
+
+TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies,
+                        SystemLibraries* system) {
   TagAudit a;
   a.path = path;
   a.name = basename_of(path);
   a.members.push_back(read_elf_abi(file, path));
-  judge(a, policies);
+  judge(a, policies, system);
   return a;
 }
 
-std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, std::string* error) {
+std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, SystemLibraries* system,
+                                    std::string* error) {
   TagAudit a;
   a.path = wheel.path().string();
   a.name = wheel.path().filename().string();
@@ -430,7 +505,7 @@ std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolici
     }
     a.members.push_back(read_elf_abi(*elf, m.name));
   }
-  judge(a, policies);
+  judge(a, policies, system);
   judge_claims(a);
   return a;
 }

@@ -20,9 +20,10 @@
 //   - linux when an extension module references PyFPE_jbuf (tied to one interpreter build) or
 //     narrow-unicode symbols (PyUnicodeUCS2_*), or a file needs an ISA extension (x86-64-v2 and up).
 // As in auditwheel, the library and blacklist rules look at the wheel's extension modules and at
-// the files no other file of the wheel needs; the symbol versions of every file count. Unlike
-// auditwheel, the system is not searched for the libraries outside the wheel: their own needs do
-// not count, and `external_libs` names them without a path.
+// the files no other file of the wheel needs; the symbol versions of every file count. A library
+// needed from outside the wheel is looked for on this system (`SystemLibraries`, as auditwheel's
+// lddtree does): what it needs in turn is outside the wheel too, and for each policy its own
+// symbol versions count with the wheel's (auditwheel's get_symbol_policies).
 #pragma once
 
 #include <map>
@@ -33,6 +34,7 @@
 
 #include "checks/auditwheel_policy.h"
 #include "elf/elf_file.h"
+#include "loader/search_paths.h"
 
 namespace envdoctor::python {
 class Wheel;
@@ -41,7 +43,9 @@ class Wheel;
 namespace envdoctor::checks {
 
 struct ElfAbi {
-  std::string file;     // the path, or the wheel member's name
+  std::string file;  // the path, or the wheel member's name
+  u16 e_machine = 0;
+  u8 elf_class = 0, data = 0;
   std::string arch;     // "x86_64", "armv7l", ...; "" when auditwheel knows no such architecture
   std::string machine;  // "EM_ARM, ELFCLASS32, little-endian (soft-float)": what the header says
   std::string isa;      // "x86_64_v3" when a property note asks more than the baseline; "" otherwise
@@ -58,6 +62,28 @@ struct ElfAbi {
 
 ElfAbi read_elf_abi(const elf::ElfFile& file, std::string name);
 
+// A library found on this system for a file that needs it: its path (symbolic links of the file
+// itself followed, as auditwheel's readlink does), what it needs, and its own version needs.
+struct SystemLibrary {
+  std::string path;
+  std::vector<std::string> needed;
+  std::map<std::string, std::set<std::string>> versions;
+};
+
+// Finds SONAMEs on this system as auditwheel's lddtree does: LD_LIBRARY_PATH, then the
+// directories of ld.so.conf (through ld.so.cache), then the default directories; a candidate of
+// another machine, class or byte order is passed over. Each answer is kept.
+class SystemLibraries {
+ public:
+  explicit SystemLibraries(loader::LoaderConfig config) : config_(std::move(config)) {}
+  // nullptr when no file of that machine, class and byte order has the name.
+  const SystemLibrary* find(const std::string& soname, const ElfAbi& for_file);
+
+ private:
+  loader::LoaderConfig config_;
+  std::map<std::tuple<std::string, u16, u8, u8>, std::optional<SystemLibrary>> found_;
+};
+
 // What keeps a set of files from one policy. Empty for every policy the files meet.
 struct PolicyBarrier {
   std::map<std::string, std::set<std::string>> too_new;      // library -> versions the policy lacks
@@ -70,8 +96,9 @@ struct AbiVerdict {
   std::vector<PolicyBarrier> barriers;  // one per policy, in `policies` order
   size_t overall = 0, sym = 0;          // indices into policies.policies
   bool pyfpe = false, ucs2 = false, unsupported_isa = false;
-  std::map<std::string, std::set<std::string>> versioned_symbols;  // over every file
-  std::set<std::string> external_libs;                             // for the highest policy
+  // Over every file, with the version needs of the system libraries the symbol policy allows.
+  std::map<std::string, std::set<std::string>> versioned_symbols;
+  std::map<std::string, std::string> external_libs;  // for the highest policy: library -> path, "" if not found
 
   const Policy& overall_policy() const { return policies.policies[overall]; }
   const Policy& sym_policy() const { return policies.policies[sym]; }
@@ -104,10 +131,13 @@ struct TagAudit {
   std::string arch() const { return verdict ? verdict->policies.arch : ""; }
 };
 
-TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies);
+// `system` finds the libraries needed from outside the wheel (null: none is looked for).
+TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies,
+                        SystemLibraries* system);
 
 // Reads every ELF member of `wheel` from the archive. nullopt with `error` set when a member
 // cannot be read.
-std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, std::string* error);
+std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, SystemLibraries* system,
+                                    std::string* error);
 
 }  // namespace envdoctor::checks

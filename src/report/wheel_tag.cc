@@ -94,7 +94,11 @@ std::vector<std::string> auditwheel_sentences(const TagAudit& a) {
     out.push_back("The wheel requires no external shared libraries! :)");
   } else {
     ordered_json libs = ordered_json::object();
-    for (const std::string& lib : lowest) libs[lib] = nullptr;
+    for (const std::string& lib : lowest) {
+      auto found = v.external_libs.find(lib);
+      libs[lib] =
+          found == v.external_libs.end() || found->second.empty() ? ordered_json(nullptr) : ordered_json(found->second);
+    }
     out.push_back("The following external shared libraries are required by the wheel: " + libs.dump());
   }
   eliminate_sentences(out, v, "shared library dependencies",
@@ -141,7 +145,8 @@ ordered_json platform_fields(const AbiVerdict& v) {
   j["unsupported_isa"] = v.unsupported_isa;
   j["versioned_symbols"] = by_library(v.versioned_symbols);
   ordered_json external = ordered_json::object();
-  for (const std::string& lib : v.external_libs) external[lib] = nullptr;  // not searched for on this system
+  for (const auto& [lib, path] : v.external_libs)
+    external[lib] = path.empty() ? ordered_json(nullptr) : ordered_json(path);
   j["external_libs"] = std::move(external);
   ordered_json upgrades = ordered_json::object();
   for (const Policy* p : better_policies(v, v.overall)) {

@@ -302,6 +302,40 @@ TEST_F(WheelTag, AZlibUserWithoutZcallocIsAllowedAndWithItEarnsNoManylinuxTag) {
       << w.text;
 }
 
+// A library from outside the wheel is looked for on this system, as auditwheel does: what it needs
+// is outside the wheel too. The referee is ld.so itself (ldd), less the policy's whitelist.
+TEST_F(WheelTag, ALibraryOfThisSystemIsFollowedAsAuditwheelFollowsIt) {
+  if (!have_tool("ldd")) GTEST_SKIP() << "no ldd";
+  std::string ext = module("_zip", "#include <zip.h>", "(long)zip_libzip_version()[0]", "-lzip");
+  std::set<std::string> expected;
+  std::map<std::string, std::string> paths;
+  json oldest;
+  for (const json& p : policy_data(false))
+    if (p["name"] == "manylinux_2_5") oldest = p;
+  std::istringstream ldd(run("ldd " + quote(ext)).out);
+  std::regex line(R"(^\s*(\S+) => (\S+) \()");
+  for (std::string l; std::getline(ldd, l);) {
+    std::smatch m;
+    if (!std::regex_search(l, m, line) || is_linker(m[1])) continue;
+    bool allowed = std::find(oldest["lib_whitelist"].begin(), oldest["lib_whitelist"].end(), m[1].str()) !=
+                   oldest["lib_whitelist"].end();
+    if (allowed) continue;
+    expected.insert(m[1]);
+    fs::path file = m[2].str();
+    while (fs::is_symlink(file)) file = (file.parent_path() / fs::read_symlink(file)).lexically_normal();
+    paths[m[1]] = file.string();
+  }
+  ASSERT_TRUE(expected.count("libzip.so.4")) << run("ldd " + quote(ext)).out;
+  TagRun r = wheel_tag({wheel_of(ext, "linux_x86_64")});
+  EXPECT_EQ(r.status, 0);
+  json libs = json::object();
+  for (const std::string& lib : expected) libs[lib] = paths[lib];
+  EXPECT_EQ(r.results[0]["external_libs"], libs);
+  EXPECT_EQ(r.results[0]["overall_tag"], "linux_x86_64");
+  EXPECT_EQ(r.results[0]["policy_upgrades"]["manylinux_2_5_x86_64"]["libs_to_eliminate"],
+            json(std::vector<std::string>(expected.begin(), expected.end())));
+}
+
 // PyFPE_jbuf ties a module to one interpreter build: no manylinux tag.
 TEST_F(WheelTag, AModuleReferencingPyFPE_jbufEarnsNoManylinuxTag) {
   std::string ext = module("_fpe", "extern char PyFPE_jbuf[];", "(long)PyFPE_jbuf[0]");
