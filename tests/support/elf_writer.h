@@ -48,7 +48,7 @@ struct HandElf {
     std::string symbol, library, version;  // library and version "" for an unversioned one
   };
   std::vector<Reference> undefined;  // global, STT_FUNC
-  std::vector<std::string> defined;  // global STT_FUNC symbols defined in the file
+  std::vector<std::string> defined;  // global STT_FUNC symbols defined in the file, before the undefined
 };
 
 // The bytes of `spec`: one PT_LOAD over the whole file at address 0, PT_DYNAMIC, PT_INTERP.
@@ -151,13 +151,13 @@ inline std::vector<u8> write_elf(const HandElf& spec) {
     }
   };
   sym(0, 0, 0, 0);
+  for (const std::string& d : spec.defined) sym(at[d], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 5, 0x100);
   for (const HandElf::Reference& r : spec.undefined)
     sym(at[r.symbol], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), SHN_UNDEF, 0);
-  for (const std::string& d : spec.defined) sym(at[d], ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 5, 0x100);
-  // .gnu.version: 0 for the null symbol, 1 (global) for unversioned ones and definitions.
+  // .gnu.version: 0 for the null symbol, 1 (global) for definitions and unversioned references.
   w.half(0);
-  for (const HandElf::Reference& r : spec.undefined) w.half(r.version.empty() ? 1 : index[{r.library, r.version}]);
   for (size_t i = 0; i < spec.defined.size(); ++i) w.half(1);
+  for (const HandElf::Reference& r : spec.undefined) w.half(r.version.empty() ? 1 : index[{r.library, r.version}]);
   w.pad_to(verneedoff);
   size_t lib_i = 0;
   for (const auto& [lib, versions] : verneed) {
