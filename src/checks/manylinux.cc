@@ -170,42 +170,52 @@ size_t best_where(const AbiVerdict& v, bool (*met)(const PolicyBarrier&)) {
   return best;
 }
 
+// What keeps the files from `p`; `with_system` gets the versions they need together with those of
+// the system libraries `p` would have them take along.
+PolicyBarrier barrier_for(const Wheelset& w, const Policy& p, const Versions& own, Versions& with_system) {
+  PolicyBarrier b;
+  with_system = own;
+  for (const auto& [lib, found] : external_libraries(w, p)) {
+    b.libs_to_eliminate.insert(lib);
+    if (found)
+      for (const auto& [dep, versions] : found->versions) with_system[dep].insert(versions.begin(), versions.end());
+  }
+  b.too_new = too_new_for(p, with_system);
+  b.blacklisted = blacklisted_symbols(w, p);
+  return b;
+}
+
 AbiVerdict analyze(const Wheelset& w, PolicySet policies) {
   AbiVerdict v;
   v.policies = std::move(policies);
+  Versions own;
   for (const ElfAbi* f : w.files)
-    for (const auto& [lib, versions] : f->versions) v.versioned_symbols[lib].insert(versions.begin(), versions.end());
+    for (const auto& [lib, versions] : f->versions) own[lib].insert(versions.begin(), versions.end());
   for (const ElfAbi* f : w.top) {
     v.pyfpe |= f->python_extension && f->pyfpe;
     v.ucs2 |= f->python_extension == 2 && f->ucs2;
     v.unsupported_isa |= f->isa_unsupported;
   }
-  // auditwheel's get_symbol_policies: for each policy, the wheel's versions and those of the
-  // system libraries it would have to take along; the symbol policy is the best that any reaches,
-  // and its versions are the ones reported.
-  Versions own = v.versioned_symbols;
+  // auditwheel's get_symbol_policies: each policy is held to the wheel's versions and those of the
+  // system libraries it would take along; the symbol policy is the best any reaches (the first
+  // to reach it, by ascending priority), and its versions are the ones reported.
   v.sym = symbol_policy(v.policies, own);
+  v.versioned_symbols = own;
   bool chosen = false;
   for (size_t i = 0; i < v.policies.policies.size(); ++i) {
     const Policy& p = v.policies.policies[i];
-    PolicyBarrier b;
-    if (!p.is_linux()) {
-      Versions with_system = own;
-      for (const auto& [lib, found] : external_libraries(w, p)) {
-        b.libs_to_eliminate.insert(lib);
-        if (found)
-          for (const auto& [dep, versions] : found->versions) with_system[dep].insert(versions.begin(), versions.end());
-      }
-      b.too_new = too_new_for(p, with_system);
-      b.blacklisted = blacklisted_symbols(w, p);
-      size_t reached = std::min(i, symbol_policy(v.policies, with_system));
-      if (!chosen || reached > v.sym) {
-        v.sym = reached;
-        v.versioned_symbols = with_system;
-        chosen = true;
-      }
+    if (p.is_linux()) {
+      v.barriers.emplace_back();
+      continue;
     }
-    v.barriers.push_back(std::move(b));
+    Versions with_system;
+    v.barriers.push_back(barrier_for(w, p, own, with_system));
+    size_t reached = std::min(i, symbol_policy(v.policies, with_system));
+    if (!chosen || reached > v.sym) {
+      v.sym = reached;
+      v.versioned_symbols = std::move(with_system);
+      chosen = true;
+    }
   }
   size_t ref = best_where(v, [](const PolicyBarrier& b) { return b.libs_to_eliminate.empty(); });
   size_t blacklist = best_where(v, [](const PolicyBarrier& b) { return b.blacklisted.empty(); });
