@@ -27,8 +27,8 @@ run: build
 test: check-format build fuzz
 	@cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
-# The tag is the one the binary earns (envdoctor wheel-tag); the build refuses a wheel whose tag
-# claims an older glibc than its files need.
+# The tag is the one the binary earns (envdoctor wheel-tag, auditwheel's policy); the build refuses a
+# wheel whose tag claims more than its files earn.
 wheel: build
 	@python3 packaging/build_wheel.py --binary $(ENVDOCTOR) --out dist
 
