@@ -74,13 +74,15 @@ static void walk_notes(Bytes notes, u64 p_align, Visit visit) {
     const auto* nh = reinterpret_cast<const Nhdr<E>*>(at);
     u64 namesz = nh->n_namesz, descsz = nh->n_descsz;
     u64 name_off = off + sizeof(Nhdr<E>);
-    if (!notes.contains(name_off, pad(namesz))) break;
-    u64 desc_off = name_off + pad(namesz);
+    if (!notes.contains(name_off, namesz)) break;
+    // The descriptor and the next note start at the segment's alignment, counted from the
+    // segment's start: with 8 (NT_GNU_PROPERTY_TYPE_0 on 64-bit) the 12-byte header and "GNU\0"
+    // end at 16, where the descriptor begins (binutils' and glibc's ELF_NOTE_NEXT_OFFSET).
+    u64 desc_off = pad(name_off + namesz);
     if (!notes.contains(desc_off, descsz)) break;
     std::string_view name(reinterpret_cast<const char*>(notes.data() + name_off), namesz);
     visit(static_cast<u32>(nh->n_type), name, Bytes(notes.data() + desc_off, descsz));
-    if (!notes.contains(desc_off, pad(descsz))) break;
-    off = desc_off + pad(descsz);
+    off = pad(desc_off + descsz);
   }
 }
 

@@ -336,6 +336,24 @@ TEST_F(WheelTag, ALibraryOfThisSystemIsFollowedAsAuditwheelFollowsIt) {
             json(std::vector<std::string>(expected.begin(), expected.end())));
 }
 
+// A file whose GNU property note says it needs x86-64-v2 or more (-mneeded) depends on ISA
+// extensions no policy allows; readelf -n is the referee of what the note says.
+TEST_F(WheelTag, AFileThatNeedsX86_64_v3EarnsNoManylinuxTag) {
+  std::string src = tmp_.write("v.c", "int f(int x) { return x * 3; }\n");
+  std::string v3 = tmp_ / "libv3.so", base = tmp_ / "libbase.so";
+  if (run("gcc -shared -fPIC -march=x86-64-v3 -mneeded -o " + quote(v3) + " " + quote(src)).status != 0 ||
+      run("gcc -shared -fPIC -mneeded -o " + quote(base) + " " + quote(src)).status != 0)
+    GTEST_SKIP() << "this gcc has no -mneeded";
+  ASSERT_NE(run("readelf -n " + quote(v3)).out.find("x86 ISA needed: x86-64-baseline, x86-64-v2, x86-64-v3"),
+            std::string::npos);
+  TagRun r = wheel_tag({v3, base});
+  EXPECT_EQ(r.results[0]["unsupported_isa"], true);
+  EXPECT_EQ(r.results[0]["overall_tag"], "linux_x86_64");
+  EXPECT_EQ(r.results[1]["unsupported_isa"], false);
+  EXPECT_EQ(r.results[1]["overall_tag"], tag_by_the_data(readelf_needs(base, "x86_64")));
+  EXPECT_NE(r.text.find("This wheel depends on unsupported ISA extensions."), std::string::npos) << r.text;
+}
+
 // PyFPE_jbuf ties a module to one interpreter build: no manylinux tag.
 TEST_F(WheelTag, AModuleReferencingPyFPE_jbufEarnsNoManylinuxTag) {
   std::string ext = module("_fpe", "extern char PyFPE_jbuf[];", "(long)PyFPE_jbuf[0]");
