@@ -328,7 +328,7 @@ std::string no_platform_files(const std::string& arch, const std::vector<TagAudi
     return "This does not look like a platform wheel, no ELF executable or shared library file (including "
            "compiled Python C extension) found in the wheel archive";
   std::string files;
-  for (const TagAudit::Ignored& i : wrong_machine) files += "\n\t" + i.file;
+  for (const TagAudit::Ignored& i : wrong_machine) files += "\n\t" + basename_of(i.file);  // auditwheel: so_name
   return "Invalid binary wheel: no ELF executable or shared library file (including compiled Python C extension) "
          "with a '" +
          arch + "' architecture found. The following ELF files were found:" + files + "\n";
