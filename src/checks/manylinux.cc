@@ -380,9 +380,11 @@ void judge(TagAudit& a, const AuditwheelPolicies& policies, SystemLibraries* sys
   if (judged.empty()) {
     bool any = !a.claimed.empty() &&
                std::all_of(a.claimed.begin(), a.claimed.end(), [](const std::string& t) { return t == "any"; });
-    // auditwheel calls a wheel tagged any whose ELF files are all of unknown machines pure too.
-    a.pure = a.members.empty() || (any && claimed_arch.empty() && a.ignored.size() == wrong_machine.size());
+    // auditwheel's show: a wheel tagged any is pure when it holds no ELF file of a known machine; a
+    // wheel tagged for a platform without one gets its error (and claims less than it could).
+    a.pure = any && a.ignored.size() == wrong_machine.size();
     if (!a.pure) a.error = no_platform_files(claimed_arch, wrong_machine);
+    if (a.members.empty() && !any) a.notes.push_back("no ELF files: the wheel could be tagged any");
     return;
   }
   PolicySet set = policies.for_arch(libc.value_or(Libc::kGlibc), arch);

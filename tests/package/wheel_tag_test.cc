@@ -413,6 +413,15 @@ TEST_F(WheelTag, APureWheelIsFine) {
             std::string::npos)
       << r.text;
   EXPECT_EQ(r.text.find("error"), std::string::npos) << r.text;
+  // Tagged for a platform, the same files earn no tag to check (auditwheel's error), and the tag
+  // claims less than it could: exit 0.
+  TagRun platform = wheel_tag({make_wheel(tmp_.path().string(), {{"name", "tinyplat"},
+                                                                 {"version", "0.1"},
+                                                                 {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                                 {"files", {{"tinyplat/__init__.py", ""}}}})});
+  EXPECT_EQ(platform.status, 0) << platform.text;
+  EXPECT_TRUE(platform.results[0].contains("error")) << platform.results[0].dump();
+  EXPECT_EQ(platform.results[0]["envdoctor"]["holds"], true);
 }
 
 // Tags that claim more than the files earn: an older policy (by name or legacy alias), `any`,
