@@ -42,8 +42,8 @@ test: test-deps check-format build-all fuzz
 	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml; status=$$?; \
 	  python3 ../scripts/test-summary.py ctest-junit.xml; exit $$status; }
 
-# The tag is the one the binary earns (envdoctor wheel-tag); the build refuses a wheel whose tag
-# claims an older glibc than its files need.
+# The tag is the one the binary earns (envdoctor wheel-tag, auditwheel's policy); the build refuses a
+# wheel whose tag claims more than its files earn.
 wheel: build
 	@python3 packaging/build_wheel.py --binary $(ENVDOCTOR) --out dist
 

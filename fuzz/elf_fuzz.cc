@@ -1,11 +1,12 @@
 // libFuzzer target for the ELF reader: parse any bytes as a file the loader might open, then walk
-// every accessor the loader model and the CUDA stage use. ASan/UBSan report any read outside the
+// every accessor the loader model, the CUDA stage and wheel-tag use. ASan/UBSan report any read outside the
 // input or any undefined arithmetic; the reader must only ever return errors or partial results.
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "checks/manylinux.h"
 #include "elf/elf_file.h"
 #include "loader/static_tls.h"
 
@@ -56,6 +57,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     envdoctor::loader::StaticTls area(*envdoctor::loader::TlsAbi::for_machine(EM_X86_64), {}, {block, block});
     sink += area.try_allocate(block, false) + area.try_allocate(block, true);
   }
+  // What wheel-tag reads of it: the architecture (e_flags, the GNU property notes), the C library,
+  // the versions and undefined symbols.
+  envdoctor::checks::ElfAbi abi = envdoctor::checks::read_elf_abi(*elf, "fuzz.cpython-311-x86_64-linux-gnu.so");
+  sink += abi.arch.size() + abi.isa.size() + abi.versions.size() + abi.undefined.size() + abi.python_extension;
   volatile size_t keep = sink;
   (void)keep;
   return 0;

@@ -10,9 +10,9 @@ The wheel (PyPA "Binary distribution format", PEP 427) holds:
   envdoctor/__init__.py, __main__.py          `python -m envdoctor` runs the binary
   envdoctor-V.dist-info/METADATA, WHEEL, RECORD
 
-Its platform tag is the one the binary earns, as `envdoctor wheel-tag` computes it from the
-binary's own symbol version needs; once written, the wheel is audited by `envdoctor wheel-tag`
-and removed if its tag claims an older glibc than its files need.
+Its platform tag is the one the binary earns, as `envdoctor wheel-tag` computes it by auditwheel's
+policy (data/auditwheel/); once written, the wheel is audited by `envdoctor wheel-tag` and removed
+if its tag claims more than its files earn.
 
 Usage: build_wheel.py --binary build/envdoctor --out dist
        [--platform-tag TAG --no-check]   (tests only: a deliberately mis-tagged wheel)
@@ -52,14 +52,16 @@ def binary_version(binary):
 
 
 def earned_tag(binary):
-    """The manylinux tag the binary earns, from envdoctor's own wheel-tag."""
+    """The manylinux tag the binary earns, from envdoctor's own wheel-tag (auditwheel's policy)."""
     r = run_envdoctor(binary, "wheel-tag", "--json", binary)
     if r.returncode == 2:
         fail("wheel-tag: " + r.stderr.strip())
-    f = json.loads(r.stdout)["files"][0]
-    if not f["tag"]:
-        fail(binary + " earns no manylinux tag: " + "; ".join(f["problems"]))
-    return f["tag"]
+    f = json.loads(r.stdout.splitlines()[0])
+    tag = f.get("overall_tag")
+    if not tag or not tag.startswith("manylinux_"):
+        text = run_envdoctor(binary, "wheel-tag", binary).stdout
+        fail(binary + " earns no manylinux tag:\n" + text)
+    return tag
 
 
 def date_time():

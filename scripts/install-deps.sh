@@ -20,7 +20,8 @@ test_packages=(
   clang-format-14                   # the tree's format, checked by make test
   python3-jsonschema                # the referee of the JSON Schemas in data/schemas
   libtree hyperfine                 # peers and timing for bench/
-  gcc-multilib                      # -m32 fixtures (wrong-class candidates)
+  gcc-multilib                      # -m32 fixtures (wrong-class candidates; i686 for wheel-tag)
+  zlib1g-dev                        # wheel-tag: an extension that links zlib (auditwheel's blacklist)
   slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
   python3-torch python3-numpy python3-scipy python3-yaml  # tests/check/installers: Debian's own Python
   binutils strace                   # objdump/objcopy for fixtures; strace for the walk's system calls

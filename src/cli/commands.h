@@ -71,7 +71,7 @@ int run_why(const CheckOptions& options, const std::string& name);
 int run_ldd(const LddOptions& options, const std::vector<std::string>& files);
 int run_tree(const LddOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);
-// The manylinux tag of ELF files, and whether wheels' platform tags claim too old a glibc.
+// The platform tag ELF files earn by auditwheel's policy, and whether wheels' own tags claim more.
 int run_wheel_tag(const std::vector<std::string>& paths, bool json);
 // `ps PID`: a running process, read from /proc without ptrace; 2 when it cannot be read.
 int run_ps(const std::string& pid, bool json);

@@ -208,10 +208,12 @@ int main(int argc, char** argv) {
 
   bool wheel_tag_json = false;
   CLI::App* wheel_tag = app.add_subcommand(
-      "wheel-tag", "the manylinux tag ELF files earn; for a wheel, whether its tags claim too old a glibc");
+      "wheel-tag",
+      "the platform tag ELF files earn by auditwheel's policy; for a wheel, whether its own tags claim more");
   wheel_tag->add_option("FILE", files, "ELF files and wheels (.whl)")->required()->type_name("FILE");
   wheel_tag->add_flag("--json", wheel_tag_json,
-                      "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
+                      "one line per FILE in auditwheel show --json's shape, envdoctor's fields under \"envdoctor\" "
+                      "(docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
 
   std::string ps_pid;
   bool ps_json = false;
@@ -269,8 +271,9 @@ int main(int argc, char** argv) {
       "  envdoctor diff venv.snapshot - --python /usr/bin/python3   against another environment");
   wheel_tag->footer(
       "Examples:\n"
-      "  envdoctor wheel-tag dist/mypkg-1.0-cp311-cp311-manylinux_2_17_x86_64.whl\n"
-      "  envdoctor wheel-tag build/lib/mypkg/_ext.so");
+      "  envdoctor wheel-tag dist/*.whl                   exit 1 only for a tag that claims more than its files earn\n"
+      "  envdoctor wheel-tag build/lib/mypkg/_ext.so      the tag one file earns (exit 0)\n"
+      "Policy: auditwheel's own data (share/envdoctor/auditwheel/, from pypa/auditwheel 6.8.1).");
   explain->footer(
       "Examples:\n"
       "  envdoctor explain\n"

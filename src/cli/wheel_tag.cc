@@ -1,41 +1,50 @@
-// `envdoctor wheel-tag FILE...`: the manylinux tag that ELF files earn, and for a wheel (a
-// FILE ending in .whl), whether its platform tags claim an older glibc than its files need.
+// `envdoctor wheel-tag FILE...`: the platform tag that ELF files earn by auditwheel's policy, and
+// for a wheel (a FILE ending in .whl), whether its own platform tags claim more than that.
+#include <cstdlib>
 #include <iostream>
 #include <memory>
 
+#include "checks/auditwheel_policy.h"
 #include "checks/manylinux.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "cuda/tables.h"
 #include "elf/elf_file.h"
+#include "loader/search_paths.h"
 #include "python/wheel.h"
 #include "report/wheel_tag.h"
 
 namespace envdoctor::cli {
 
 int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
-  report::WheelTagReport r;
-  u16 machine = EM_X86_64;
-  bool wrong = false;
+  std::string error;
+  std::optional<checks::AuditwheelPolicies> policies =
+      checks::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
+  if (!policies) return tool_failure(error);
+  // The libraries needed from outside a wheel are looked for here, as auditwheel looks for them.
+  loader::LoaderConfig host = loader::LoaderConfig::for_host();
+  if (const char* path = std::getenv("LD_LIBRARY_PATH")) host.ld_library_path = path;
+  checks::SystemLibraries system(std::move(host));
+  std::vector<checks::TagAudit> audits;
   for (const std::string& path : paths) {
-    std::string error;
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".whl") == 0) {
       std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, &error);
-      std::optional<checks::WheelTagAudit> audit = wheel ? checks::audit_wheel_tags(*wheel, &error) : std::nullopt;
+      std::optional<checks::TagAudit> audit =
+          wheel ? checks::audit_wheel(*wheel, *policies, &system, &error) : std::nullopt;
       if (!audit) return tool_failure(error);
-      wrong |= !audit->problems.empty();
-      r.wheels.push_back(std::move(*audit));
+      audits.push_back(std::move(*audit));
       continue;
     }
     std::shared_ptr<const MappedFile> file = MappedFile::open(path, &error);
     std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
     if (!elf) return tool_failure(path + ": " + error);
-    machine = elf->machine;
-    r.files.push_back(checks::manylinux_needs(*elf, path));
-    wrong |= !r.files.back().taggable();
+    audits.push_back(checks::audit_elf_file(*elf, path, *policies, &system));
   }
-  r.policy_libraries = checks::manylinux_libraries(machine);
-  std::cout << (json ? report::render_wheel_tag_json(r) : report::render_wheel_tag_text(r));
-  return wrong ? 1 : 0;
+  std::cout << (json ? report::render_wheel_tag_json(audits) : report::render_wheel_tag_text(audits));
+  // 1 only for a tag that claims more than the files earn: a lone file claims nothing.
+  for (const checks::TagAudit& a : audits)
+    if (!a.holds()) return 1;
+  return 0;
 }
 
 }  // namespace envdoctor::cli

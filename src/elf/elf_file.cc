@@ -63,12 +63,10 @@ struct DynamicTags {
 // agree modulo a page.
 constexpr u64 kLoaderPageSize = 4096;
 
-// The class- and endian-specific half of the reader. One instantiation per (class, byte order);
-// ElfFile keeps function pointers into the one that matches the file.
-// The GNU build-id among the notes of one PT_NOTE segment, as hex; "" when none. Each record is
-// checked against the segment's end before its name or descriptor is read.
-template <typename E>
-static std::string read_build_id(Bytes notes, u64 p_align) {
+// The notes of one PT_NOTE segment, each passed to `visit(n_type, name, desc)` with its name and
+// descriptor bounds-checked against the segment's end first.
+template <typename E, typename Visit>
+static void walk_notes(Bytes notes, u64 p_align, Visit visit) {
   const u64 align = p_align == 8 ? 8 : 4;
   auto pad = [&](u64 n) { return (n + align - 1) & ~(align - 1); };
   u64 off = 0;
@@ -76,25 +74,58 @@ static std::string read_build_id(Bytes notes, u64 p_align) {
     const auto* nh = reinterpret_cast<const Nhdr<E>*>(at);
     u64 namesz = nh->n_namesz, descsz = nh->n_descsz;
     u64 name_off = off + sizeof(Nhdr<E>);
-    if (!notes.contains(name_off, pad(namesz))) break;
-    u64 desc_off = name_off + pad(namesz);
+    if (!notes.contains(name_off, namesz)) break;
+    // The descriptor and the next note start at the segment's alignment, counted from the
+    // segment's start: with 8 (NT_GNU_PROPERTY_TYPE_0 on 64-bit) the 12-byte header and "GNU\0"
+    // end at 16, where the descriptor begins (binutils' and glibc's ELF_NOTE_NEXT_OFFSET).
+    u64 desc_off = pad(name_off + namesz);
     if (!notes.contains(desc_off, descsz)) break;
-    if (nh->n_type == NT_GNU_BUILD_ID && namesz == 4 && std::memcmp(notes.data() + name_off, "GNU", 4) == 0) {
-      static const char kHex[] = "0123456789abcdef";
-      std::string hex;
-      for (u64 i = 0; i < descsz; ++i) {
-        u8 byte = notes.data()[desc_off + i];
-        hex += kHex[byte >> 4];
-        hex += kHex[byte & 15];
-      }
-      return hex;
-    }
-    if (!notes.contains(desc_off, pad(descsz))) break;
-    off = desc_off + pad(descsz);
+    std::string_view name(reinterpret_cast<const char*>(notes.data() + name_off), namesz);
+    visit(static_cast<u32>(nh->n_type), name, Bytes(notes.data() + desc_off, descsz));
+    off = pad(desc_off + descsz);
   }
-  return "";
 }
 
+static std::string hex_of(Bytes desc) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (u64 i = 0; i < desc.size(); ++i) {
+    u8 byte = desc.data()[i];
+    hex += kHex[byte >> 4];
+    hex += kHex[byte & 15];
+  }
+  return hex;
+}
+
+// GNU_PROPERTY_X86_ISA_1_NEEDED among the properties of an NT_GNU_PROPERTY_TYPE_0 note: an array
+// of (pr_type, pr_datasz, data padded to the class's word), binutils' include/elf/common.h.
+template <typename E>
+static std::optional<u32> x86_isa_needed(Bytes desc) {
+  constexpr u32 kIsa1Needed = 0xc0008002;  // GNU_PROPERTY_X86_UINT32_OR_LO + 2
+  const u64 align = E::is_64 ? 8 : 4;
+  u64 off = 0;
+  while (const u8* at = desc.at(off, 8)) {
+    const auto* words = reinterpret_cast<const typename E::Word*>(at);
+    u32 type = words[0], size = words[1];
+    if (!desc.contains(off + 8, size)) break;
+    if (type == kIsa1Needed && size == 4) return static_cast<u32>(*reinterpret_cast<const typename E::Word*>(at + 8));
+    off += 8 + ((u64{size} + align - 1) & ~(align - 1));
+  }
+  return std::nullopt;
+}
+
+// What the notes of one PT_NOTE segment say: the GNU build-id (hex) and the x86 ISA level needed.
+template <typename E>
+static void read_notes(ElfFile& f, Bytes notes, u64 p_align) {
+  walk_notes<E>(notes, p_align, [&](u32 type, std::string_view name, Bytes desc) {
+    if (name != std::string_view("GNU\0", 4)) return;
+    if (type == NT_GNU_BUILD_ID && f.build_id.empty()) f.build_id = hex_of(desc);
+    if (type == NT_GNU_PROPERTY_TYPE_0 && !f.x86_isa_needed) f.x86_isa_needed = x86_isa_needed<E>(desc);
+  });
+}
+
+// The class- and endian-specific half of the reader. One instantiation per (class, byte order);
+// ElfFile keeps function pointers into the one that matches the file.
 struct Parser {
   template <typename E>
   static std::unique_ptr<ElfFile> parse(std::shared_ptr<const MappedFile> file, std::string* error, bool* header_error);
@@ -174,6 +205,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   f->osabi = eh->e_ident[EI_OSABI];
   f->type = eh->e_type;
   f->machine = eh->e_machine;
+  f->header_flags = eh->e_flags;
 
   auto fail = [&](const char* msg) {
     if (error) *error = msg;
@@ -214,9 +246,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
         dynamic = ph;
         break;
       case PT_NOTE:
-        if (f->build_id.empty()) {
-          if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) f->build_id = read_build_id<E>(*notes, ph->p_align);
-        }
+        if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) read_notes<E>(*f, *notes, ph->p_align);
         break;
       case PT_TLS:
         // Only the header's numbers are kept: the initialisation image is never read.

@@ -110,8 +110,9 @@ class ElfFile {
   u8 elf_class = 0;  // ELFCLASS32 / ELFCLASS64
   u8 data = 0;       // ELFDATA2LSB / ELFDATA2MSB
   u8 osabi = 0;
-  u16 type = 0;     // ET_DYN, ET_EXEC
-  u16 machine = 0;  // EM_X86_64, ...
+  u16 type = 0;          // ET_DYN, ET_EXEC
+  u16 machine = 0;       // EM_X86_64, ...
+  u32 header_flags = 0;  // e_flags: the ARM EABI version and float ABI, ...
   bool is_64() const { return elf_class == ELFCLASS64; }
   bool big_endian() const { return data == ELFDATA2MSB; }
 
@@ -120,6 +121,9 @@ class ElfFile {
   std::optional<TlsSegment> tls;           // PT_TLS, when its p_memsz is not 0
   // NT_GNU_BUILD_ID's descriptor as lower-case hex (the linker's --build-id); "" when absent.
   std::string build_id;
+  // GNU_PROPERTY_X86_ISA_1_NEEDED of an NT_GNU_PROPERTY_TYPE_0 note (-march=x86-64-v2 and up, or
+  // -mneeded): bit 0 baseline, 1 x86-64-v2, 2 v3, 3 v4. Absent when no note says it.
+  std::optional<u32> x86_isa_needed;
   bool has_dynamic = false;
   // What _dl_map_object_from_fd says of the program headers before and after mapping ("object
   // file has no loadable segments"); the file is still read, since a reader (not a loader) can.

@@ -1,6 +1,11 @@
-// `envdoctor wheel-tag`: the manylinux tag each file earns and what each wheel's tags promise,
-// as text for people or JSON for programs (the wheel build reads the tag from it). The verdicts
-// are checks::manylinux's; this only formats them.
+// `envdoctor wheel-tag`: the platform tag each file or wheel earns by auditwheel's policy, and
+// whether a wheel's own tags hold, as text for people or JSON for programs (the wheel build reads
+// the tag from it). The verdicts are checks::manylinux's; this only formats them.
+//
+// The JSON is `auditwheel show --json`'s (auditwheel 6.8, show-schema.json, "version": 1), one
+// object per file given, one per line, so that what reads auditwheel's output reads this; what
+// envdoctor adds (the claimed tags and whether they hold, each file's own tag, the symbol
+// versions too new for a better policy) is under the one key "envdoctor".
 #pragma once
 
 #include <string>
@@ -10,16 +15,7 @@
 
 namespace envdoctor::report {
 
-struct WheelTagReport {
-  std::vector<checks::ManylinuxNeeds> files;  // ELF files given on the command line
-  std::vector<checks::WheelTagAudit> wheels;  // wheels given on the command line
-  std::vector<std::string> policy_libraries;  // checks::manylinux_libraries of the files' machine
-};
-
-// One sentence stating the policy the verdicts follow.
-std::string manylinux_policy_text(const std::vector<std::string>& libraries);
-
-std::string render_wheel_tag_text(const WheelTagReport& report);
-std::string render_wheel_tag_json(const WheelTagReport& report);
+std::string render_wheel_tag_text(const std::vector<checks::TagAudit>& audits);
+std::string render_wheel_tag_json(const std::vector<checks::TagAudit>& audits);
 
 }  // namespace envdoctor::report

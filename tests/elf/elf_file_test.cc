@@ -11,6 +11,7 @@
 #include <set>
 
 #include "elf/elf_file.h"
+#include "support/elf_writer.h"
 #include "support/fixture.h"
 
 namespace envdoctor::test {
@@ -18,124 +19,11 @@ namespace {
 
 using elf::ElfFile;
 
-// Appends ELF fields in a chosen class and byte order.
-class Writer {
- public:
-  Writer(bool is64, bool be) : is64_(is64), be_(be) {}
-  void put(u64 v, int size) {
-    for (int i = 0; i < size; ++i) {
-      int shift = be_ ? 8 * (size - 1 - i) : 8 * i;
-      out.push_back(static_cast<u8>(v >> shift));
-    }
-  }
-  void half(u64 v) { put(v, 2); }
-  void word(u64 v) { put(v, 4); }
-  void xword(u64 v) { put(v, is64_ ? 8 : 4); }  // Addr, Off, Xword, Sxword
-  void bytes(const std::string& s) { out.insert(out.end(), s.begin(), s.end()); }
-  void pad_to(u64 size) { out.resize(size, 0); }
-  std::vector<u8> out;
-
- private:
-  bool is64_, be_;
-};
-
-// A minimal ET_DYN: one PT_LOAD over the whole file at address 0, a PT_DYNAMIC with two
-// NEEDED entries, a SONAME, and a SysV hash table over three symbols (null, sym_a defined,
-// sym_b undefined) whose bucket leads to sym_b, then sym_a.
+// A minimal ET_DYN (support/elf_writer.h): one PT_LOAD over the whole file at address 0, a
+// PT_DYNAMIC with two NEEDED entries, a SONAME, and a SysV hash table over three symbols (null,
+// sym_a defined, sym_b undefined) whose bucket leads to sym_b, then sym_a.
 std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {
-  const u64 ehsize = is64 ? 64 : 52, phentsize = is64 ? 56 : 32, dynent = is64 ? 16 : 8, syment = is64 ? 24 : 16;
-  const std::string strtab = std::string("\0libbe.so\0libc.so.6\0libm.so.6\0sym_a\0sym_b\0", 42);
-  const u64 name_soname = 1, name_libc = 10, name_libm = 20, name_a = 30, name_b = 36;
-  const u64 phoff = ehsize, stroff = phoff + 2 * phentsize;
-  const u64 symoff = (stroff + strtab.size() + 7) & ~u64{7};
-  const u64 hashoff = symoff + 3 * syment;
-  const u64 dynoff = hashoff + 4 * (2 + 1 + 3);
-  const u64 ndyn = 9, total = dynoff + ndyn * dynent;
-
-  Writer w(is64, be);
-  w.bytes(
-      std::string("\x7f"
-                  "ELF",
-                  4));
-  w.out.push_back(is64 ? ELFCLASS64 : ELFCLASS32);
-  w.out.push_back(be ? ELFDATA2MSB : ELFDATA2LSB);
-  w.out.push_back(EV_CURRENT);
-  w.pad_to(EI_NIDENT);
-  w.half(ET_DYN);
-  w.half(machine);
-  w.word(EV_CURRENT);
-  w.xword(0);      // e_entry
-  w.xword(phoff);  // e_phoff
-  w.xword(0);      // e_shoff
-  w.word(0);       // e_flags
-  w.half(ehsize);
-  w.half(phentsize);
-  w.half(2);  // e_phnum
-  w.half(is64 ? 64 : 40);
-  w.half(0);
-  w.half(0);
-  auto phdr = [&](u32 type, u64 off, u64 size) {
-    if (is64) {
-      w.word(type);
-      w.word(PF_R);
-      w.xword(off);
-      w.xword(off);
-      w.xword(off);
-      w.xword(size);
-      w.xword(size);
-      w.xword(8);
-    } else {
-      w.word(type);
-      w.word(off);
-      w.word(off);
-      w.word(off);
-      w.word(size);
-      w.word(size);
-      w.word(PF_R);
-      w.word(4);
-    }
-  };
-  phdr(PT_LOAD, 0, total);
-  phdr(PT_DYNAMIC, dynoff, ndyn * dynent);
-  w.bytes(strtab);
-  w.pad_to(symoff);
-  auto sym = [&](u64 name, u8 info, u16 shndx, u64 value) {
-    if (is64) {
-      w.word(name);
-      w.out.push_back(info);
-      w.out.push_back(0);
-      w.half(shndx);
-      w.xword(value);
-      w.xword(0);
-    } else {
-      w.word(name);
-      w.word(value);
-      w.word(0);
-      w.out.push_back(info);
-      w.out.push_back(0);
-      w.half(shndx);
-    }
-  };
-  sym(0, 0, 0, 0);
-  sym(name_a, ELF64_ST_INFO(STB_GLOBAL, STT_FUNC), 5, 0x100);
-  sym(name_b, ELF64_ST_INFO(STB_GLOBAL, STT_NOTYPE), SHN_UNDEF, 0);
-  // nbucket = 1, nchain = 3, bucket[0] = 2, chain = {0, 0, 1}.
-  for (u64 v : {1, 3, 2, 0, 0, 1}) w.word(v);
-  auto dyn = [&](i64 tag, u64 val) {
-    w.xword(static_cast<u64>(tag));
-    w.xword(val);
-  };
-  dyn(DT_NEEDED, name_libc);
-  dyn(DT_NEEDED, name_libm);
-  dyn(DT_SONAME, name_soname);
-  dyn(DT_STRTAB, stroff);
-  dyn(DT_STRSZ, strtab.size());
-  dyn(DT_SYMTAB, symoff);
-  dyn(DT_SYMENT, syment);
-  dyn(DT_HASH, hashoff);
-  dyn(DT_NULL, 0);
-  EXPECT_EQ(w.out.size(), total);
-  return w.out;
+  return write_elf({is64, be, machine, 0, "libbe.so", {"libc.so.6", "libm.so.6"}, "", {{"sym_b", "", ""}}, {"sym_a"}});
 }
 
 std::unique_ptr<ElfFile> parse_bytes(std::vector<u8> bytes, std::string* error) {

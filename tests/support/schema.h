@@ -20,15 +20,20 @@ inline bool have_jsonschema() {
   return available;
 }
 
-// "" when `document` holds to data/schemas/NAME.schema.json, else jsonschema's errors.
-inline std::string schema_errors(const std::string& name, const std::string& document) {
+// "" when `document` holds to the schema at `schema_file`, else jsonschema's errors.
+inline std::string schema_file_errors(const std::string& schema_file, const std::string& document) {
   TempDir tmp;
   std::string path = tmp.write("document.json", document);
   CommandResult r =
       run("/usr/bin/python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/validate_schema.py") + " " +
-          quote(schema_path(name)) + " " + quote(path));
+          quote(schema_file) + " " + quote(path));
   if (r.status == 0) return "";
   return r.out + r.err + (r.out.empty() && r.err.empty() ? "validate_schema.py failed" : "");
+}
+
+// "" when `document` holds to data/schemas/NAME.schema.json, else jsonschema's errors.
+inline std::string schema_errors(const std::string& name, const std::string& document) {
+  return schema_file_errors(schema_path(name), document);
 }
 
 inline void expect_schema_valid(const std::string& name, const std::string& document) {
