@@ -500,7 +500,8 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
           "forward-compatibility libcuda " + inv.forward_compat->path + " (" + inv.forward_compat->where +
           ") raises the driver the CUDA runtimes talk to from " + target.driver->text + " to " +
           inv.forward_compat->version.text + "; the kernel module stays " + target.driver->text +
-          " (forward compatibility works on data-center GPUs with a supported kernel-module branch)");
+          " (forward compatibility works only on data-center GPUs with a supported kernel-module branch; on "
+          "others every CUDA call fails with error 804, cudaErrorCompatNotSupportedOnDevice)");
     std::vector<Finding> f = check_driver(env, inv, tables, target, result.notes);
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   }
