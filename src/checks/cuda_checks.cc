@@ -145,6 +145,14 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
                       " are unavailable");
       continue;
     }
+    if (verdict.fit == DriverFit::kReleaseUnknown) {
+      notes.push_back(runtime_text(rt) + " runs on driver " + driver_text(*target.driver, inv.forward_compat) +
+                      " at least through CUDA minor-version compatibility (" + std::to_string(rt.major) +
+                      ".x needs >= " + need.minor_floor->text +
+                      "); its release is not known (no version in its real file name, no toolkit version.json, no "
+                      "package), so whether this driver runs all of it is not known");
+      continue;
+    }
     if (verdict.fit == DriverFit::kNotInTable)
       notes.push_back(runtime_text(rt) + " is not in data/cuda.json; its driver requirement was not checked");
     // kBeyondTable is a note from cuda_beyond_table_notes, not a verdict.
