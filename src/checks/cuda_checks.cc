@@ -487,7 +487,7 @@ std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& librar
 }
 
 CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, const cuda::CudaTables& tables,
-                           const CudaTarget& target) {
+                           const CudaTarget& target, bool driver_absence_noted) {
   CudaCheckResult result;
   std::optional<DriverVersion> driver = effective_driver(inv, target);
   for (const std::string& p : target.problems) result.notes.push_back("driver detection: " + p);
@@ -500,7 +500,13 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
   }
 
   if (!target.driver) {
-    if (!inv.runtimes.empty())
+    if (inv.forward_compat)
+      // cuda-compat's libcuda is the driver's user-space half only: it needs the kernel module.
+      result.notes.push_back("no NVIDIA driver: the forward-compatibility libcuda " + inv.forward_compat->path + " (" +
+                             inv.forward_compat->where + ") implements driver " + inv.forward_compat->version.text +
+                             " but runs only over an NVIDIA kernel module, and on data-center GPUs (error 804, "
+                             "cudaErrorCompatNotSupportedOnDevice, on others)");
+    else if (!inv.runtimes.empty() && !driver_absence_noted)
       result.notes.push_back("no NVIDIA driver found; pass --driver VERSION to check the CUDA runtimes against it");
   } else {
     if (inv.forward_compat && inv.forward_compat->version > *target.driver)

@@ -47,7 +47,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_static_tls(env, loads.resolutions)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(env, knowledge, loads.resolutions, loads.findings);
-  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
+  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   attribute_installers(env, run.findings);
   sort_and_dedupe(run.findings);

@@ -45,7 +45,8 @@ class DriverLibraries : public VenvTest {
 };
 
 TEST_F(DriverLibraries, DriverLibrariesArePresentWithDriverAndOneNoteWithout) {
-  if (!fs::exists(kStubs + "/libcuda.so")) GTEST_SKIP() << "needs the CUDA toolkit's " << kStubs << "/libcuda.so";
+  if (!fs::exists(kStubs + "/libcuda.so") || !fs::exists("/usr/local/cuda/lib64/libcudart.so.13"))
+    GTEST_SKIP() << "needs the CUDA toolkit's " << kStubs << "/libcuda.so and lib64/libcudart.so.13";
   Venv venv(tmp_, "drv");
   venv.install(driver_wheels());
   std::string drv = venv.site() + "/drvpkg/libdrv.so", user = venv.site() + "/drvpkg/libuser.so";
@@ -105,6 +106,29 @@ TEST_F(DriverLibraries, DriverLibrariesArePresentWithDriverAndOneNoteWithout) {
       << text.out;
   nhc = venv.envdoctor_run("check", "--gpu sm_90 --format nhc");
   EXPECT_EQ(nhc.out, "envdoctor: OK\n") << nhc.err;
+
+  // Said once: a CUDA runtime in the environment adds no second note about the driver.
+  venv.install({platlib_wheel("nvidia-cuda-runtime", "13.0.96",
+                              {{"nvidia/cu13/lib/libcudart.so.13", "/usr/local/cuda/lib64/libcudart.so.13"}})});
+  text = venv.envdoctor_run("check", "--gpu sm_90");
+  size_t first = text.out.find("no NVIDIA driver");
+  EXPECT_NE(first, std::string::npos) << text.out;
+  EXPECT_EQ(text.out.find("no NVIDIA driver", first + 1), std::string::npos) << text.out;
+
+  // cuda-compat's libcuda (the stub, under the real file name of a 580.65.06 driver) on
+  // LD_LIBRARY_PATH: the loader finds libcuda.so.1, and the note says what it still needs.
+  fs::create_directories(tmp_ / "compat");
+  fs::copy_file(kStubs + "/libcuda.so", tmp_ / "compat/libcuda.so.580.65.06");
+  fs::create_symlink("libcuda.so.580.65.06", tmp_ / "compat/libcuda.so.1");
+  std::string compat = tmp_ / "compat";
+  EXPECT_EQ(referee_dlopen(tmp_, user, &compat), "ok");
+  text = venv.envdoctor_run("check", "--gpu sm_90 --ld-library-path " + quote(compat));
+  EXPECT_NE(text.out.find("note: no NVIDIA driver: the forward-compatibility libcuda " +
+                          fs::canonical(tmp_ / "compat/libcuda.so.580.65.06").string() +
+                          " (LD_LIBRARY_PATH) implements driver 580.65.06 but runs only over an NVIDIA kernel module, "
+                          "and on data-center GPUs (error 804, cudaErrorCompatNotSupportedOnDevice, on others)\n"),
+            std::string::npos)
+      << text.out;
 }
 
 }  // namespace
