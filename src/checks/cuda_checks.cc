@@ -428,7 +428,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, MajorM
         for (const std::string& user : it->second) {
           if (cuda_paths.count(user)) continue;  // NVIDIA's libraries using each other
           const python::Distribution* d = env.owner(user);
-          std::string name = d ? d->name : fs::path(user).filename().string() + " (no package)";
+          std::string name = d ? d->name : user + " (no package)";
           if (!providers.count(name)) users.insert(name);
         }
     }
