@@ -145,6 +145,14 @@ std::vector<Finding> check_driver(const Environment& env, const CudaInventory& i
                       " are unavailable");
       continue;
     }
+    if (verdict.fit == DriverFit::kReleaseUnknown) {
+      notes.push_back(runtime_text(rt) + " runs on driver " + driver_text(*target.driver, inv.forward_compat) +
+                      " at least through CUDA minor-version compatibility (" + std::to_string(rt.major) +
+                      ".x needs >= " + need.minor_floor->text +
+                      "); its release is not known (no version in its real file name, no toolkit version.json, no "
+                      "package), so whether this driver runs all of it is not known");
+      continue;
+    }
     if (verdict.fit == DriverFit::kNotInTable)
       notes.push_back(runtime_text(rt) + " is not in data/cuda.json; its driver requirement was not checked");
     // kBeyondTable is a note from cuda_beyond_table_notes, not a verdict.
@@ -420,7 +428,7 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, MajorM
         for (const std::string& user : it->second) {
           if (cuda_paths.count(user)) continue;  // NVIDIA's libraries using each other
           const python::Distribution* d = env.owner(user);
-          std::string name = d ? d->name : fs::path(user).filename().string() + " (no package)";
+          std::string name = d ? d->name : user + " (no package)";
           if (!providers.count(name)) users.insert(name);
         }
     }
@@ -479,7 +487,7 @@ std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& librar
 }
 
 CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, const cuda::CudaTables& tables,
-                           const CudaTarget& target) {
+                           const CudaTarget& target, bool driver_absence_noted) {
   CudaCheckResult result;
   std::optional<DriverVersion> driver = effective_driver(inv, target);
   for (const std::string& p : target.problems) result.notes.push_back("driver detection: " + p);
@@ -492,7 +500,13 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
   }
 
   if (!target.driver) {
-    if (!inv.runtimes.empty())
+    if (inv.forward_compat)
+      // cuda-compat's libcuda is the driver's user-space half only: it needs the kernel module.
+      result.notes.push_back("no NVIDIA driver: the forward-compatibility libcuda " + inv.forward_compat->path + " (" +
+                             inv.forward_compat->where + ") implements driver " + inv.forward_compat->version.text +
+                             " but runs only over an NVIDIA kernel module, and on data-center GPUs (error 804, "
+                             "cudaErrorCompatNotSupportedOnDevice, on others)");
+    else if (!inv.runtimes.empty() && !driver_absence_noted)
       result.notes.push_back("no NVIDIA driver found; pass --driver VERSION to check the CUDA runtimes against it");
   } else {
     if (inv.forward_compat && inv.forward_compat->version > *target.driver)
@@ -500,7 +514,8 @@ CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, con
           "forward-compatibility libcuda " + inv.forward_compat->path + " (" + inv.forward_compat->where +
           ") raises the driver the CUDA runtimes talk to from " + target.driver->text + " to " +
           inv.forward_compat->version.text + "; the kernel module stays " + target.driver->text +
-          " (forward compatibility works on data-center GPUs with a supported kernel-module branch)");
+          " (forward compatibility works only on data-center GPUs with a supported kernel-module branch; on "
+          "others every CUDA call fails with error 804, cudaErrorCompatNotSupportedOnDevice)");
     std::vector<Finding> f = check_driver(env, inv, tables, target, result.notes);
     result.findings.insert(result.findings.end(), f.begin(), f.end());
   }

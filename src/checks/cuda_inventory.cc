@@ -6,6 +6,7 @@
 #include <cctype>
 #include <charconv>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "checks/cuda_beyond_table.h"
 #include "loader/search_paths.h"
@@ -215,6 +216,65 @@ std::optional<MajorMinor> runtime_version_from_name(const std::string& file_name
   return MajorMinor{*mj, *mn};
 }
 
+// "13.0.96" -> 13.0, when the major is `major`.
+std::optional<MajorMinor> release_of(std::string_view v, int major) {
+  std::optional<int> mj = leading_int(v);
+  size_t dot = v.find('.');
+  std::optional<int> mn = dot == std::string_view::npos ? std::nullopt : leading_int(v.substr(dot + 1));
+  if (!mj || !mn || *mj != major) return std::nullopt;
+  return MajorMinor{*mj, *mn};
+}
+
+// The toolkit's version.json (CUDA 11.1 and later install one at the toolkit's top, beside lib64/
+// and targets/): its "cuda_cudart" component's version, looked for up to three folders above the
+// runtime's real file (lib64/, targets/x86_64-linux/lib/).
+std::optional<MajorMinor> toolkit_version_json(const Environment& env, const std::string& real, int major,
+                                               std::string* source) {
+  fs::path dir = fs::path(real).parent_path();
+  for (int up = 0; up < 4 && !dir.empty(); ++up, dir = dir.parent_path()) {
+    std::string path = (dir / "version.json").string();
+    std::string text = env.files.read_text(path, 1 << 20);
+    if (text.empty()) continue;
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
+    if (!j.is_object() || !j.contains("cuda_cudart") || !j["cuda_cudart"].is_object()) return std::nullopt;
+    const nlohmann::json& v = j["cuda_cudart"].value("version", nlohmann::json());
+    if (!v.is_string()) return std::nullopt;
+    std::optional<MajorMinor> release = release_of(v.get<std::string>(), major);
+    if (release) *source = path + " (cuda_cudart " + v.get<std::string>() + ")";
+    return release;
+  }
+  return std::nullopt;
+}
+
+// NVIDIA's installer puts a toolkit in /usr/local/cuda-X.Y: a folder named so is that release.
+std::optional<MajorMinor> toolkit_folder_release(const std::string& real, int major, std::string* source) {
+  for (const fs::path& part : fs::path(real).parent_path()) {
+    std::string s = part.string();
+    if (s.rfind("cuda-", 0) != 0) continue;
+    std::string_view v = std::string_view(s).substr(5);
+    size_t dot = v.find('.');
+    if (dot == std::string_view::npos || v.find('.', dot + 1) != std::string_view::npos) continue;
+    std::optional<MajorMinor> release = release_of(v, major);
+    if (release && release->str() == v) {
+      *source = "its folder " + s;
+      return release;
+    }
+  }
+  return std::nullopt;
+}
+
+// The runtimes that missing-library findings name, with the files that need them.
+std::vector<MissingRuntime> missing_runtimes(const std::vector<Finding>& load_findings) {
+  std::map<std::string, std::set<std::string>> needed;
+  for (const Finding& f : load_findings)
+    if (f.code == Code::kMissingLibrary && f.library && cudart_major(*f.library))
+      needed[*f.library].insert(fs::path(f.file).lexically_normal().string());
+  std::vector<MissingRuntime> out;
+  for (const auto& [soname, files] : needed)
+    out.push_back({soname, *cudart_major(soname), {files.begin(), files.end()}});
+  return out;
+}
+
 CudaRuntime runtime_of(const Environment& env, const CudaLibrary& lib) {
   CudaRuntime rt;
   rt.path = lib.path;
@@ -224,18 +284,16 @@ CudaRuntime runtime_of(const Environment& env, const CudaLibrary& lib) {
   rt.origin = lib.origin;
   // libcudart.so.12.4.127 names its release; NVIDIA's wheels ship only the SONAME, and their
   // package version is the runtime's (nvidia-cuda-runtime-cu12 12.4.127).
-  std::string real = without_repair_hash(fs::path(canonical_in(env.root, lib.path)).filename().string());
+  std::string real_path = canonical_in(env.root, lib.path);
+  std::string real = without_repair_hash(fs::path(real_path).filename().string());
   if ((rt.version = runtime_version_from_name(real, rt.major))) {
     rt.version_source = "file " + real;
+  } else if ((rt.version = toolkit_version_json(env, real_path, rt.major, &rt.version_source))) {
   } else if (lib.owner && python::normalize_name(lib.owner->name).rfind("nvidia-cuda-runtime", 0) == 0) {
-    std::string_view v = lib.owner->version;
-    std::optional<int> mj = leading_int(v);
-    size_t dot = v.find('.');
-    std::optional<int> mn = dot == std::string_view::npos ? std::nullopt : leading_int(v.substr(dot + 1));
-    if (mj && mn && *mj == rt.major) {
-      rt.version = MajorMinor{*mj, *mn};
+    if ((rt.version = release_of(lib.owner->version, rt.major)))
       rt.version_source = lib.owner->name + " " + lib.owner->version;
-    }
+  } else {
+    rt.version = toolkit_folder_release(real_path, rt.major, &rt.version_source);
   }
   return rt;
 }
@@ -277,12 +335,13 @@ std::vector<std::string> CudaInventory::user_names(const Environment& env, const
   if (it == users.end()) return {};
   for (const std::string& user : it->second) {
     const python::Distribution* d = env.owner(user);
-    names.insert(d ? d->name : fs::path(user).filename().string() + " (no package)");
+    names.insert(d ? d->name : user);
   }
   return {names.begin(), names.end()};
 }
 
-CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions) {
+CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions,
+                         const std::vector<Finding>& load_findings) {
   CudaInventory inv;
 
   // GPU code: every file's fatbinary headers, on every core.
@@ -347,6 +406,7 @@ CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, con
 
   for (const CudaLibrary& lib : inv.libraries)
     if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(env, lib));
+  inv.missing_runtimes = missing_runtimes(load_findings);
   inv.forward_compat = find_forward_compat(env);
   return inv;
 }
@@ -408,6 +468,8 @@ RuntimeOnDriver runtime_on_driver(const CudaRuntime& runtime, const cuda::CudaTa
     r.fit = DriverFit::kBeyondTable;
   } else if (r.need.full && *driver >= *r.need.full) {
     r.fit = DriverFit::kFull;
+  } else if (!runtime.version && r.need.minor_floor && *driver >= *r.need.minor_floor) {
+    r.fit = DriverFit::kReleaseUnknown;
   } else if (r.need.minor_floor && *driver >= *r.need.minor_floor) {
     // CUDA's minor-version compatibility (CUDA Compatibility guide, "Minor Version
     // Compatibility"): a 12.x runtime runs on any driver of the 12 family, without the

@@ -70,7 +70,11 @@ struct CudaRuntime {
   std::string soname;  // "libcudart.so.13"
   int major = 0;
   std::optional<cuda::MajorMinor> version;  // 13.0; nullopt when only the major is known
-  std::string version_source;               // "nvidia-cuda-runtime 13.0.96", "file libcudart.so.12.4.127", ""
+  // Where the release was read, in this order: "file libcudart.so.12.4.127" (the file the SONAME
+  // resolves to), "/usr/local/cuda-13.0/version.json (cuda_cudart 13.0.96)" (the toolkit's),
+  // "nvidia-cuda-runtime 13.0.96" (the wheel's), "its folder cuda-13.0" (NVIDIA's installer
+  // names the toolkit's folder by its release); "" when none says.
+  std::string version_source;
   const python::Distribution* owner = nullptr;
   std::string origin;
 };
@@ -84,10 +88,19 @@ struct ForwardCompat {
   std::string where;  // "LD_LIBRARY_PATH" or "the environment (PKG)"
 };
 
+// A CUDA runtime that files need and that the loader does not find (their NEEDED entry found
+// nothing): the files cannot load, and `cuda` lists the runtime with them.
+struct MissingRuntime {
+  std::string soname;  // "libcudart.so.12"
+  int major = 0;
+  std::vector<std::string> needed_by;  // the files, by path
+};
+
 struct CudaInventory {
-  std::vector<GpuCode> gpu_code;       // files with loadable GPU code, in path order
-  std::vector<CudaLibrary> libraries;  // by path
-  std::vector<CudaRuntime> runtimes;   // by path
+  std::vector<GpuCode> gpu_code;                 // files with loadable GPU code, in path order
+  std::vector<CudaLibrary> libraries;            // by path
+  std::vector<CudaRuntime> runtimes;             // by path
+  std::vector<MissingRuntime> missing_runtimes;  // by SONAME
   std::optional<ForwardCompat> forward_compat;
   // Canonical path -> canonical paths of the libraries its NEEDED entries resolved to, and the
   // reverse, from the load model's resolutions.
@@ -95,13 +108,15 @@ struct CudaInventory {
   std::map<std::string, std::set<std::string>> users;
 
   const CudaLibrary* library(const std::string& path) const;
-  // The packages (or "FILE (no package)") whose files load `path` directly.
+  // The packages (or, for a file no package owns, its path) whose files load `path` directly.
   std::vector<std::string> user_names(const Environment& env, const std::string& path) const;
 };
 
 // Reads every ELF file's fatbinaries (headers only, in parallel) and sorts the CUDA libraries
-// of the environment and of the resolutions by major.
-CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions);
+// of the environment and of the resolutions by major; the runtimes that `load_findings`
+// (missing-library) say are not found are the missing ones.
+CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions,
+                         const std::vector<Finding>& load_findings);
 
 // The driver the runtimes talk to: the kernel module's, raised by a newer forward-compatibility
 // libcuda. nullopt when no driver is known.
@@ -129,7 +144,10 @@ enum class DriverFit {
   kNotInTable,   // neither its release nor its major's floor is in the table: not judged
   kFull,         // the driver is new enough for the release
   kMinorCompat,  // only through CUDA minor-version compatibility
-  kTooOld,       // cuda-driver-too-old
+  // The release is not known (only the major): the driver runs it at least through minor-version
+  // compatibility, and whether it runs it fully is not known.
+  kReleaseUnknown,
+  kTooOld,  // cuda-driver-too-old
 };
 struct RuntimeOnDriver {
   DriverRequirement need;

@@ -23,11 +23,16 @@ int severity_rank(cuda::Coverage::Kind k) {
   return 0;
 }
 
-CudaPackageRow& row_for(std::map<std::string, CudaPackageRow>& rows, const python::Distribution* d) {
-  CudaPackageRow& row = rows[d ? d->name : ""];
+// The row of `d`, or of `file` when no package owns it: packages first (by name), then files (by
+// path).
+CudaPackageRow& row_for(std::map<std::string, CudaPackageRow>& rows, const python::Distribution* d,
+                        const std::string& file) {
+  CudaPackageRow& row = rows[d ? "0" + d->name : "1" + file];
   if (d) {
     row.name = d->name;
     row.version = d->version;
+  } else {
+    row.file = file;
   }
   return row;
 }
@@ -36,7 +41,7 @@ std::vector<CudaPackageRow> package_rows(const Environment& env, const CudaInven
                                          const cuda::CudaTables& tables, const CudaSummary& s) {
   std::map<std::string, CudaPackageRow> rows;
   for (const GpuCode& g : inv.gpu_code) {
-    CudaPackageRow& row = row_for(rows, g.file->owners.empty() ? nullptr : g.file->owners.front());
+    CudaPackageRow& row = row_for(rows, g.file->owners.empty() ? nullptr : g.file->owners.front(), g.file->path);
     ++row.files_with_gpu_code;
     for (const std::string& a : g.sass) row.sass.emplace(arch_rank(a), a);
     for (const std::string& a : g.ptx) row.ptx.emplace(arch_rank(a), a);
@@ -55,14 +60,22 @@ std::vector<CudaPackageRow> package_rows(const Environment& env, const CudaInven
     const python::Distribution* owner = r.owners.empty() ? nullptr : r.owners.front();
     for (const std::string& target : needs->second) {
       auto it = libraries.find(target);
-      if (it == libraries.end() || it->second->owner == owner) continue;
-      CudaPackageRow& row = row_for(rows, owner);
+      // A package's own CUDA libraries are its own; a file no package owns uses the others.
+      if (it == libraries.end() || (owner && it->second->owner == owner)) continue;
+      CudaPackageRow& row = row_for(rows, owner, r.path);
       row.uses[it->second->soname] = it->second->origin;
       row.cuda_majors.insert(it->second->major);
     }
   }
+  // A runtime that is not found is still one the file uses: of its major, and missing.
+  for (const MissingRuntime& missing : inv.missing_runtimes)
+    for (const std::string& file : missing.needed_by) {
+      CudaPackageRow& row = row_for(rows, env.owner(file), file);
+      row.uses[missing.soname] = "not found";
+      row.cuda_majors.insert(missing.major);
+    }
   for (const CudaLibrary& lib : inv.libraries)
-    if (lib.owner) row_for(rows, lib.owner).cuda_majors.insert(lib.major);
+    if (lib.owner) row_for(rows, lib.owner, lib.path).cuda_majors.insert(lib.major);
   std::vector<CudaPackageRow> out;
   for (auto& [name, row] : rows) out.push_back(std::move(row));
   return out;
@@ -81,6 +94,7 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
   s.driver_beyond_table = !s.driver_cuda && s.target.driver && tables.driver_beyond_table(*s.target.driver);
   for (const CudaRuntime& rt : inventory.runtimes)
     s.runtimes.push_back({&rt, runtime_on_driver(rt, tables, s.effective_driver), inventory.user_names(env, rt.path)});
+  s.missing_runtimes = inventory.missing_runtimes;
   s.packages = package_rows(env, inventory, tables, s);
   return s;
 }

@@ -21,14 +21,17 @@ struct CudaRuntimeRow {
   std::vector<std::string> users;
 };
 
+// One package, or one file that no package owns (each such file a row of its own: two files of
+// one name, or of two CUDA majors, are not one thing).
 struct CudaPackageRow {
-  std::string name;  // "" for files no package owns
+  std::string name;  // "" for a file no package owns
+  std::string file;  // that file's path; "" for a package
   std::string version;
   size_t files_with_gpu_code = 0;
   std::set<std::pair<int, std::string>> sass, ptx;  // (sm * 4 + variant rank, name)
   std::set<int> cuda_majors;
   std::map<std::string, std::string> uses;       // soname -> "origin"
-  std::map<int, cuda::Coverage::Kind> coverage;  // GPU sm -> the worst verdict over its files
+  std::map<int, cuda::Coverage::Kind> coverage;  // GPU sm -> the worst verdict over its files (gpu_coverage)
 };
 
 struct CudaSummary {
@@ -38,6 +41,7 @@ struct CudaSummary {
   bool driver_beyond_table = false;
   std::optional<ForwardCompat> forward_compat;
   std::vector<CudaRuntimeRow> runtimes;
+  std::vector<MissingRuntime> missing_runtimes;
   std::vector<CudaPackageRow> packages;
 };
 

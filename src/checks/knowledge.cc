@@ -18,6 +18,24 @@ std::optional<int> cuda_major_of(const std::string& text) {
   return n > 0 ? std::optional<int>(n) : std::nullopt;
 }
 
+// data/driver_libraries.json's rows into `out`; false with `error` set when unreadable.
+bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return false;
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    for (const nlohmann::json& lib : j.at("libraries"))
+      out.push_back({lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()});
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = path + ": " + e.what();
+    return false;
+  }
+}
+
 }  // namespace
 
 std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::string* error) {
@@ -44,6 +62,7 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
     }
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
+    if (!load_driver_libraries(data_dir + "/driver_libraries.json", k.driver_libraries_, error)) return std::nullopt;
     return k;
   } catch (const std::exception& e) {
     if (error) *error = path + ": " + e.what();
@@ -61,6 +80,14 @@ std::vector<const KnownLibrary*> Knowledge::providers(std::string_view soname) c
 const KnownPlaceholder* Knowledge::placeholder(std::string_view normalized_name) const {
   for (const KnownPlaceholder& p : placeholders_)
     if (p.name == normalized_name) return &p;
+  return nullptr;
+}
+
+const DriverLibrary* Knowledge::driver_library(std::string_view name) const {
+  // The container toolkit matches ld.so.cache entries by prefix (nvc_info.c); a prefix followed
+  // by anything but a version would be another library (libcuda.so vs libcudart.so.13).
+  for (const DriverLibrary& l : driver_libraries_)
+    if (name.starts_with(l.prefix) && (name.size() == l.prefix.size() || name[l.prefix.size()] == '.')) return &l;
   return nullptr;
 }
 

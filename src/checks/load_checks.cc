@@ -128,6 +128,7 @@ class LoadChecker {
   void preload_torch(Process& p, const python::Distribution& torch, int caller);
   void check_file(Process& context, int caller, const ElfRecord& file, Context& c);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
+  bool scope_misses_driver_library(const Process& p, int object) const;
   Finding rejected_file(const ElfRecord& file, const loader::Verdict& verdict) const;
   Finding program_finding(const Process& p, const LoadError& e) const;
   std::string program_hint(const Finding& f, const LoadError& e) const;
@@ -357,9 +358,27 @@ void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors,
     if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
       const auto& deps = p.objects()[e.object].deps;
       if (std::any_of(deps.begin(), deps.end(), [](const loader::Resolution& r) { return r.object < 0; })) continue;
+      // The NVIDIA driver's libraries are missing only where the driver is (checks/driver_libraries.h):
+      // a symbol that binds nowhere in a scope that lacks one would bind to it where it is there.
+      if (scope_misses_driver_library(p, e.object)) continue;
     }
     findings.push_back(finding_for_load_error(env_, knowledge_, p, e));
   }
+}
+
+// Whether the lookup scope of object `object` (the global scope and its dlopen's local one, glibc
+// elf/dl-open.c) lacks a library of the NVIDIA driver that one of its objects needs.
+bool LoadChecker::scope_misses_driver_library(const Process& p, int object) const {
+  const auto& objects = p.objects();
+  auto misses = [&](int i) {
+    return std::any_of(objects[i].deps.begin(), objects[i].deps.end(),
+                       [&](const loader::Resolution& r) { return r.object < 0 && knowledge_.driver_library(r.name); });
+  };
+  for (size_t i = 0; i < objects.size(); ++i)
+    if (objects[i].global && misses(static_cast<int>(i))) return true;
+  int root = objects[object].local_root;
+  if (root < 0) return false;
+  return std::any_of(objects[root].searchlist.begin(), objects[root].searchlist.end(), misses);
 }
 
 // A file the loader refuses before it maps anything, as `import` (dlopen by path) reports it.

@@ -1,5 +1,6 @@
 #include "checks/run.h"
 
+#include "checks/driver_libraries.h"
 #include "checks/import_order.h"
 #include "checks/library_checks.h"
 #include "checks/load_checks.h"
@@ -34,6 +35,10 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   CheckRun run;
   run.findings = check_records(env, knowledge, {settings.verify_hashes, settings.all_files}, settings.on_hash);
   LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo, settings.edges);
+  // The NVIDIA driver's libraries are the driver's, not a package's: present with a driver, one
+  // note without.
+  std::vector<std::string> driver_notes = account_driver_libraries(knowledge, settings.gpu, loads.findings);
+  run.needs_absent_driver = !driver_notes.empty() && !settings.gpu.driver;
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   // Only the SONAMEs that two packages resolve to different files are paired (import_order.h).
   ImportOrderResult orders = check_import_order(env, loads.resolutions);
@@ -41,8 +46,8 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   for (Finding& f : check_duplicate_libraries(env, loads.resolutions, orders)) run.findings.push_back(std::move(f));
   for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_static_tls(env, loads.resolutions)) run.findings.push_back(std::move(f));
-  run.cuda = index_cuda(env, knowledge, loads.resolutions);
-  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu);
+  run.cuda = index_cuda(env, knowledge, loads.resolutions, loads.findings);
+  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   attribute_installers(env, run.findings);
   sort_and_dedupe(run.findings);
@@ -51,6 +56,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   // Defects of one package's records (bad RECORD rows, unreadable METADATA): read around, said here.
   for (const python::Distribution& d : env.inventory.distributions)
     for (const std::string& p : d.problems) run.notes.push_back(d.name + " " + d.version + ": " + p);
+  run.notes.insert(run.notes.end(), driver_notes.begin(), driver_notes.end());
   run.notes.insert(run.notes.end(), gpu.notes.begin(), gpu.notes.end());
   run.edges = std::move(loads.edges);
   return run;

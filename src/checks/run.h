@@ -28,7 +28,8 @@ struct CheckSettings {
 
 struct CheckRun {
   std::vector<Finding> findings;
-  std::vector<std::string> notes;  // what was not checked, and why
+  std::vector<std::string> notes;    // what was not checked, and why
+  bool needs_absent_driver = false;  // files need the NVIDIA driver's libraries, and there is no driver
   // What the verdicts were drawn from, for a snapshot: every NEEDED entry as the load model
   // resolved it, and the CUDA facts.
   std::vector<Edge> edges;

@@ -103,6 +103,7 @@ int run_check(const CheckOptions& options) {
   r.installer = env->installer();
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
+  r.needs_absent_driver = run.needs_absent_driver;
   r.change = std::move(change);
   std::string out;
   if (format == "json") {

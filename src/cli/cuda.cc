@@ -18,7 +18,7 @@ int run_cuda(const CudaCommandOptions& options) {
   if (!session) return 2;
   const checks::Environment& env = *session->env;
   checks::LoadCheckResult loads = checks::check_loads(env, session->knowledge);
-  checks::CudaInventory inventory = checks::index_cuda(env, session->knowledge, loads.resolutions);
+  checks::CudaInventory inventory = checks::index_cuda(env, session->knowledge, loads.resolutions, loads.findings);
   checks::CudaSummary summary = checks::summarize_cuda(env, inventory, session->tables, std::move(*target));
   std::cout << (options.json ? report::render_cuda_json(summary) : report::render_cuda_text(summary));
   std::cout.flush();

@@ -96,7 +96,8 @@ int main(int argc, char** argv) {
       ->type_name("SM");
   check
       ->add_option("--driver", check_options.driver,
-                   "check CUDA runtimes against this driver version (default: this machine's)")
+                   "check CUDA runtimes against this driver version, whose libraries (libcuda.so.1, ...) are then "
+                   "present (default: this machine's)")
       ->type_name("VERSION");
   check
       ->add_option("--without", check_options.without,

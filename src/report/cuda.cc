@@ -15,7 +15,8 @@ using nlohmann::ordered_json;
 std::optional<bool> driver_ok(checks::DriverFit fit) {
   switch (fit) {
     case checks::DriverFit::kFull:
-    case checks::DriverFit::kMinorCompat: return true;
+    case checks::DriverFit::kMinorCompat:
+    case checks::DriverFit::kReleaseUnknown: return true;
     case checks::DriverFit::kTooOld: return false;
     default: return std::nullopt;
   }
@@ -26,6 +27,8 @@ std::string verdict_text(checks::DriverFit fit) {
     case checks::DriverFit::kBeyondTable: return "  newer than this envdoctor's CUDA table: update envdoctor";
     case checks::DriverFit::kTooOld: return "  TOO NEW for this driver";
     case checks::DriverFit::kMinorCompat: return "  runs through minor-version compatibility";
+    case checks::DriverFit::kReleaseUnknown:
+      return "  runs at least through minor-version compatibility (its release is not known)";
     case checks::DriverFit::kFull: return "  ok";
     default: return "";
   }
@@ -98,11 +101,16 @@ std::string cuda_json(const checks::CudaSummary& s) {
     runtimes.push_back(std::move(j));
   }
   out["runtimes"] = std::move(runtimes);
+  ordered_json missing = ordered_json::array();
+  for (const checks::MissingRuntime& m : s.missing_runtimes)
+    missing.push_back({{"soname", m.soname}, {"cuda_major", m.major}, {"needed_by", m.needed_by}});
+  out["missing_runtimes"] = std::move(missing);
 
   ordered_json packages = ordered_json::array();
   for (const checks::CudaPackageRow& p : s.packages) {
     ordered_json j;
     j["name"] = p.name.empty() ? ordered_json(nullptr) : ordered_json(p.name);
+    j["file"] = p.file.empty() ? ordered_json(nullptr) : ordered_json(p.file);
     j["version"] = p.name.empty() ? ordered_json(nullptr) : ordered_json(p.version);
     j["cuda_majors"] = std::vector<int>(p.cuda_majors.begin(), p.cuda_majors.end());
     ordered_json uses = ordered_json::array();
@@ -165,7 +173,7 @@ std::string cuda_text(const checks::CudaSummary& s) {
         << cuda::compute_capability_name(g.sm) << ")\n";
 
   out << "\nCUDA runtimes:";
-  if (s.runtimes.empty()) out << " none";
+  if (s.runtimes.empty() && s.missing_runtimes.empty()) out << " none";
   out << "\n";
   for (const checks::CudaRuntimeRow& r : s.runtimes) {
     const checks::CudaRuntime& rt = *r.runtime;
@@ -176,6 +184,10 @@ std::string cuda_text(const checks::CudaSummary& s) {
         << "  needs driver >= " << (need ? need->text : std::string("?")) << verdict << "\n";
     out << "    " << rt.path << "\n";
     out << "    used by: " << joined(r.users, "nothing in the environment") << "\n";
+  }
+  for (const checks::MissingRuntime& m : s.missing_runtimes) {
+    out << "  " << m.soname << "  not found\n";
+    out << "    needed by: " << joined(m.needed_by) << "\n";
   }
 
   out << "\npackages with GPU code or CUDA libraries:";
@@ -189,8 +201,9 @@ std::string cuda_text(const checks::CudaSummary& s) {
     for (const checks::CudaPackageRow& p : s.packages) {
       std::vector<std::string> majors, uses;
       for (int m : p.cuda_majors) majors.push_back(std::to_string(m));
-      for (const auto& [soname, origin] : p.uses) uses.push_back(soname);
-      std::vector<std::string> row = {p.name.empty() ? "(no package)" : p.name,
+      for (const auto& [soname, origin] : p.uses)
+        uses.push_back(soname + (origin == "not found" ? " (not found)" : ""));
+      std::vector<std::string> row = {p.name.empty() ? p.file + " (no package)" : p.name,
                                       p.version.empty() ? "-" : p.version,
                                       joined(majors),
                                       joined(uses),

@@ -26,6 +26,7 @@ struct Report {
   std::string installer;                  // who manages the environment: "conda", "debian", "uv", "pip"; "" unknown
   std::vector<checks::Finding> findings;  // sorted, de-duplicated
   std::vector<std::string> notes;         // what was not checked, and why (text only)
+  bool needs_absent_driver = false;       // files need the NVIDIA driver's libraries, and no driver is here
   std::optional<checks::ChangeSummary> change;  // with --with/--without: the scenario and its balance
 
   size_t errors() const;

@@ -98,7 +98,11 @@ std::string render_text(const Report& report, const TextOptions& options) {
   for (const std::string& note : report.notes) out << "note: " << printable(note) << "\n";
   out << "\n";
   size_t e = report.errors(), w = report.warnings();
-  if (e == 0 && w == 0) out << s.bold() << "All clear: every library here will load." << s.reset() << "\n";
+  if (e == 0 && w == 0)
+    out << s.bold()
+        << (report.needs_absent_driver ? "All clear: every library here will load where the NVIDIA driver is."
+                                       : "All clear: every library here will load.")
+        << s.reset() << "\n";
   else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
   if (report.change) {
     const checks::ChangeSummary& c = *report.change;

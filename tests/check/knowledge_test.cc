@@ -37,5 +37,24 @@ TEST(Knowledge, TheShippedTableLoads) {
   EXPECT_EQ(k->cuda_major("libcudart.so.12"), 12);
 }
 
+// data/driver_libraries.json, the NVIDIA container toolkit's list: a name matches a prefix that it
+// equals or that a version follows, as the toolkit matches ld.so.cache entries (nvc_info.c).
+TEST(Knowledge, DriverLibrariesMatchByPrefixAndVersion) {
+  std::string error;
+  auto k = Knowledge::load(std::string(ENVDOCTOR_SOURCE_DIR) + "/data", &error);
+  ASSERT_TRUE(k) << error;
+  ASSERT_TRUE(k->driver_library("libcuda.so.1"));
+  EXPECT_EQ(k->driver_library("libcuda.so.1")->capability, "compute");
+  EXPECT_EQ(k->driver_library("libnvidia-ml.so.1")->capability, "utility");
+  EXPECT_EQ(k->driver_library("libnvidia-ptxjitcompiler.so.1")->capability, "compute");
+  EXPECT_EQ(k->driver_library("libnvcuvid.so.1")->capability, "video");
+  EXPECT_TRUE(k->driver_library("libcuda.so"));
+  EXPECT_TRUE(k->driver_library("libcuda.so.595.45.04"));
+  EXPECT_TRUE(k->driver_library("libnvidia-pkcs11-openssl3.so.595.45.04"));
+  EXPECT_FALSE(k->driver_library("libcudart.so.13"));  // the runtime comes with the toolkit or a wheel
+  EXPECT_FALSE(k->driver_library("libcudadebugger_x.so.1"));
+  EXPECT_FALSE(k->driver_library("libnvidia-ml.so-old"));
+}
+
 }  // namespace
 }  // namespace envdoctor::checks

@@ -222,7 +222,7 @@ TEST_F(CudaCheckTest, RuntimeAgainstTheDriver) {
   json kernpkg;
   for (const json& p : j["packages"])
     if (p["name"] == "kernpkg") kernpkg = p;
-  EXPECT_EQ(kernpkg, json::parse(R"({"name": "kernpkg", "version": "0.3", "cuda_majors": [13],
+  EXPECT_EQ(kernpkg, json::parse(R"({"name": "kernpkg", "file": null, "version": "0.3", "cuda_majors": [13],
       "uses": [{"library": "libcudart.so.13", "from": "nvidia-cuda-runtime"}], "files_with_gpu_code": 1,
       "sass": ["sm_86"], "ptx": ["compute_86"], "coverage": {"sm_90": "unsupported"}})"))
       << j.dump(1);
