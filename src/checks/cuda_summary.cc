@@ -85,4 +85,11 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
   return s;
 }
 
+CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, CudaTarget target) {
+  LoadCheckResult loads = check_loads(env, knowledge);
+  CudaInventory inventory = index_cuda(env, knowledge, loads.resolutions);
+  return summarize_cuda(env, inventory, tables, std::move(target));
+}
+
 }  // namespace envdoctor::checks

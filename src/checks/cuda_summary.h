@@ -12,6 +12,8 @@
 #include <vector>
 
 #include "checks/cuda_inventory.h"
+#include "checks/knowledge.h"
+#include "checks/load_checks.h"
 
 namespace envdoctor::checks {
 
@@ -43,5 +45,10 @@ struct CudaSummary {
 
 CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
                            CudaTarget target);
+
+// `envdoctor cuda` on the environment: its load check (who loads which runtime), the CUDA facts
+// gathered from it, then summarize_cuda.
+CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, CudaTarget target);
 
 }  // namespace envdoctor::checks

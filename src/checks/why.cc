@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "checks/knowledge.h"
+#include "checks/record_checks.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::checks {
@@ -153,6 +154,16 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResu
   for (const Finding& f : findings)
     if (about_library(f, library, asked)) answer.findings.push_back(f);
   return answer;
+}
+
+std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const std::string& name,
+                                    std::string* error) {
+  LoadCheckResult loads = check_loads(env, knowledge);
+  std::vector<Finding> findings = loads.findings;
+  std::vector<Finding> records = check_records(env, knowledge, false, {});
+  findings.insert(findings.end(), records.begin(), records.end());
+  sort_and_dedupe(findings);
+  return explain_why(env, loads, findings, name, error);
 }
 
 }  // namespace envdoctor::checks

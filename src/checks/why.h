@@ -70,6 +70,10 @@ struct WhyAnswer {
 std::optional<WhyAnswer> explain_why(const Environment& env, const LoadCheckResult& loads,
                                      const std::vector<Finding>& findings, const std::string& name, std::string* error);
 
+// `why NAME` on the environment: its load check and record check, then explain_why.
+std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const std::string& name,
+                                    std::string* error);
+
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file
 // name, and what the system's search would find (ld.so.cache, LD_LIBRARY_PATH, the default
 // directories), read through the environment (its root, its simulated changes). One file under
