@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 
 #include "checks/cuda_summary.h"
@@ -106,32 +107,33 @@ ToolResult predict_uninstall(const Json& args, const EnvironmentRequest& default
   return check_with_changes(args, defaults, {list_arg(args, "packages"), {}, false, {}});
 }
 
-// pip's plan for ACTION ARGS, checked: what `envdoctor pip` decides from.
+// pip's plan for ACTION ARGS, checked: what `envdoctor pip` decides from. The report points into
+// the check, so the whole stays where it was made.
 struct CheckedPip {
   Session session;
   checks::PipCheck check;
   report::PipReport report;
 };
 
-std::optional<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, const std::string& action,
+std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, const std::string& action,
                                     const std::vector<std::string>& pip_args, std::string* error) {
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", error);
-  if (!gpu) return std::nullopt;
+  if (!gpu) return nullptr;
   EnvironmentRequest request = environment_of(args, defaults);
   request.prefix.clear();  // pip runs the environment's interpreter
   std::optional<Session> session = checks::open_session(request, error);
-  if (!session) return std::nullopt;
+  if (!session) return nullptr;
   checks::CheckSettings settings;
   settings.gpu = *gpu;
   settings.edges = false;
   std::optional<checks::PipCheck> checked =
       checks::check_pip_change(*session->env, session->knowledge, session->tables, settings, action, pip_args, error);
-  if (!checked) return std::nullopt;
-  CheckedPip out{std::move(*session), std::move(*checked), {}};
-  out.report.plan = &out.check.plan;
-  out.report.verdict = out.check.verdict;
-  if (out.check.prediction)
-    out.report.prediction = report::environment_report(*out.session.env, std::move(*out.check.prediction));
+  if (!checked) return nullptr;
+  auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
+  out->report.plan = &out->check.plan;
+  out->report.verdict = out->check.verdict;
+  if (out->check.prediction)
+    out->report.prediction = report::environment_report(*out->session.env, std::move(*out->check.prediction));
   return out;
 }
 
@@ -141,7 +143,7 @@ ToolResult predict_install(const Json& args, const EnvironmentRequest& defaults,
     return failure("predict_install takes either \"wheels\" (wheel files) or \"requirements\" (pip arguments)");
   if (!wheels.empty()) return check_with_changes(args, defaults, {{}, wheels, false, {}});
   std::string error;
-  std::optional<CheckedPip> checked = check_pip(args, defaults, "install", requirements, &error);
+  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, "install", requirements, &error);
   if (!checked) return failure(error);
   checked->report.predict_only = true;
   return answer(report::render_pip_json(checked->report), report::render_pip_text(checked->report, {}));
@@ -160,7 +162,7 @@ ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std
       std::find(pip_args.begin(), pip_args.end(), "--yes") == pip_args.end())
     pip_args.insert(pip_args.begin(), "--yes");
   std::string error;
-  std::optional<CheckedPip> checked = check_pip(args, defaults, action, pip_args, &error);
+  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, action, pip_args, &error);
   if (!checked) return failure(error);
   checked->report.force_command = "guarded_pip again with \"force\": true";
   bool proceed = checked->report.verdict == checks::PipVerdict::kSafe || flag_arg(args, "force");
@@ -266,6 +268,18 @@ std::optional<Json> read_schema(const std::string& dir, const std::string& name,
   return schema;
 }
 
+// `schema` as a part of another: without its own $id (a validator that caches schemas by $id,
+// as the TypeScript SDK's Ajv does, would meet one id twice), its $defs moved up into `defs`, where
+// its "#/$defs/..." references then point from the root of the whole.
+Json embedded(Json schema, Json& defs) {
+  schema.erase("$id");
+  if (schema.contains("$defs")) {
+    for (const auto& [name, def] : schema["$defs"].items()) defs[name] = def;
+    schema.erase("$defs");
+  }
+  return schema;
+}
+
 Json string_property(const std::string& description) { return {{"type", "string"}, {"description", description}}; }
 Json list_property(const std::string& description, size_t min_items = 0) {
   Json j = {{"type", "array"}, {"items", {{"type", "string"}}}, {"description", description}};
@@ -368,7 +382,10 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
                            {{"packages", list_property("Distribution names, as pip uninstall takes them.", 1)}}),
                     {"packages"}),
        schemas["check"], annotations(true, true, false), predict_uninstall});
-  Json either = Json::array({schemas["check"], schemas["pip"]});
+  Json either_defs = Json::object();
+  Json either = {{"type", "object"},
+                 {"oneOf", {embedded(schemas["check"], either_defs), embedded(schemas["pip"], either_defs)}}};
+  either["$defs"] = std::move(either_defs);
   tools.push_back(
       {"predict_install", "Predict what installing wheels or requirements breaks",
        std::string("Call it BEFORE `pip install` or `uv pip install`. With \"wheels\" (local .whl files): checks the "
@@ -384,10 +401,11 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
                             {"requirements", list_property("pip install arguments, e.g. [\"flash-attn==2.8.3\"] or "
                                                            "[\"-r\", \"requirements.txt\"]; needs pip in the "
                                                            "environment.")}})),
-       Json{{"type", "object"}, {"oneOf", either}}, annotations(true, true, true), predict_install});
+       either, annotations(true, true, true), predict_install});
+  Json guarded_defs = Json::object();
   Json guarded_out = {{"type", "object"},
                       {"properties",
-                       {{"pip", schemas["pip"]},
+                       {{"pip", embedded(schemas["pip"], guarded_defs)},
                         {"ran", {{"type", "boolean"}, {"description", "whether pip was run"}}},
                         {"exit_status",
                          {{"type", "integer"},
@@ -397,6 +415,7 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
                         {"output", {{"type", "string"}, {"description", "pip's own output, its last 16 kB"}}}}},
                       {"required", {"pip", "ran", "exit_status", "output"}},
                       {"additionalProperties", false}};
+  if (!guarded_defs.empty()) guarded_out["$defs"] = std::move(guarded_defs);
   tools.push_back(
       {"guarded_pip", "Run pip install/uninstall only if it breaks nothing",
        "Use it INSTEAD of running `pip install` or `pip uninstall` yourself: asks the environment's own pip for its "
