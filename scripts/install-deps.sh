@@ -16,6 +16,10 @@ packages=(
   zip unzip
   slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
 )
+# tests/mcp: Node.js for the MCP SDK client (npm fetches the SDK, pinned by its lock file). Debian
+# ships npm as a package of its own; NodeSource's nodejs carries it, and conflicts with Debian's.
+packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

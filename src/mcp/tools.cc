@@ -116,7 +116,7 @@ struct CheckedPip {
 };
 
 std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, const std::string& action,
-                                    const std::vector<std::string>& pip_args, std::string* error) {
+                                      const std::vector<std::string>& pip_args, std::string* error) {
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", error);
   if (!gpu) return nullptr;
   EnvironmentRequest request = environment_of(args, defaults);
@@ -485,7 +485,7 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
        "and where it differs from what check_environment predicts. Call it when a long-running job behaves as if "
        "it had another library than the one installed.",
        input_schema({{"pid", {{"type", "integer"}, {"minimum", 1}, {"description", "The process id."}}}}, {"pid"}),
-       schemas["ps"], annotations(true, false, false), process});
+       schemas["ps"], annotations(true, true, false), process});
   return tools;
 }
 
