@@ -120,7 +120,10 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", error);
   if (!gpu) return nullptr;
   EnvironmentRequest request = environment_of(args, defaults);
-  request.prefix.clear();  // pip runs the environment's interpreter
+  if (!request.prefix.empty()) {  // as `envdoctor pip`, which has no --prefix
+    *error = "pip runs the environment's own interpreter: name it with \"python\", not \"prefix\"";
+    return nullptr;
+  }
   std::optional<Session> session = checks::open_session(request, error);
   if (!session) return nullptr;
   checks::CheckSettings settings;

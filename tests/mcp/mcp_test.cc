@@ -68,8 +68,9 @@ std::map<std::string, std::string> hash_tree(const std::string& dir) {
 
 // ---- the SDK client ----
 
-// tests/mcp/client installed once per test process (`npm ci` from its lock file) into the build
-// tree, or reused from there when its lock file is the same. "" with `why` set when it cannot be.
+// tests/mcp/client installed (`npm ci` from its lock file) into the build tree, or reused from
+// there when its lock file is the same; under a lock, as ctest may run these tests side by side.
+// "" with `why` set when it cannot be had.
 std::string sdk_client_dir(std::string* why) {
   static std::string dir, reason;
   static bool tried = false;
@@ -77,22 +78,20 @@ std::string sdk_client_dir(std::string* why) {
     tried = true;
     std::string source = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/mcp/client";
     std::string target = (fs::path(envdoctor()).parent_path() / "tests/mcp-client").string();
-    if (!have_tool("node") || !have_tool("npm")) {
-      reason = "needs node and npm";
+    if (!have_tool("node") || !have_tool("npm") || !have_tool("flock")) {
+      reason = "needs node, npm and flock";
     } else {
       fs::create_directories(target);
-      bool current = read_file(target + "/package-lock.json") == read_file(source + "/package-lock.json") &&
-                     fs::exists(target + "/node_modules/@modelcontextprotocol/sdk/package.json");
-      if (!current) {
-        for (const char* f : {"package.json", "package-lock.json"})
-          fs::copy_file(source + "/" + f, target + "/" + f, fs::copy_options::overwrite_existing);
-        CommandResult r = run("cd " + quote(target) + " && timeout 300 npm ci --no-audit --no-fund --loglevel=error");
-        if (r.status != 0) reason = "npm ci could not install @modelcontextprotocol/sdk (no registry?): " + r.err;
-      }
-      if (reason.empty()) {
-        fs::copy_file(source + "/drive.mjs", target + "/drive.mjs", fs::copy_options::overwrite_existing);
-        dir = target;
-      }
+      std::string install =
+          "cmp -s package-lock.json " + quote(source + "/package-lock.json") +
+          " && test -f node_modules/@modelcontextprotocol/sdk/package.json || { cp " + quote(source + "/package.json") +
+          " " + quote(source + "/package-lock.json") +
+          " . && timeout 300 npm ci --no-audit --no-fund --loglevel=error --fetch-retries=1 --fetch-timeout=30000; } "
+          "&& cp " +
+          quote(source + "/drive.mjs") + " drive.mjs.$$ && mv drive.mjs.$$ drive.mjs";
+      CommandResult r = run("cd " + quote(target) + " && flock .install.lock sh -c " + quote(install));
+      if (r.status == 0) dir = target;
+      else reason = "npm ci could not install @modelcontextprotocol/sdk (no registry?): " + r.err;
     }
   }
   *why = reason;
@@ -292,17 +291,7 @@ TEST_F(McpClientTest, GuardedPipLetsAHarmlessInstallThrough) {
 // whose CUDA runtime is 13. predict_install of the wheel names the libcudart.so.12 error; guarded_pip
 // refuses it; pip alone installs it and the import fails with the predicted words.
 TEST_F(McpClientTest, InstallOfACuda12ExtensionIntoACuda13EnvironmentIsPredictedAndRefused) {
-  std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
-  build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
-  std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
-  build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
-  std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
-  build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
-            quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
-  std::string runtime =
-      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
-  std::string conv = platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}},
-                                   {{"causal_conv1d/__init__.py", ""}}, {"nvidia-cuda-runtime"});
+  auto [runtime, conv] = cuda12_extension_wheels();
   auto venv = venv_with_pip();
   venv->install({runtime});
   json py = venv->python();
@@ -569,14 +558,19 @@ TEST(McpProtocol, ACancelledCallIsNeverAnsweredAndALongCallHoldsUpNothing) {
   EXPECT_EQ(server.wait(kAnswer), 0);
 }
 
-// The client closes stdin while a call runs (its shutdown, basic/lifecycle): the call finishes,
-// the server exits 0, and it does not hang.
+// Calls run side by side: a short one asked after a long one is answered first. Then the client
+// closes stdin while the long one runs (its shutdown, basic/lifecycle): that call finishes and
+// answers, the server exits 0, and it does not hang.
 TEST(McpProtocol, StdinClosedMidCallEndsTheServerCleanly) {
   if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
   TempDir tmp;
   RawServer server;
   server.initialize();
   server.request(30, "tools/call", {{"name", "check_environment"}, {"arguments", {{"python", slow_python(tmp, 1)}}}});
+  server.request(31, "tools/call", {{"name", "explain"}, {"arguments", json::object()}});
+  std::optional<json> first = server.next(kAnswer);
+  ASSERT_TRUE(first);
+  EXPECT_EQ((*first)["id"], 31) << "the short call waited for the long one";
   server.close_input();
   auto started = Clock::now();
   EXPECT_EQ(server.wait(std::chrono::seconds(20)), 0);

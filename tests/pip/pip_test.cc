@@ -161,17 +161,7 @@ TEST_F(PipTest, UninstallOfOneOfTwoOwnersIsRefused) {
 // extension links libcudart.so.12, into an environment whose CUDA runtime is 13. Refused, not
 // installed, the missing library named; pip alone then installs it and the import fails so.
 TEST_F(PipTest, InstallOfAnExtensionForAMissingCudaRuntimePulledByTheResolverIsRefused) {
-  std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
-  build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
-  std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
-  build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
-  std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
-  build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
-            quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
-  std::string runtime =
-      platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
-  platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}}, {{"causal_conv1d/__init__.py", ""}},
-                {"nvidia-cuda-runtime"});
+  auto [runtime, conv] = cuda12_extension_wheels();  // conv waits in the wheelhouse, for the resolver
   make_wheel(tmp_ / "wheels", {{"name", "mamba-ssm"},
                                {"version", "2.2.2"},
                                {"files", {{"mamba_ssm/__init__.py", ""}}},

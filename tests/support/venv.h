@@ -257,6 +257,24 @@ class VenvTest : public ::testing::Test {
                   {"requires", requires_dist}});
   }
 
+  // DESIGN.md's second problem: nvidia-cuda-runtime 13.0.48 ships libcudart.so.13; causal-conv1d
+  // 1.5.0 (requires nvidia-cuda-runtime) has an extension _cc linked against libcudart.so.12, with
+  // RPATH $ORIGIN/../nvidia/cu13/lib, where only the 13 is. The wheels runtime, causal-conv1d.
+  std::pair<std::string, std::string> cuda12_extension_wheels() {
+    std::string cudart13 = tmp_ / "build/13/libcudart.so.13";
+    build_shared(cudart13, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.13", tmp_);
+    std::string cudart12 = tmp_ / "build/12/libcudart.so.12";
+    build_shared(cudart12, "int cudaGetDeviceCount(int* n) { *n = 0; return 0; }", "-Wl,-soname,libcudart.so.12", tmp_);
+    std::string ext = tmp_ / ("build/causal_conv1d/_cc" + suffix_);
+    build_ext(ext, "_cc", "int cudaGetDeviceCount(int*);", "({int n; cudaGetDeviceCount(&n); n;})",
+              quote(cudart12) + " -Wl,-rpath,'$ORIGIN/../nvidia/cu13/lib'");
+    std::string runtime =
+        platlib_wheel("nvidia-cuda-runtime", "13.0.48", {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
+    std::string conv = platlib_wheel("causal-conv1d", "1.5.0", {{"causal_conv1d/_cc" + suffix_, ext}},
+                                     {{"causal_conv1d/__init__.py", ""}}, {"nvidia-cuda-runtime"});
+    return {runtime, conv};
+  }
+
   // An upgrade that drops a symbol: corepkg 1.0 ships libcore.so with core_a and core_b, 2.0
   // without core_b; userpkg 1.0 (requires corepkg) has an extension _u that calls core_b through
   // RPATH $ORIGIN/../corepkg/lib. The wheels core1, core2, user.
