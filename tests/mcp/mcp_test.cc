@@ -86,7 +86,7 @@ std::string sdk_client_dir(std::string* why) {
           "cmp -s package-lock.json " + quote(source + "/package-lock.json") +
           " && test -f node_modules/@modelcontextprotocol/sdk/package.json || { cp " + quote(source + "/package.json") +
           " " + quote(source + "/package-lock.json") +
-          " . && timeout 300 npm ci --no-audit --no-fund --loglevel=error --fetch-retries=1 --fetch-timeout=30000; } "
+          " . && timeout 300 npm ci --no-audit --no-fund --loglevel=error --fetch-retries=1 --fetch-retry-mintimeout=1000 --fetch-retry-maxtimeout=2000 --fetch-timeout=30000; } "
           "&& cp " +
           quote(source + "/drive.mjs") + " drive.mjs.$$ && mv drive.mjs.$$ drive.mjs";
       CommandResult r = run("cd " + quote(target) + " && flock .install.lock sh -c " + quote(install));
