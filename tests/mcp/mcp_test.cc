@@ -580,6 +580,33 @@ TEST(McpProtocol, StdinClosedMidCallEndsTheServerCleanly) {
   EXPECT_EQ((*m)["id"], 30);
 }
 
+// Calls run on threads of their own, side by side over one environment: each is answered once,
+// and the same question gets the same answer whatever ran beside it.
+TEST(McpProtocol, ConcurrentCallsAreEachAnsweredAndAgree) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  TempDir tmp;
+  Venv venv(tmp, "venv");
+  RawServer server;
+  server.initialize();
+  const std::vector<std::pair<std::string, json>> questions = {
+      {"check_environment", {{"python", venv.python()}}},
+      {"why", {{"python", venv.python()}, {"name", "libc.so.6"}}},
+      {"cuda_summary", {{"python", venv.python()}}}};
+  for (int i = 0; i < 9; i++)
+    server.request(100 + i, "tools/call", {{"name", questions[i % 3].first}, {"arguments", questions[i % 3].second}});
+  std::map<int, json> answers;
+  for (int i = 0; i < 9; i++) {
+    std::optional<json> m = server.next(std::chrono::seconds(60));
+    ASSERT_TRUE(m) << "only " << answers.size() << " of 9 answered";
+    EXPECT_TRUE(answers.emplace((*m)["id"].get<int>(), (*m)["result"]).second) << "answered twice: " << (*m)["id"];
+  }
+  for (int i = 3; i < 9; i++) {
+    SCOPED_TRACE(questions[i % 3].first);
+    EXPECT_EQ(answers[100 + i].value("isError", true), false) << answers[100 + i].dump();
+    EXPECT_EQ(answers[100 + i]["structuredContent"], answers[100 + i % 3]["structuredContent"]);
+  }
+}
+
 // stdin ends in the middle of a line: what came is a message like any other (here malformed:
 // -32700), then the server exits.
 TEST(McpProtocol, StdinEndingMidLineIsAnsweredThenTheServerExits) {
