@@ -82,6 +82,8 @@ int main(int argc, char** argv) {
   why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required()->type_name("NAME");
   why->add_option("--python", why_options.python, kPythonHelp)->type_name("EXE");
   why->add_option("--prefix", why_options.prefix, kPrefixHelp)->type_name("DIR");
+  why->add_flag("--json", why_options.json,
+                "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/why.schema.json)");
   add_loader_options(why);
 
   std::vector<std::string> files;

@@ -1,4 +1,5 @@
-// `envdoctor why NAME`: checks::answer_why on the environment, rendered by report::render_why_text;
+// `envdoctor why NAME`: checks::answer_why on the environment, rendered by report::render_why_text (or
+// render_why_json);
 // exit 1 when what was asked will not load.
 #include <iostream>
 
@@ -15,7 +16,7 @@ int run_why(const CheckOptions& options, const std::string& name) {
   std::string error;
   std::optional<checks::WhyAnswer> answer = checks::answer_why(*session->env, session->knowledge, name, &error);
   if (!answer) return tool_failure(error);
-  std::cout << report::render_why_text(*answer);
+  std::cout << (options.json ? report::render_why_json(*answer, name) : report::render_why_text(*answer));
   return answer->will_not_load() ? 1 : 0;
 }
 
