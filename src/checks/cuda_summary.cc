@@ -88,8 +88,10 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
 CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
                                        const cuda::CudaTables& tables, CudaTarget target) {
   LoadCheckResult loads = check_loads(env, knowledge);
-  CudaInventory inventory = index_cuda(env, knowledge, loads.resolutions);
-  return summarize_cuda(env, inventory, tables, std::move(target));
+  auto inventory = std::make_shared<const CudaInventory>(index_cuda(env, knowledge, loads.resolutions));
+  CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
+  summary.inventory = std::move(inventory);
+  return summary;
 }
 
 }  // namespace envdoctor::checks

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -41,6 +42,8 @@ struct CudaSummary {
   std::optional<ForwardCompat> forward_compat;
   std::vector<CudaRuntimeRow> runtimes;
   std::vector<CudaPackageRow> packages;
+  // What the runtime rows point into, when the summary made its own (summarize_environment_cuda).
+  std::shared_ptr<const CudaInventory> inventory;
 };
 
 CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
