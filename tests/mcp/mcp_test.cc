@@ -299,7 +299,8 @@ TEST_F(McpClientTest, InstallOfACuda12ExtensionIntoACuda13EnvironmentIsPredicted
   json result =
       drive({{"predict_install", {{"python", py}, {"wheels", {conv}}}},
              {"guarded_pip",
-              {{"python", py}, {"action", "install"}, {"args", {"--no-index", "--disable-pip-version-check", conv}}}}});
+              {{"python", py}, {"action", "install"}, {"args", {"--no-index", "--disable-pip-version-check", conv}}}},
+             {"cuda_summary", {{"python", py}, {"driver", "580.65.06"}, {"gpus", {"sm_90"}}}}});
   json predicted = structured(result, 0);
   std::vector<json> fresh = new_findings(predicted);
   ASSERT_EQ(fresh.size(), 1u) << predicted.dump(1);
@@ -312,6 +313,12 @@ TEST_F(McpClientTest, InstallOfACuda12ExtensionIntoACuda13EnvironmentIsPredicted
   EXPECT_EQ(guarded["pip"]["verdict"], "refused") << guarded.dump(1);
   EXPECT_EQ(guarded["ran"], false);
   EXPECT_EQ(hash_tree(tmp_ / "v"), before) << "guarded_pip changed the environment";
+
+  // cuda_summary names the runtime and its package (the rows point into what the summary keeps).
+  json cuda = structured(result, 2);
+  ASSERT_EQ(cuda["runtimes"].size(), 1u) << cuda.dump(1);
+  EXPECT_EQ(cuda["runtimes"][0]["soname"], "libcudart.so.13");
+  EXPECT_EQ(cuda["runtimes"][0]["package"], "nvidia-cuda-runtime");
 
   venv->install({conv});
   EXPECT_EQ(venv->import("causal_conv1d._cc"), fresh[0]["message"].get<std::string>());
