@@ -26,6 +26,10 @@ test_packages=(
   python3-torch python3-numpy python3-scipy python3-yaml  # tests/check/installers: Debian's own Python
   binutils strace                   # objdump/objcopy for fixtures; strace for the walk's system calls
 )
+# tests/mcp: Node.js for the MCP SDK client (npm fetches the SDK, pinned by its lock file). Debian
+# ships npm as a package of its own; NodeSource's nodejs carries it, and conflicts with Debian's.
+test_packages+=(nodejs)
+command -v npm >/dev/null 2>&1 || test_packages+=(npm)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=("${test_packages[@]}")
 fi

@@ -99,4 +99,13 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
   return s;
 }
 
+CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, CudaTarget target) {
+  LoadCheckResult loads = check_loads(env, knowledge);
+  auto inventory = std::make_shared<const CudaInventory>(index_cuda(env, knowledge, loads.resolutions, loads.findings));
+  CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
+  summary.inventory = std::move(inventory);
+  return summary;
+}
+
 }  // namespace envdoctor::checks

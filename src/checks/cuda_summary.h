@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -12,6 +13,8 @@
 #include <vector>
 
 #include "checks/cuda_inventory.h"
+#include "checks/knowledge.h"
+#include "checks/load_checks.h"
 
 namespace envdoctor::checks {
 
@@ -43,9 +46,16 @@ struct CudaSummary {
   std::vector<CudaRuntimeRow> runtimes;
   std::vector<MissingRuntime> missing_runtimes;
   std::vector<CudaPackageRow> packages;
+  // What the runtime rows point into, when the summary made its own (summarize_environment_cuda).
+  std::shared_ptr<const CudaInventory> inventory;
 };
 
 CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventory, const cuda::CudaTables& tables,
                            CudaTarget target);
+
+// `envdoctor cuda` on the environment: its load check (who loads which runtime), the CUDA facts
+// gathered from it, then summarize_cuda.
+CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, CudaTarget target);
 
 }  // namespace envdoctor::checks

@@ -7,6 +7,8 @@
 #include <map>
 #include <memory>
 #include <set>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <tuple>
 
@@ -300,6 +302,42 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
     }
   sort_and_dedupe(out.findings);
   return out;
+}
+
+bool LiveExamination::errors() const {
+  for (const Finding& f : findings)
+    if (f.severity == Severity::kError) return true;
+  return false;
+}
+
+std::optional<LiveExamination> examine_pid(const std::string& pid_text, std::string* error) {
+  int pid = 0;
+  size_t used = 0;
+  try {
+    pid = std::stoi(pid_text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != pid_text.size() || pid <= 0) {
+    *error = "ps: '" + pid_text + "' is not a process id";
+    return std::nullopt;
+  }
+  std::optional<live::LiveProcess> process = live::read_process(pid, error);
+  if (!process) return std::nullopt;
+  std::string python = live::python_of(*process);
+  std::optional<Session> session;
+  std::optional<LoadCheckResult> loads;
+  if (!python.empty()) {
+    EnvironmentRequest request{python, "", false, {}};
+    request.loader.ld_library_path = "";
+    for (const std::string& var : process->environ)
+      if (var.rfind("LD_LIBRARY_PATH=", 0) == 0) request.loader.ld_library_path = var.substr(16);
+    session = open_session(request, error);
+    if (!session) return std::nullopt;
+    loads = check_loads(*session->env, session->knowledge);
+  }
+  return examine_process(*process, session ? session->env.get() : nullptr, loads ? &*loads : nullptr,
+                         session ? &session->knowledge : nullptr, python);
 }
 
 }  // namespace envdoctor::checks

@@ -33,6 +33,7 @@
 #include "checks/finding.h"
 #include "checks/knowledge.h"
 #include "checks/load_checks.h"
+#include "checks/session.h"
 #include "live/proc.h"
 
 namespace envdoctor::checks {
@@ -66,11 +67,20 @@ struct LiveExamination {
   std::vector<LiveObject> objects;
   std::vector<LiveDifference> differences;  // by SONAME, then loaded path
   std::vector<Finding> findings;            // sorted and de-duplicated
+
+  // Whether a finding is an error: `ps` exits 1.
+  bool errors() const;
 };
 
 // `env` and `loads` are the process's Python environment and its load check, or nullptr;
 // `knowledge` tells CUDA libraries' majors (nullptr: only a runtime's SONAME tells).
 LiveExamination examine_process(const live::LiveProcess& process, const Environment* env, const LoadCheckResult* loads,
                                 const Knowledge* knowledge, const std::string& python);
+
+// `ps PID`: the process read from /proc (live::read_process), then, for a Python, the environment
+// it runs in with the LD_LIBRARY_PATH it runs with (none when it has none) and its load check,
+// then examine_process. nullopt with `error` when PID is no process id, the process cannot be
+// read, or its environment cannot be.
+std::optional<LiveExamination> examine_pid(const std::string& pid, std::string* error);
 
 }  // namespace envdoctor::checks

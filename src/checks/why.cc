@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "checks/knowledge.h"
+#include "checks/run.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::checks {
@@ -154,6 +155,18 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<E
   for (const Finding& f : findings)
     if (about_library(f, library, asked)) answer.findings.push_back(f);
   return answer;
+}
+
+std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                    const std::string& name, std::string* error) {
+  // The same run of every check that `check` makes (this machine's GPUs and driver), so that `why`
+  // and `check` never disagree about what will not load.
+  std::optional<CudaTarget> gpu = resolve_cuda_target({}, "", error);
+  if (!gpu) return std::nullopt;
+  CheckSettings settings;
+  settings.gpu = *gpu;
+  CheckRun run = run_checks(env, knowledge, tables, settings);
+  return explain_why(env, run.edges, run.findings, name, error);
 }
 
 }  // namespace envdoctor::checks

@@ -15,6 +15,7 @@
 
 #include "checks/environment.h"
 #include "checks/load_checks.h"
+#include "cuda/tables.h"
 
 namespace envdoctor::checks {
 
@@ -69,6 +70,10 @@ struct WhyAnswer {
 // that cannot be opened.
 std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<Edge>& edges,
                                      const std::vector<Finding>& findings, const std::string& name, std::string* error);
+
+// `why NAME` on the environment: every check `check` runs, then explain_why on their findings.
+std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+                                    const std::string& name, std::string* error);
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file
 // name, and what the system's search would find (ld.so.cache, LD_LIBRARY_PATH, the default

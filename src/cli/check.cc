@@ -94,16 +94,7 @@ int run_check(const CheckOptions& options) {
   progress.finish();
   // The digest of what was checked, for node_exporter: a fleet's nodes group by it.
   std::string digest = format == "prom" ? snapshot::take(*env, run, *gpu_target)["digest"].get<std::string>() : "";
-  report::Report r;
-  r.python = env->python.executable;
-  r.version = env->python.version_info.full_str();
-  r.site_packages = env->inventory.site_dirs;
-  r.packages = env->inventory.distributions.size();
-  r.elf_files = env->elf_files.size();
-  r.installer = env->installer();
-  r.findings = std::move(run.findings);
-  r.notes = std::move(run.notes);
-  r.needs_absent_driver = run.needs_absent_driver;
+  report::Report r = report::environment_report(*env, std::move(run));
   r.change = std::move(change);
   std::string out;
   if (format == "json") {

@@ -7,13 +7,11 @@
 #include <string>
 #include <vector>
 
+#include "checks/session.h"
+
 namespace envdoctor::cli {
 
-struct LoaderOptions {
-  std::string root;                            // --root
-  std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
-  std::string glibc_tunables;                  // GLIBC_TUNABLES of the environment (static TLS)
-};
+using checks::LoaderOptions;  // --root, --ld-library-path, GLIBC_TUNABLES
 
 // `ldd` and `tree`.
 struct LddOptions {
@@ -59,6 +57,13 @@ struct PipOptions {
   std::vector<std::string> args;  // pip's arguments, passed to pip as they are
 };
 
+// `mcp`: the tools' default environment; each call may name another.
+struct McpOptions {
+  std::string python;  // --python EXE
+  std::string prefix;  // --prefix DIR
+  LoaderOptions loader;
+};
+
 int run_check(const CheckOptions& options);
 // `pip install|uninstall ARGS` (and `uv pip ...` with options.uv): the installer's plan checked
 // first; the installer runs only if it breaks nothing.
@@ -77,5 +82,7 @@ int run_wheel_tag(const std::vector<std::string>& paths, bool json);
 int run_ps(const std::string& pid, bool json);
 // What finding codes mean (docs/findings.md, built in); with no code, the list of codes.
 int run_explain(const std::vector<std::string>& codes);
+// A Model Context Protocol server on stdio (docs/mcp.md); 0 when the client closes stdin.
+int run_mcp(const McpOptions& options);
 
 }  // namespace envdoctor::cli

@@ -1,9 +1,7 @@
-// `envdoctor cuda`: checks::summarize_cuda on the environment, rendered by src/report/cuda.cc.
+// `envdoctor cuda`: checks::summarize_environment_cuda on the environment, rendered by src/report/cuda.cc.
 #include <iostream>
 
-#include "checks/cuda_inventory.h"
 #include "checks/cuda_summary.h"
-#include "checks/load_checks.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "report/report.h"
@@ -17,9 +15,8 @@ int run_cuda(const CudaCommandOptions& options) {
   std::optional<Session> session = open_session({options.python, options.prefix, false, options.loader});
   if (!session) return 2;
   const checks::Environment& env = *session->env;
-  checks::LoadCheckResult loads = checks::check_loads(env, session->knowledge);
-  checks::CudaInventory inventory = checks::index_cuda(env, session->knowledge, loads.resolutions, loads.findings);
-  checks::CudaSummary summary = checks::summarize_cuda(env, inventory, session->tables, std::move(*target));
+  checks::CudaSummary summary =
+      checks::summarize_environment_cuda(env, session->knowledge, session->tables, std::move(*target));
   std::cout << (options.json ? report::render_cuda_json(summary) : report::render_cuda_text(summary));
   std::cout.flush();
   return 0;

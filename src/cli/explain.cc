@@ -2,8 +2,8 @@
 // from docs/findings.md as built into the binary; alone, the list of codes.
 #include <iostream>
 
-#include "checks/finding.h"
 #include "cli/commands.h"
+#include "cli/session.h"
 #include "report/explain.h"
 
 namespace envdoctor::cli {
@@ -13,19 +13,10 @@ int run_explain(const std::vector<std::string>& codes) {
     std::cout << report::render_explain_list();
     return 0;
   }
-  std::vector<const report::FindingDoc*> docs;
-  for (const std::string& code : codes) {
-    const report::FindingDoc* doc = checks::code_from_name(code) ? report::finding_doc(code) : nullptr;
-    if (!doc) {
-      std::cerr << "envdoctor: no finding code '" << code << "'";
-      if (std::optional<checks::Code> near = checks::nearest_code(code))
-        std::cerr << "; did you mean " << checks::code_name(*near) << "?";
-      std::cerr << " (`envdoctor explain` lists them all)\n";
-      return 2;
-    }
-    docs.push_back(doc);
-  }
-  std::cout << report::render_explain(docs);
+  std::string error;
+  std::optional<std::vector<const report::FindingDoc*>> docs = report::find_finding_docs(codes, &error);
+  if (!docs) return tool_failure(error);
+  std::cout << report::render_explain(*docs);
   return 0;
 }
 

@@ -143,6 +143,8 @@ int main(int argc, char** argv) {
   why->add_option("NAME", why_name, "libcudnn.so.9, a path, or a package name")->required()->type_name("NAME");
   why->add_option("--python", why_options.python, kPythonHelp)->type_name("EXE");
   why->add_option("--prefix", why_options.prefix, kPrefixHelp)->type_name("DIR");
+  why->add_flag("--json", why_options.json,
+                "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/why.schema.json)");
   add_loader_options(why);
 
   std::vector<std::string> files;
@@ -228,6 +230,14 @@ int main(int argc, char** argv) {
   explain->add_option("CODE", explain_codes, "finding codes, as check prints them (none: list every code)")
       ->type_name("CODE");
 
+  McpOptions mcp_options;
+  CLI::App* mcp = app.add_subcommand(
+      "mcp", "a Model Context Protocol server on stdio: the checks as tools for coding agents (docs/mcp.md)");
+  mcp->add_option("--python", mcp_options.python, std::string("the tools' default environment: ") + kPythonHelp)
+      ->type_name("EXE");
+  mcp->add_option("--prefix", mcp_options.prefix, kPrefixHelp)->type_name("DIR");
+  add_loader_options(mcp);
+
   // Each --help ends with examples (docs/usage.md has more).
   check->footer(
       "Examples:\n"
@@ -275,6 +285,11 @@ int main(int argc, char** argv) {
       "  envdoctor wheel-tag dist/*.whl                   exit 1 only for a tag that claims more than its files earn\n"
       "  envdoctor wheel-tag build/lib/mypkg/_ext.so      the tag one file earns (exit 0)\n"
       "Policy: auditwheel's own data (share/envdoctor/auditwheel/, from pypa/auditwheel 6.8.1).");
+  mcp->footer(
+      "Examples:\n"
+      "  envdoctor mcp                                    serve the environment envdoctor runs in\n"
+      "  envdoctor mcp --python venv/bin/python           serve another environment by default\n"
+      "MCP client configuration: \"mcpServers\": {\"envdoctor\": {\"command\": \"envdoctor\", \"args\": [\"mcp\"]}}");
   explain->footer(
       "Examples:\n"
       "  envdoctor explain\n"
@@ -291,17 +306,11 @@ int main(int argc, char** argv) {
     return rc == 0 ? 0 : 2;
   }
 
-  for (CLI::App* cmd : {check, why, ldd, tree, cuda, snapshot, diff}) {
+  for (CLI::App* cmd : {check, why, ldd, tree, cuda, snapshot, diff, mcp}) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
-  // This machine's LD_LIBRARY_PATH is not a container's: under --root only the flag counts.
-  if (!loader.ld_library_path && loader.root.empty()) {
-    if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
-  }
-  // The Python that users start from this shell inherits GLIBC_TUNABLES, which sizes its static TLS.
-  if (loader.root.empty()) {
-    if (const char* env = std::getenv("GLIBC_TUNABLES")) loader.glibc_tunables = env;
-  }
+  // This machine's LD_LIBRARY_PATH and GLIBC_TUNABLES, unless --root (they are not a container's).
+  envdoctor::checks::inherit_process_loader(loader);
   if (why->parsed()) {
     why_options.loader = loader;
     return run_why(why_options, why_name);
@@ -338,5 +347,9 @@ int main(int argc, char** argv) {
   if (wheel_tag->parsed()) return run_wheel_tag(files, wheel_tag_json);
   if (explain->parsed()) return run_explain(explain_codes);
   if (ps->parsed()) return run_ps(ps_pid, ps_json);
+  if (mcp->parsed()) {
+    mcp_options.loader = loader;
+    return run_mcp(mcp_options);
+  }
   return 2;
 }

@@ -39,19 +39,6 @@ std::string force_command(const PipOptions& options, const checks::Environment& 
   return out;
 }
 
-report::Report environment_report(const checks::Environment& env, checks::CheckRun run) {
-  report::Report r;
-  r.python = env.python.executable;
-  r.version = env.python.version_info.full_str();
-  r.site_packages = env.inventory.site_dirs;
-  r.packages = env.inventory.distributions.size();
-  r.elf_files = env.elf_files.size();
-  r.installer = env.installer();
-  r.findings = std::move(run.findings);
-  r.notes = std::move(run.notes);
-  return r;
-}
-
 }  // namespace
 
 int run_pip(const PipOptions& options) {
@@ -85,7 +72,7 @@ int run_pip(const PipOptions& options) {
   pip_report.plan = plan;
   pip_report.force_command = force_command(options, env);
   pip_report.verdict = checked->verdict;
-  if (checked->prediction) pip_report.prediction = environment_report(env, std::move(*checked->prediction));
+  if (checked->prediction) pip_report.prediction = report::environment_report(env, std::move(*checked->prediction));
 
   if (options.json) {
     std::cout << report::render_pip_json(pip_report);

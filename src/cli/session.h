@@ -1,39 +1,17 @@
-// What the environment-level subcommands (check, why, cuda) start from: the environment built
-// from the common options (--python, --prefix, --no-exec, --root, --ld-library-path) and the
-// knowledge tables. A failure is printed once, here, and is the tool's exit status 2.
+// What the environment-level subcommands (check, why, cuda, pip, ps) start from: the session of
+// checks/session.h. A failure is printed once, here, and is the tool's exit status 2.
 #pragma once
 
-#include <memory>
 #include <optional>
 #include <string>
 
-#include "checks/environment.h"
-#include "checks/knowledge.h"
+#include "checks/session.h"
 #include "cli/commands.h"
-#include "cuda/tables.h"
 
 namespace envdoctor::cli {
 
-struct EnvironmentRequest {
-  std::string python;  // --python EXE
-  std::string prefix;  // --prefix DIR
-  bool no_exec = false;
-  LoaderOptions loader;
-};
-
-struct Session {
-  std::unique_ptr<checks::Environment> env;
-  checks::Knowledge knowledge;
-  cuda::CudaTables tables;
-
-  Session() = default;
-  Session(Session&&) = default;
-  Session& operator=(Session&&) = default;
-  // A command's session lasts until the process exits, which hands the environment's thousands
-  // of mappings and parsed files back to the kernel at once: unmapping and freeing them one by
-  // one first costs several percent of a `check`.
-  ~Session() { (void)env.release(); }
-};
+using checks::EnvironmentRequest;
+using checks::Session;
 
 // The one shape of "the tool could not do its job" (DESIGN.md: exit status 2): a function that
 // can fail returns nullopt (or false) and fills a `std::string* error` with a sentence that names
@@ -44,6 +22,6 @@ int tool_failure(const std::string& why);
 bool use_color();
 
 // nullopt after printing "envdoctor: <why>" on stderr.
-std::optional<Session> open_session(EnvironmentRequest request);
+std::optional<Session> open_session(const EnvironmentRequest& request);
 
 }  // namespace envdoctor::cli

@@ -4,6 +4,7 @@
 // itself. Which codes exist is checks::Code's; the tests hold the two to each other.
 #pragma once
 
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -26,6 +27,14 @@ const FindingDoc* finding_doc(std::string_view code);
 std::string render_explain_list();
 // `envdoctor explain CODE...`: the sections, one after another.
 std::string render_explain(const std::vector<const FindingDoc*>& docs);
+// data/schemas/explain.schema.json (the MCP tool `explain`): each section's code, summary, text;
+// with no docs, every code with its summary alone.
+std::string render_explain_json(const std::vector<const FindingDoc*>& docs);
+
+// The sections of `codes`, in their order. nullopt with `error` at the first that is no finding
+// code: "no finding code 'X'; did you mean Y? (`envdoctor explain` lists them all)".
+std::optional<std::vector<const FindingDoc*>> find_finding_docs(const std::vector<std::string>& codes,
+                                                                std::string* error);
 // The last line of `check`'s text: where to read about the codes it printed.
 std::string explain_pointer(const std::vector<std::string_view>& codes);
 

@@ -41,6 +41,20 @@ size_t Report::errors() const {
 
 size_t Report::warnings() const { return findings.size() - errors(); }
 
+Report environment_report(const checks::Environment& env, checks::CheckRun run) {
+  Report r;
+  r.python = env.python.executable;
+  r.version = env.python.version_info.full_str();
+  r.site_packages = env.inventory.site_dirs;
+  r.packages = env.inventory.distributions.size();
+  r.elf_files = env.elf_files.size();
+  r.installer = env.installer();
+  r.findings = std::move(run.findings);
+  r.notes = std::move(run.notes);
+  r.needs_absent_driver = run.needs_absent_driver;
+  return r;
+}
+
 namespace {
 
 ordered_json check_document(const Report& report) {
@@ -98,6 +112,74 @@ std::string render_pip_json(const PipReport& report) {
   out["verdict"] = checks::verdict_name(report.verdict);
   out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
   out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
+  return dump(out);
+}
+
+namespace {
+
+ordered_json null_if_empty(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+
+ordered_json edge_json(const checks::Edge& e) {
+  ordered_json attempts = ordered_json::array();
+  for (const loader::Attempt& a : e.attempts) attempts.push_back({{"path", a.path}, {"outcome", a.outcome}});
+  return {{"consumer", e.consumer},
+          {"needed", e.needed},
+          {"resolved", null_if_empty(e.resolved)},
+          {"rule", e.resolved.empty() ? ordered_json(nullptr) : ordered_json(loader::rule_name(e.rule))},
+          {"source", null_if_empty(e.source)},
+          {"attempts", std::move(attempts)}};
+}
+
+ordered_json owned_json(const checks::OwnedPath& p) { return {{"path", p.path}, {"owner", p.owner}}; }
+
+ordered_json why_library_json(const checks::WhyLibrary& lib) {
+  ordered_json copies = ordered_json::array();
+  for (const checks::OwnedPath& c : lib.copies) copies.push_back(owned_json(c));
+  ordered_json needed_by = ordered_json::array();
+  for (const checks::WhyLibrary::Need& n : lib.needed_by) {
+    ordered_json shadowed = ordered_json::array();
+    for (const checks::OwnedPath& c : n.shadowed) shadowed.push_back(owned_json(c));
+    needed_by.push_back({{"consumer", owned_json(n.consumer)}, {"edge", edge_json(n.edge)}, {"shadows", shadowed}});
+  }
+  return {{"name", lib.name},
+          {"asked_path", lib.asked_path ? owned_json(*lib.asked_path) : ordered_json(nullptr)},
+          {"copies", std::move(copies)},
+          {"needed_by", std::move(needed_by)}};
+}
+
+ordered_json why_package_json(const checks::WhyPackage& pkg) {
+  ordered_json files = ordered_json::array();
+  for (const checks::WhyPackage::File& f : pkg.files) {
+    ordered_json needs = ordered_json::array();
+    for (const checks::Edge& e : f.needs) needs.push_back(edge_json(e));
+    files.push_back({{"path", f.path}, {"needs", std::move(needs)}});
+  }
+  ordered_json used_by = ordered_json::array();
+  for (const auto& [label, edges] : pkg.used_by) {
+    ordered_json list = ordered_json::array();
+    for (const checks::Edge& e : edges) list.push_back(edge_json(e));
+    used_by.push_back({{"package", label}, {"edges", std::move(list)}});
+  }
+  return {{"name", pkg.name},
+          {"version", pkg.version},
+          {"metadata_dir", pkg.metadata_dir},
+          {"files", std::move(files)},
+          {"used_by", std::move(used_by)}};
+}
+
+}  // namespace
+
+std::string render_why_json(const checks::WhyAnswer& answer, const std::string& name) {
+  ordered_json out;
+  out["schema"] = 1;
+  out["name"] = name;
+  out["will_not_load"] = answer.will_not_load();
+  out["package"] = answer.package ? why_package_json(*answer.package) : ordered_json(nullptr);
+  out["library"] = answer.library ? why_library_json(*answer.library) : ordered_json(nullptr);
+  out["absent"] = answer.absent
+                      ? ordered_json({{"name", answer.absent->name}, {"required_by", answer.absent->required_by}})
+                      : ordered_json(nullptr);
+  out["findings"] = findings_json(answer.findings);
   return dump(out);
 }
 

@@ -1,4 +1,6 @@
 // `ldd` and `tree`: one file's listing on stdout and its errors on stderr, in ldd's words.
+#include <nlohmann/json.hpp>
+
 #include <sstream>
 #include <unordered_set>
 
@@ -129,6 +131,60 @@ std::string render_extension_summary(const checks::ExtensionLoad& ext) {
   if (ext.left_to_interpreter == 0) return "";
   std::string why = !ext.note.empty() ? ext.note : "no Python interpreter found; --python EXE binds them";
   return "\t" + symbols(ext.left_to_interpreter) + " left to the interpreter (" + why + ")\n";
+}
+
+namespace {
+
+using nlohmann::ordered_json;
+
+std::string without_newline(std::string s) {
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  return s;
+}
+
+ordered_json file_json(const checks::SingleFileLoad& load) {
+  ordered_json j;
+  j["file"] = load.file;
+  j["loaded"] = load.loaded;
+  j["failed"] = load.failed();
+  j["unreadable"] = load.unreadable;
+  j["problem"] = load.loaded ? ordered_json(nullptr) : ordered_json(without_newline(unloadable_words(load)));
+  ordered_json libraries = ordered_json::array();
+  ordered_json errors = ordered_json::array();
+  if (load.loaded) {
+    const Process& p = load.process;
+    for (const Process::ListEntry& e : p.list_order()) {
+      if (e.object < 0) {
+        libraries.push_back({{"name", e.missing}, {"path", nullptr}, {"rule", nullptr}, {"source", nullptr}});
+        continue;
+      }
+      const loader::LoadedObject& o = p.objects()[e.object];
+      libraries.push_back({{"name", o.names.empty() ? o.path : o.names.front()},
+                           {"path", o.path},
+                           {"rule", loader::rule_name(o.rule)},
+                           {"source", o.source.empty() ? ordered_json(nullptr) : ordered_json(o.source)}});
+    }
+    for (const LoadError& e : load.errors) errors.push_back(loader_words(load.file, e));
+  }
+  j["libraries"] = std::move(libraries);
+  j["errors"] = std::move(errors);
+  std::string extension = load.extension ? without_newline(render_extension_summary(*load.extension)) : "";
+  if (!extension.empty() && extension[0] == '\t') extension.erase(0, 1);
+  j["extension"] = extension.empty() ? ordered_json(nullptr) : ordered_json(extension);
+  j["ldd"] = render_ldd_file(load, false).out;
+  j["tree"] = render_tree_file(load).out;
+  return j;
+}
+
+}  // namespace
+
+std::string render_files_json(const std::vector<checks::SingleFileLoad>& loads) {
+  ordered_json out;
+  out["schema"] = 1;
+  ordered_json files = ordered_json::array();
+  for (const checks::SingleFileLoad& load : loads) files.push_back(file_json(load));
+  out["files"] = std::move(files);
+  return out.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace envdoctor::report

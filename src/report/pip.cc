@@ -43,6 +43,13 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
     if (fresh.findings.empty()) out << "The change brings no new errors or warnings.\n";
     else out << "\n" << render_text(fresh, options) << "\n";
   }
+  if (report.predict_only) {
+    if (report.verdict == checks::PipVerdict::kCannotCheck) out << plan.cannot_check << "\n";
+    else if (report.verdict == checks::PipVerdict::kSafe) out << "No new errors: this change is safe to make.\n";
+    else
+      out << "This change would introduce " << errors_phrase(checks::new_errors(report.prediction->findings)) << ".\n";
+    return out.str();
+  }
   const std::string& tool = plan.installer;  // "pip" or "uv": the program that runs
   switch (report.verdict) {
     case checks::PipVerdict::kSafe: out << "No new errors: running " << tool << ".\n"; break;

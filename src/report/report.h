@@ -33,6 +33,9 @@ struct Report {
   size_t warnings() const;
 };
 
+// The environment examined and what one run of the checks found there.
+Report environment_report(const checks::Environment& env, checks::CheckRun run);
+
 std::string render_json(const Report& report);
 
 struct TextOptions {
@@ -49,6 +52,7 @@ struct PipReport {
   checks::PipVerdict verdict = checks::PipVerdict::kSafe;
   std::optional<Report> prediction;
   std::string force_command;  // the same command with --force, for the refusal's last line
+  bool predict_only = false;  // a prediction that runs nothing (the MCP tool predict_install)
 };
 // data/schemas/pip.schema.json; "prediction" is a check document (check.schema.json).
 std::string render_pip_json(const PipReport& report);
@@ -78,6 +82,12 @@ FileText render_tree_file(const checks::SingleFileLoad& load);
 
 // `envdoctor why`.
 std::string render_why_text(const checks::WhyAnswer& answer);
+// data/schemas/why.schema.json (the MCP tool `why`); `name` as asked.
+std::string render_why_json(const checks::WhyAnswer& answer, const std::string& name);
+
+// data/schemas/ldd.schema.json: for each file, ldd's listing, tree's, and the same facts as data
+// (the MCP tool `inspect_library`).
+std::string render_files_json(const std::vector<checks::SingleFileLoad>& loads);
 
 // `envdoctor ps PID`: the objects a running process has mapped, and the findings about them.
 std::string render_ps_json(const checks::LiveExamination& process);

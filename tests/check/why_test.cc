@@ -72,6 +72,24 @@ TEST_F(WhyTest, ASonameResolvesWhereLdSoResolvesIt) {
       << r.out;
 }
 
+// --json says the same as data (why.schema.json), as the MCP tool `why` returns it.
+TEST_F(WhyTest, JsonSaysTheSameAsTheText) {
+  CommandResult r = run(quote(envdoctor()) + " why --json --python " + quote(venv_->python()) + " libcorelib.so.2");
+  ASSERT_EQ(r.status, 0) << r.err;
+  expect_schema_valid("why", r.out);
+  nlohmann::json doc = nlohmann::json::parse(r.out);
+  std::string site = venv_->site();
+  EXPECT_EQ(doc["name"], "libcorelib.so.2");
+  EXPECT_EQ(doc["will_not_load"], false);
+  EXPECT_TRUE(doc["package"].is_null());
+  ASSERT_EQ(doc["library"]["copies"].size(), 1u) << doc.dump(1);
+  EXPECT_EQ(doc["library"]["copies"][0]["path"], site + "/corelib/lib/libcorelib.so.2");
+  EXPECT_EQ(doc["library"]["copies"][0]["owner"], "corelib 2.1");
+  ASSERT_EQ(doc["library"]["needed_by"].size(), 1u) << doc.dump(1);
+  EXPECT_EQ(doc["library"]["needed_by"][0]["consumer"]["owner"], "userlib 0.3");
+  EXPECT_EQ(doc["library"]["needed_by"][0]["edge"]["rule"], "RUNPATH");
+}
+
 TEST_F(WhyTest, APackageListsWhatUsesIt) {
   CommandResult r = why("corelib");
   ASSERT_EQ(r.status, 0) << r.err;

@@ -147,10 +147,20 @@ TEST(Schemas, PsSchemaHoldsChecksFinding) {
   EXPECT_EQ(ps["$defs"]["finding"], check["$defs"]["finding"]) << "copy check.schema.json's $defs/finding";
 }
 
+// The MCP tool `why` gives check's findings, and `explain` check's codes (docs/mcp.md).
+TEST(Schemas, WhyAndExplainSchemasHoldChecksFindingAndCodes) {
+  json check = json::parse(read(schema_path("check")));
+  json why = json::parse(read(schema_path("why")));
+  EXPECT_EQ(why["$defs"]["finding"], check["$defs"]["finding"]) << "copy check.schema.json's $defs/finding";
+  json explain = json::parse(read(schema_path("explain")));
+  EXPECT_EQ(explain["properties"]["codes"]["items"]["properties"]["code"]["enum"],
+            check["$defs"]["finding"]["properties"]["code"]["enum"]);
+}
+
 // The referee of the schema tests elsewhere (support/schema.h): present, and able to say no.
 TEST(Schemas, ValidatorIsInstalledAndRejects) {
   if (!have_jsonschema()) GTEST_SKIP() << "needs python3-jsonschema (scripts/install-deps.sh); no output was validated";
-  for (const char* name : {"check", "cuda", "pip"}) {
+  for (const char* name : {"check", "cuda", "pip", "why", "ldd", "explain"}) {
     SCOPED_TRACE(name);
     json wrong = {{"schema", 2}};
     std::string errors = schema_errors(name, wrong.dump());

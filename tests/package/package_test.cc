@@ -211,6 +211,25 @@ TEST_P(InstalledWheel, ExaminesItsOwnVenvAndUninstallsCleanly) {
     CommandResult r = run(env + command + " check --json --verify-hashes");
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(json::parse(r.out.empty() ? "{}" : r.out), expected);
+    // Its MCP server (docs/mcp.md) gives the same document, with the schemas the wheel installed.
+    json initialize = {{"jsonrpc", "2.0"},
+                       {"id", 1},
+                       {"method", "initialize"},
+                       {"params",
+                        {{"protocolVersion", "2025-11-25"},
+                         {"capabilities", json::object()},
+                         {"clientInfo", {{"name", "test"}, {"version", "1"}}}}}};
+    json call = {{"jsonrpc", "2.0"},
+                 {"id", 2},
+                 {"method", "tools/call"},
+                 {"params", {{"name", "check_environment"}, {"arguments", {{"verify_hashes", true}}}}}};
+    CommandResult served =
+        run(env + "printf '%s\\n' " + quote(initialize.dump()) + " " + quote(call.dump()) + " | " + command + " mcp");
+    EXPECT_EQ(served.status, 0) << served.err;
+    std::string answer = served.out.substr(served.out.find('\n') + 1);
+    json result = json::parse(answer, nullptr, false);
+    ASSERT_FALSE(result.is_discarded()) << served.out << served.err;
+    EXPECT_EQ(result["result"]["structuredContent"], expected) << served.out;
   }
   // `python -m envdoctor` passes every argument through.
   CommandResult version = run(env + quote(python) + " -m envdoctor --version");

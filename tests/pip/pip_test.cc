@@ -26,30 +26,6 @@ namespace {
 
 using nlohmann::json;
 
-// A pip wheel that ships with one of this machine's interpreters (ensurepip's bundle): the
-// newest for `newest`, else the newest older than 22.2 ("" when there is none; older ones may not
-// run on this Python at all).
-std::string bundled_pip_wheel(bool newest) {
-  CommandResult r =
-      run("ls /root/.pyenv/versions/*/lib/python3*/ensurepip/_bundled/pip-*.whl "
-          "/usr/lib/python3*/ensurepip/_bundled/pip-*.whl /usr/share/python-wheels/pip-*.whl 2>/dev/null | "
-          "awk -F/ '{print $NF\" \"$0}' | sort -V | awk '{print $2}'");
-  std::vector<std::string> wheels;
-  size_t pos = 0;
-  for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
-    wheels.push_back(r.out.substr(pos, nl - pos));
-  if (wheels.empty()) return "";
-  if (newest) return wheels.back();
-  for (auto it = wheels.rbegin(); it != wheels.rend(); ++it) {
-    const std::string& w = *it;
-    std::string name = fs::path(w).filename().string();  // pip-22.0.4-py3-none-any.whl
-    std::string version = name.substr(4, name.find('-', 4) - 4);
-    int major = std::stoi(version), minor = std::stoi(version.substr(version.find('.') + 1));
-    if ((major < 22 || (major == 22 && minor < 2)) && name.find("py3") != std::string::npos) return w;
-  }
-  return "";
-}
-
 // A user at a terminal: `command` runs through sh in a new session whose controlling terminal is
 // a pseudo-terminal (forkpty), with stdin, stdout and stderr on it, as at a shell prompt. Each
 // step of `dialogue` waits until the screen shows its prompt (after the previous one), then types
@@ -114,31 +90,6 @@ class PipTest : public VenvTest {
     VenvTest::SetUp();
     if (IsSkipped()) return;
     if (shared_pip().empty()) GTEST_SKIP() << "needs a pip wheel (ensurepip's bundle)";
-  }
-
-  // pip unpacked once per test process into a directory of its own (a pure wheel unpacked is the
-  // package and its .dist-info, as get-pip runs it), which each venv reaches through a .pth file: a
-  // real pip that `VENV/bin/python -m pip` runs, without ensurepip's 15 s per venv.
-  static std::string pip_dir(const std::string& wheel, const std::string& name) {
-    static TempDir dirs;
-    std::string dir = dirs / name;
-    if (fs::exists(dir)) return dir;
-    CommandResult r = run("python3 -m zipfile -e " + quote(wheel) + " " + quote(dir));
-    return r.status == 0 ? dir : "";
-  }
-  static std::string shared_pip() {
-    static const std::string dir = bundled_pip_wheel(true).empty() ? "" : pip_dir(bundled_pip_wheel(true), "pip");
-    return dir;
-  }
-  static void give_pip(const Venv& venv, const std::string& dir) {
-    std::ofstream(venv.site() + "/envdoctor_test_pip.pth") << dir << "\n";
-  }
-
-  // A venv whose own `python -m pip` works.
-  std::unique_ptr<Venv> venv_with_pip(const std::string& name = "v") {
-    auto venv = std::make_unique<Venv>(tmp_, name);
-    give_pip(*venv, shared_pip());
-    return venv;
   }
 
   // `envdoctor pip --python VENV OPTIONS ACTION ARGS`, the wheelhouse given for installs.

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+#include <memory>
 #include <set>
 #include <string>
 #include <tuple>
@@ -146,6 +148,30 @@ class Venv {
   mutable std::string site_;
 };
 
+// A pip wheel that ships with one of this machine's interpreters (ensurepip's bundle): the
+// newest for `newest`, else the newest older than 22.2 ("" when there is none; older ones may not
+// run on this Python at all).
+inline std::string bundled_pip_wheel(bool newest) {
+  CommandResult r =
+      run("ls /root/.pyenv/versions/*/lib/python3*/ensurepip/_bundled/pip-*.whl "
+          "/usr/lib/python3*/ensurepip/_bundled/pip-*.whl /usr/share/python-wheels/pip-*.whl 2>/dev/null | "
+          "awk -F/ '{print $NF\" \"$0}' | sort -V | awk '{print $2}'");
+  std::vector<std::string> wheels;
+  size_t pos = 0;
+  for (size_t nl; (nl = r.out.find('\n', pos)) != std::string::npos; pos = nl + 1)
+    wheels.push_back(r.out.substr(pos, nl - pos));
+  if (wheels.empty()) return "";
+  if (newest) return wheels.back();
+  for (auto it = wheels.rbegin(); it != wheels.rend(); ++it) {
+    const std::string& w = *it;
+    std::string name = fs::path(w).filename().string();  // pip-22.0.4-py3-none-any.whl
+    std::string version = name.substr(4, name.find('-', 4) - 4);
+    int major = std::stoi(version), minor = std::stoi(version.substr(version.find('.') + 1));
+    if ((major < 22 || (major == 22 && minor < 2)) && name.find("py3") != std::string::npos) return w;
+  }
+  return "";
+}
+
 // The end-to-end tests' common ground: gcc, python3 with pip, and Python.h (the test skips
 // without them); a temporary directory with a wheels/ folder.
 class VenvTest : public ::testing::Test {
@@ -157,6 +183,31 @@ class VenvTest : public ::testing::Test {
     include_ = python_include();
     suffix_ = ext_suffix();
     if (!fs::exists(include_ + "/Python.h")) GTEST_SKIP() << "needs Python.h";
+  }
+
+  // pip unpacked once per test process into a directory of its own (a pure wheel unpacked is the
+  // package and its .dist-info, as get-pip runs it), which each venv reaches through a .pth file: a
+  // real pip that `VENV/bin/python -m pip` runs, without ensurepip's 15 s per venv.
+  static std::string pip_dir(const std::string& wheel, const std::string& name) {
+    static TempDir dirs;
+    std::string dir = dirs / name;
+    if (fs::exists(dir)) return dir;
+    CommandResult r = run("python3 -m zipfile -e " + quote(wheel) + " " + quote(dir));
+    return r.status == 0 ? dir : "";
+  }
+  static std::string shared_pip() {
+    static const std::string dir = bundled_pip_wheel(true).empty() ? "" : pip_dir(bundled_pip_wheel(true), "pip");
+    return dir;
+  }
+  static void give_pip(const Venv& venv, const std::string& dir) {
+    std::ofstream(venv.site() + "/envdoctor_test_pip.pth") << dir << "\n";
+  }
+
+  // A venv whose own `python -m pip` works.
+  std::unique_ptr<Venv> venv_with_pip(const std::string& name = "v") {
+    auto venv = std::make_unique<Venv>(tmp_, name);
+    give_pip(*venv, shared_pip());
+    return venv;
   }
 
   // Builds an extension module into `path`, linking `flags`.
