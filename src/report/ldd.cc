@@ -35,10 +35,24 @@ std::string unloadable_words(const checks::SingleFileLoad& load) {
   return load.file + ": " + load.process.errors().front().reason() + "\n";
 }
 
+// Undefined symbols that wait for a missing library, as one line in the shape of `ldd -r`'s:
+// "122 undefined symbols wait for libcudart.so.12, which is not found\t(PATH)".
+std::string waiting_words(const checks::WaitingSymbols& w) {
+  std::string line = std::to_string(w.symbols);
+  line += w.symbols == 1 ? " undefined symbol waits for " : " undefined symbols wait for ";
+  line += w.library;
+  line += w.library.find(" or ") == std::string::npos ? ", which is not found" : ", which are not found";
+  line += "\t(";
+  line += w.path;
+  line += ")";
+  return line;
+}
+
 // After a loaded file's listing: where an extension module's C API went, then the errors.
 void errors_words(const checks::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
   if (load.extension) out << render_extension_summary(*load.extension);
   for (const LoadError& e : load.errors) err << loader_words(load.file, e) << "\n";
+  for (const checks::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
 }
 
 std::string library_line(const Process& p, const Process::ListEntry& e) {
