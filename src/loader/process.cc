@@ -187,14 +187,26 @@ void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule 
   std::string path;  // one buffer for every candidate: most of them do not exist
   for (const std::string& dir : dirs) {
     std::string_view slash = !dir.empty() && dir.back() != '/' ? "/" : "";
+    // Only a candidate that exists is worth a line in the explanation; the others are glibc's
+    // speculative hwcaps probes. In the current directory (an empty element) every one is: the
+    // directory a program is started from is not the package's to choose.
+    bool cwd = dir.empty();
+    size_t first_attempt = s.out->attempts.size();
+    auto mark_cwd = [&]() {
+      if (cwd)
+        for (size_t i = first_attempt; i < s.out->attempts.size(); ++i) s.out->attempts[i].empty_element = rule;
+    };
     for (const std::string& sub : config_->subdirs) {
       path.assign(dir).append(slash).append(sub).append("/").append(s.name);
-      // Only a candidate that exists is worth a line in the explanation; the others are
-      // glibc's speculative hwcaps probes.
-      if (try_path(s, path, rule, dir, rpath_owner, true)) return;
+      if (try_path(s, path, rule, dir, rpath_owner, !cwd)) {
+        mark_cwd();
+        return;
+      }
     }
     path.assign(dir).append(slash).append(s.name);
-    if (try_path(s, path, rule, dir, rpath_owner)) return;
+    bool found = try_path(s, path, rule, dir, rpath_owner);
+    mark_cwd();
+    if (found) return;
     // open_path gives up on the whole list when, in a directory that exists, the last open
     // failed with anything but ENOENT or EACCES (a symlink loop, a name too long): "the file
     // exists and is readable, but something went wrong" (elf/dl-load.c). The next source

@@ -45,6 +45,10 @@ const char* rule_name(Rule rule);
 struct Attempt {
   std::string path;
   std::string outcome;  // "No such file or directory", "wrong ELF class: ELFCLASS32 (skipped)", ...
+  // For a path of an empty element of RPATH, LD_LIBRARY_PATH or RUNPATH (`$ORIGIN:`), that list's
+  // rule: glibc keeps the element as "" (elf/dl-load.c, fillin_rpath), so the candidates are
+  // relative paths, opened from the current working directory. kNotFound for any other path.
+  Rule empty_element = Rule::kNotFound;
 };
 
 struct Resolution {

@@ -109,7 +109,9 @@ LegacyHwcaps legacy_hwcaps() {
 
 std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
   // _dl_important_hwcaps lists the hwcap strings by bit, then the platform, then "tls", and
-  // builds each combination with the last listed first: "tls/haswell/avx512_1/x86_64".
+  // builds each combination with the last listed first: "tls/haswell/avx512_1/x86_64". It keeps
+  // a combination that spells another (platform "x86_64" and hwcap "x86_64": "tls/x86_64"
+  // twice), and ld.so tries it twice (LD_DEBUG=libs lists both).
   std::vector<std::string> parts = {"tls"};
   if (!caps.platform.empty()) parts.push_back(caps.platform);
   for (auto it = caps.hwcaps.rbegin(); it != caps.hwcaps.rend(); ++it) parts.push_back(*it);
@@ -119,7 +121,7 @@ std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
     std::string dir;
     for (size_t i = 0; i < n; ++i)
       if (mask & (size_t{1} << (n - 1 - i))) dir += (dir.empty() ? "" : "/") + parts[i];
-    if (std::find(out.begin(), out.end(), dir) == out.end()) out.push_back(std::move(dir));
+    out.push_back(std::move(dir));
   }
   return out;
 }

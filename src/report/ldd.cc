@@ -55,6 +55,12 @@ void errors_words(const checks::SingleFileLoad& load, std::ostream& out, std::os
   for (const checks::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
 }
 
+// Where an empty element of a search list (`$ORIGIN:`) looks: ld.so keeps it as "", so its
+// candidates are opened from the current working directory, glibc-hwcaps subdirectories first.
+std::string current_directory(loader::Rule list) {
+  return std::string("the current directory (empty ") + loader::rule_name(list) + " element)";
+}
+
 std::string library_line(const Process& p, const Process::ListEntry& e) {
   if (e.object < 0) return e.missing + " => not found";
   const loader::LoadedObject& o = p.objects()[e.object];
@@ -73,8 +79,14 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
     out << r.name << " => not found\n";
     if (!r.attempts.empty()) {
       out << child_indent << "Paths considered in this order:\n";
-      for (const loader::Attempt& a : r.attempts)
-        out << child_indent << "  " << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+      loader::Rule group = loader::Rule::kNotFound;  // the empty element whose paths are being listed
+      for (const loader::Attempt& a : r.attempts) {
+        if (a.empty_element != group && a.empty_element != loader::Rule::kNotFound)
+          out << child_indent << "  " << current_directory(a.empty_element) << ", as ld.so tries it:\n";
+        group = a.empty_element;
+        std::string_view deeper = group == loader::Rule::kNotFound ? "" : "  ";
+        out << child_indent << "  " << deeper << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+      }
     } else {
       out << child_indent << "No path was tried.\n";
     }
@@ -89,6 +101,8 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
   const std::string& source = first ? r.source : o.source;
   out << " [" << loader::rule_name(rule);
   if (!source.empty()) out << " " << source;
+  else if (rule == loader::Rule::kRpath || rule == loader::Rule::kRunpath || rule == loader::Rule::kLdLibraryPath)
+    out << " " << current_directory(rule);
   if (rule == loader::Rule::kRpath && r.rpath_owner >= 0 && r.rpath_owner != r.object)
     out << " of " << p.objects()[r.rpath_owner].path;
   out << "]";
