@@ -1,6 +1,9 @@
 #include "python/ownership.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 namespace envdoctor::python {
@@ -28,13 +31,36 @@ OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
 }
 
 std::string OwnershipIndex::canonical_dir(const std::string& dir) const {
-  auto [it, fresh] = canonical_dirs_.try_emplace(dir);
-  if (fresh) {
+  if (auto it = canonical_dirs_.find(dir); it != canonical_dirs_.end()) return it->second;
+  std::string canonical = resolve_dir(dir);
+  canonical_dirs_.emplace(dir, canonical);
+  return canonical;
+}
+
+// weakly_canonical(dir), one component at a time on top of the parent's answer: realpath asks
+// readlink of every component of every directory (ten of them for a directory of site-packages),
+// where the parent's answer is known, and one lstat says whether the last component is a link.
+// Only a link (and a path with "." or ".." in it, whose meaning depends on the links before it)
+// is left to weakly_canonical.
+std::string OwnershipIndex::resolve_dir(const std::string& dir) const {
+  auto weakly = [&](const std::string& path) {
     std::error_code ec;
-    fs::path canonical = fs::weakly_canonical(dir, ec);
-    it->second = ec ? dir : canonical.string();
-  }
-  return it->second;
+    fs::path canonical = fs::weakly_canonical(path, ec);
+    return ec ? dir : canonical.string();
+  };
+  auto dot_component = [&]() {
+    return dir.find("/./") != std::string::npos || dir.find("/../") != std::string::npos || dir.ends_with("/.") ||
+           dir.ends_with("/..");
+  };
+  if (dir == "/") return dir;
+  if (dir.empty() || dir[0] != '/' || dir.back() == '/' || dir.find("//") != std::string::npos || dot_component())
+    return weakly(dir);
+  size_t slash = dir.rfind('/');
+  std::string parent = canonical_dir(slash == 0 ? "/" : dir.substr(0, slash));
+  std::string path = (parent == "/" ? "" : parent) + dir.substr(slash);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? path : weakly(dir);
+  return S_ISLNK(st.st_mode) ? weakly(path) : path;
 }
 
 const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& path) const {
