@@ -89,7 +89,7 @@ int main(int argc, char** argv) {
   auto add_ldd_options = [&](CLI::App* cmd) {
     add_loader_options(cmd);
     cmd->add_option("--python", ldd_options.python,
-                    "the interpreter extension modules are loaded into (default: as check finds one)")
+                    "with -r: the interpreter extension modules are loaded into (default: as check finds one)")
         ->type_name("EXE");
     cmd->add_flag("-r,--function-relocs", ldd_options.bind_symbols,
                   "as `ldd -r`: also bind every symbol; those that wait for a library that is not found are "
