@@ -7,8 +7,9 @@
 # The file set: every regular ELF shared object directly under /usr/lib/x86_64-linux-gnu, plus
 # /usr/local/cuda/lib64 when present; with `wide`, also every one below
 # /usr/lib/python3/dist-packages and every pyenv interpreter's extension modules (lib-dynload and
-# site-packages), the set of issue 13's target. envdoctor also checks symbol versions and binds every
-# undefined symbol (like `ldd -r`); libtree does neither; ldd checks versions but binds nothing.
+# site-packages), the set of issue 13's target. `envdoctor ldd` checks symbol versions and binds
+# nothing, as ldd; `envdoctor ldd -r` also binds every undefined symbol, as `ldd -r`; libtree checks
+# neither.
 # bench/map_floor.c, built here, gives the floor of a mapping reader on the same files: map each
 # file, touch its header, walk its .dynsym (one core; nothing else); and the cost of reading the
 # same tables with pread instead of mapping them.
@@ -51,7 +52,8 @@ sub() { echo "head -n $1 '$list' | xargs -d '\n' -s $(( $(getconf ARG_MAX) - 655
 echo "Files: $n ELF shared objects ($(tr '\n' '\0' < "$list" | du -cshL --files0-from=- 2>/dev/null | tail -1 | cut -f1)); $(nproc) cores; runs: $runs"
 echo
 hyperfine --style none --warmup 2 --runs "$runs" -i --export-markdown "$work/peers.md" \
-  -n "envdoctor ldd (versions + symbols)" "$(sub "$n") $envdoctor ldd --exact >/dev/null 2>&1" \
+  -n "envdoctor ldd (versions, no symbols)" "$(sub "$n") $envdoctor ldd --exact >/dev/null 2>&1" \
+  -n "envdoctor ldd -r (versions + symbols)" "$(sub "$n") $envdoctor ldd -r --exact >/dev/null 2>&1" \
   -n "libtree (no versions, no symbols)" "$(sub "$n") libtree >/dev/null 2>&1" \
   -n "ldd (versions, no symbols)" "$(sub "$n") ldd >/dev/null 2>&1" \
   -n "floor: map, header, .dynsym walk (1 core)" "$work/map_floor 2 < $list >/dev/null" \

@@ -1,5 +1,6 @@
 #include "checks/environment.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -70,50 +71,119 @@ bool named_as_extension_module(const std::string& path) {
 
 namespace {
 
-// From the one lstat that the walk makes of each entry: its name and its permissions.
-bool may_be_loaded(const fs::path& path, fs::perms perms) {
-  if (path.filename().native().find(".so") != std::string::npos) return true;
-  return (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) != fs::perms::none;
+// Names that a program file never has: Python's own sources and bytecode, the C sources and
+// headers wheels ship, and the text and data files beside them (a wheel's files mostly). A file
+// so named is not asked whether it is executable, which saves a system call for nearly every
+// file of an environment; an ELF program named `tool.py` would go unseen.
+bool named_as_non_program(std::string_view name) {
+  static constexpr std::string_view kSuffixes[] = {".py",  ".pyc", ".pyi", ".pyx",  ".pxd", ".txt",  ".json", ".h",
+                                                   ".hpp", ".c",   ".cc",  ".cpp",  ".md",  ".rst",  ".html", ".js",
+                                                   ".css", ".csv", ".pem", ".toml", ".cfg", ".ini",  ".yaml", ".yml",
+                                                   ".xml", ".svg", ".png", ".mo",   ".po",  ".typed"};
+  return std::any_of(std::begin(kSuffixes), std::end(kSuffixes),
+                     [&](std::string_view suffix) { return name.ends_with(suffix); });
 }
 
-}  // namespace
-
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root) {
-  std::set<std::string> roots(dirs.begin(), dirs.end());
+// One directory walk: each directory read with getdents64, whose d_type says what an entry is
+// without a system call of its own; only an entry of unknown type, and a regular file that is
+// not named *.so* but may be a program (its permissions decide), is asked with fstatat. Links
+// are names, not files: the loader model follows them when it resolves; a link to a directory
+// is not followed (as std::filesystem's recursive walk does not).
+class ElfWalk {
+ public:
   struct Candidate {
     std::string path;  // as the environment spells it (in-root under --root)
     std::string host;  // where this machine reads it
     bool operator<(const Candidate& o) const { return path < o.path; }
     bool operator==(const Candidate& o) const { return path == o.path; }
   };
-  std::vector<Candidate> candidates;
-  for (const std::string& dir : dirs) {
-    // Under a root the walk starts at the directory resolved inside it; below that, links are
-    // not followed, so nothing leads out of the root.
-    std::string host_dir = root.host(dir);
-    auto spelled = [&](const fs::path& p) { return dir + p.string().substr(host_dir.size()); };
-    std::error_code ec;
-    fs::recursive_directory_iterator it(host_dir, fs::directory_options::skip_permission_denied, ec), end;
-    for (; !ec && it != end; it.increment(ec)) {
-      const fs::directory_entry& e = *it;
-      std::error_code sec;
-      fs::file_status st = e.symlink_status(sec);
-      if (sec) continue;
-      if (fs::is_directory(st)) {
-        std::string name = e.path().filename().string();
-        std::string path = spelled(e.path());
-        // Another site directory is walked on its own, if it is on sys.path at all (a venv's
-        // base interpreter keeps its site-packages inside the standard library directory).
-        if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !roots.count(path)) ||
-            (roots.count(path) && path != dir))
-          it.disable_recursion_pending();
-        continue;
-      }
-      // Symbolic links are names, not files: the loader model follows them when it resolves.
-      if (!fs::is_regular_file(st) || !may_be_loaded(e.path(), st.permissions())) continue;
-      candidates.push_back({spelled(e.path()), e.path().string()});
-    }
+
+  ElfWalk(const std::set<std::string>& roots, std::vector<Candidate>& out) : roots_(roots), out_(out) {}
+
+  // Walks `host_dir`, which the environment spells `dir`.
+  void walk(const std::string& dir, const std::string& host_dir) {
+    dir_ = &dir;
+    int fd = ::open(host_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) read_directory(fd, dir, host_dir);
   }
+
+ private:
+  // Reads the directory open at `fd` (closed here) and descends into its subdirectories.
+  void read_directory(int fd, const std::string& path, const std::string& host) {
+    std::vector<std::pair<std::string, bool>> subdirs;  // name, and whether its type was unknown
+    alignas(8) char buf[32768];
+    for (ssize_t n; (n = ::getdents64(fd, buf, sizeof buf)) > 0;) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+        at += d->d_reclen;
+        std::string_view name = d->d_name;
+        if (name == "." || name == "..") continue;
+        unsigned char type = d->d_type;
+        mode_t mode = 0;
+        bool asked = false;
+        if (type == DT_UNKNOWN) {
+          if (!stat_at(fd, name, mode)) continue;
+          type = S_ISDIR(mode) ? DT_DIR : S_ISREG(mode) ? DT_REG : DT_LNK;
+          asked = true;
+        }
+        if (type == DT_DIR) {
+          subdirs.emplace_back(name, asked);
+        } else if (type == DT_REG) {
+          consider_file(fd, path, host, name, asked ? std::optional<mode_t>(mode) : std::nullopt);
+        }
+      }
+    }
+    for (const auto& [name, unknown] : subdirs) {
+      std::string child = path + "/" + name;
+      if (!descend(name, child)) continue;
+      int sub = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) read_directory(sub, child, host + "/" + name);
+    }
+    ::close(fd);
+  }
+
+  static bool stat_at(int fd, std::string_view name, mode_t& mode) {
+    struct stat st;
+    if (::fstatat(fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    mode = st.st_mode;
+    return true;
+  }
+
+  // Another site directory is walked on its own, if it is on sys.path at all (a venv's base
+  // interpreter keeps its site-packages inside the standard library directory).
+  bool descend(std::string_view name, const std::string& path) const {
+    bool root = roots_.count(path) != 0;
+    if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !root)) return false;
+    return !(root && path != *dir_);
+  }
+
+  // A regular file may be loaded when it is named *.so* or is executable.
+  void consider_file(int fd, const std::string& path, const std::string& host, std::string_view name,
+                     std::optional<mode_t> mode) {
+    if (name.find(".so") == std::string_view::npos) {
+      if (!mode && named_as_non_program(name)) return;
+      mode_t m = 0;
+      if (mode) m = *mode;
+      else if (!stat_at(fd, name, m) || !S_ISREG(m)) return;
+      if ((m & (S_IXUSR | S_IXGRP | S_IXOTH)) == 0) return;
+    }
+    out_.push_back({path + "/" + std::string(name), host + "/" + std::string(name)});
+  }
+
+  const std::set<std::string>& roots_;
+  std::vector<Candidate>& out_;
+  const std::string* dir_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root) {
+  std::set<std::string> roots(dirs.begin(), dirs.end());
+  std::vector<ElfWalk::Candidate> candidates;
+  ElfWalk walk(roots, candidates);
+  // Under a root the walk starts at the directory resolved inside it; below that, links are not
+  // followed, so nothing leads out of the root.
+  for (const std::string& dir : dirs) walk.walk(dir, root.host(dir));
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<char> is_elf(candidates.size(), 0);

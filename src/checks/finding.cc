@@ -34,6 +34,7 @@ const char* code_name(Code c) {
     case Code::kStaticTlsExhausted: return "static-tls-exhausted";
     case Code::kProgramWillNotStart: return "program-will-not-start";
     case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
+    case Code::kSearchesCurrentDirectory: return "searches-current-directory";
   }
   return "?";
 }

@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 #include "checks/environment.h"
 #include "python/interpreter.h"
 #include "support/root.h"
@@ -37,23 +39,37 @@ void judge_unloadable(const std::string& host_path, SingleFileLoad& r) {
   r.unreadable = r.process.errors().front().kind == LoadError::Kind::kMissingLibrary;
 }
 
-// The errors to print for a loaded file: the loader's as they are, except that an extension
-// module's undefined symbols are those of an import into `python` (unless --exact), with a line
-// that says what the interpreter bound or was left (the ExtensionLoad kept for it).
+// Moves the undefined symbols that wait for a missing library out of `errors` into counts, one
+// per library and object, in the order of each group's first symbol.
+void count_waiting(SingleFileLoad& r) {
+  std::vector<LoadError> kept;
+  for (LoadError& e : r.errors) {
+    if (e.kind != LoadError::Kind::kUndefinedSymbol || e.waiting_for.empty()) {
+      kept.push_back(std::move(e));
+      continue;
+    }
+    auto same = [&](const WaitingSymbols& w) { return w.library == e.waiting_for && w.path == e.path; };
+    auto group = std::find_if(r.waiting.begin(), r.waiting.end(), same);
+    if (group == r.waiting.end()) group = r.waiting.insert(r.waiting.end(), {e.waiting_for, e.path});
+    ++group->symbols;
+  }
+  r.errors = std::move(kept);
+}
+
+// The errors to print for a loaded file: the loader's as they are, except that with -r an
+// extension module's undefined symbols are those of an import into `python` (unless --exact),
+// with a line that says what the interpreter bound or was left (the ExtensionLoad kept for it),
+// and that symbols waiting for a missing library are counted (unless --exact).
 void judge_errors(const SingleFileRun& run, const std::string& in_root, SingleFileLoad& r) {
   const Process& p = r.process;
-  if (run.exact) {
-    r.errors = p.errors();
-    return;
-  }
+  r.errors = p.errors();
+  if (run.exact || !run.bind_symbols) return;
   r.extension = load_as_extension(p, in_root, run.python, run.store);
-  if (!r.extension) {
-    r.errors = p.errors();
-    return;
+  if (r.extension) {
+    std::erase_if(r.errors, [](const LoadError& e) { return e.kind == LoadError::Kind::kUndefinedSymbol; });
+    r.errors.insert(r.errors.end(), r.extension->symbol_errors.begin(), r.extension->symbol_errors.end());
   }
-  for (const LoadError& e : p.errors())
-    if (e.kind != LoadError::Kind::kUndefinedSymbol) r.errors.push_back(e);
-  r.errors.insert(r.errors.end(), r.extension->symbol_errors.begin(), r.extension->symbol_errors.end());
+  count_waiting(r);
 }
 
 }  // namespace
@@ -62,7 +78,7 @@ SingleFileLoad load_single_file(const SingleFileRun& run, const std::string& fil
   SingleFileLoad r{Process(run.config, run.store, run.searches), file};
   support::FileRoot root(run.config.root);
   std::string in_root = root.inside(file);
-  r.loaded = r.process.load_main(in_root);
+  r.loaded = r.process.load_main(in_root, run.bind_symbols);
   if (!r.loaded) judge_unloadable(root.host(in_root), r);
   else judge_errors(run, in_root, r);
   return r;

@@ -16,8 +16,9 @@ using checks::LoaderOptions;  // --root, --ld-library-path, GLIBC_TUNABLES
 // `ldd` and `tree`.
 struct LddOptions {
   LoaderOptions loader;
-  std::string python;  // --python EXE: the interpreter extension modules are loaded into
-  bool exact = false;  // --exact: as `ldd -r`, every file a main program of its own
+  std::string python;         // --python EXE: the interpreter extension modules are loaded into
+  bool exact = false;         // --exact: what ld.so prints, every file a main program of its own
+  bool bind_symbols = false;  // -r: bind every symbol, as `ldd -r`
 };
 
 struct CheckOptions {

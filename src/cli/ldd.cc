@@ -1,7 +1,7 @@
 // `envdoctor ldd` and `envdoctor tree`: the load model applied to single files.
 //
-// Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode,
-// checks::load_single_file); files are loaded in parallel, sharing one ObjectStore so that every
+// Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode, with -r as
+// `ldd -r`: checks::load_single_file); files are loaded in parallel, sharing one ObjectStore so that every
 // library is parsed once, and the results are rendered (report::render_ldd_file,
 // render_tree_file) and printed in the order the files were given.
 #include <unistd.h>
@@ -90,8 +90,14 @@ loader::ObjectStore& store_for_this_run(const std::string& root) {
 
 // What every file of the run shares: the store, the searches already made, the interpreters.
 checks::SingleFileRun make_run(const LddOptions& options, const loader::LoaderConfig& config) {
-  return {config, store_for_this_run(options.loader.root), Process::new_search_memo(),
-          checks::extension_interpreters(options.loader.root, options.python, options.exact), options.exact};
+  // Extension modules are loaded into an interpreter only to bind their symbols.
+  bool own_programs = options.exact || !options.bind_symbols;
+  return {config,
+          store_for_this_run(options.loader.root),
+          Process::new_search_memo(),
+          checks::extension_interpreters(options.loader.root, options.python, own_programs),
+          options.exact,
+          options.bind_symbols};
 }
 
 }  // namespace

@@ -152,13 +152,18 @@ int main(int argc, char** argv) {
   auto add_ldd_options = [&](CLI::App* cmd) {
     add_loader_options(cmd);
     cmd->add_option("--python", ldd_options.python,
-                    "the interpreter extension modules are loaded into (default: as check finds one)")
+                    "with -r: the interpreter extension modules are loaded into (default: as check finds one)")
         ->type_name("EXE");
+    cmd->add_flag("-r,--function-relocs", ldd_options.bind_symbols,
+                  "as `ldd -r`: also bind every symbol; those that wait for a library that is not found are "
+                  "counted, one line per library, and the others listed");
     cmd->add_flag("--exact", ldd_options.exact,
-                  "as `ldd -r`: every file is a program of its own, extension modules included");
+                  "print what ld.so prints: every file a program of its own (extension modules included) "
+                  "and, with -r, every unbound symbol");
     cmd->add_option("FILE", files, "ELF files")->required()->type_name("FILE");
   };
-  CLI::App* ldd = app.add_subcommand("ldd", "the loader model on single files, in ldd's format");
+  CLI::App* ldd = app.add_subcommand(
+      "ldd", "the loader model on single files, in ldd's format: libraries and symbol versions (-r: symbols)");
   add_ldd_options(ldd);
 
   CLI::App* tree = app.add_subcommand("tree", "the same as a tree: why each library was found where it was");
@@ -261,8 +266,8 @@ int main(int argc, char** argv) {
   ldd->footer(
       "Examples:\n"
       "  envdoctor ldd /usr/lib/x86_64-linux-gnu/libssl.so.3\n"
-      "  envdoctor ldd venv/lib/python3.11/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so\n"
-      "  envdoctor ldd --exact /usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so");
+      "  envdoctor ldd -r venv/lib/python3.11/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so\n"
+      "  envdoctor ldd -r --exact /usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so");
   tree->footer(
       "Examples:\n"
       "  envdoctor tree /usr/bin/python3\n"

@@ -187,14 +187,26 @@ void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule 
   std::string path;  // one buffer for every candidate: most of them do not exist
   for (const std::string& dir : dirs) {
     std::string_view slash = !dir.empty() && dir.back() != '/' ? "/" : "";
+    // Only a candidate that exists is worth a line in the explanation; the others are glibc's
+    // speculative hwcaps probes. In the current directory (an empty element) every one is: the
+    // directory a program is started from is not the package's to choose.
+    bool cwd = dir.empty();
+    size_t first_attempt = s.out->attempts.size();
+    auto mark_cwd = [&]() {
+      if (cwd)
+        for (size_t i = first_attempt; i < s.out->attempts.size(); ++i) s.out->attempts[i].empty_element = rule;
+    };
     for (const std::string& sub : config_->subdirs) {
       path.assign(dir).append(slash).append(sub).append("/").append(s.name);
-      // Only a candidate that exists is worth a line in the explanation; the others are
-      // glibc's speculative hwcaps probes.
-      if (try_path(s, path, rule, dir, rpath_owner, true)) return;
+      if (try_path(s, path, rule, dir, rpath_owner, !cwd)) {
+        mark_cwd();
+        return;
+      }
     }
     path.assign(dir).append(slash).append(s.name);
-    if (try_path(s, path, rule, dir, rpath_owner)) return;
+    bool found = try_path(s, path, rule, dir, rpath_owner);
+    mark_cwd();
+    if (found) return;
     // open_path gives up on the whole list when, in a directory that exists, the last open
     // failed with anything but ENOENT or EACCES (a symlink loop, a name too long): "the file
     // exists and is readable, but something went wrong" (elf/dl-load.c). The next source
@@ -599,6 +611,14 @@ const elf::ElfFile* find_provider(std::vector<const elf::ElfFile*>& ask, const e
 // tables say which unbound symbols matter, and in which order (DT_REL/DT_RELA, then DT_JMPREL).
 void Process::report_unbound(int object, std::vector<u32> unbound, std::vector<LoadError>& errors) const {
   const LoadedObject& o = objects_[object];
+  std::string missing_needed;  // what an unversioned reference may wait for
+  for (const Resolution& r : o.deps)
+    if (r.object < 0) missing_needed += (missing_needed.empty() ? "" : " or ") + r.name;
+  auto loaded = [&](std::string_view name) {
+    for (size_t i = 0; i < objects_.size(); ++i)
+      if (!dead_[i] && answers_to(objects_[i], name)) return true;
+    return false;
+  };
   std::sort(unbound.begin(), unbound.end());
   for (u32 idx : o.elf->relocation_order()) {
     if (!std::binary_search(unbound.begin(), unbound.end(), idx)) continue;
@@ -611,6 +631,11 @@ void Process::report_unbound(int object, std::vector<u32> unbound, std::vector<L
     err.path = o.path;
     err.symbol = std::string(sym->name);
     if (version) err.version = std::string(version->name);
+    if (version && !version->file.empty()) {
+      if (!loaded(version->file)) err.waiting_for = std::string(version->file);
+    } else {
+      err.waiting_for = missing_needed;
+    }
     err.message = o.path + ": undefined symbol: " + err.symbol + (version ? ", version " + err.version : "");
     errors.push_back(err);
   }
@@ -674,7 +699,7 @@ std::vector<int> Process::scope_of(int object) const {
   return scope;
 }
 
-bool Process::load_main(const std::string& path) {
+bool Process::load_main(const std::string& path, bool bind) {
   auto op = store_.open(path);
   if (op->status != OpenResult::Status::kOk) {
     LoadError err;
@@ -721,10 +746,12 @@ bool Process::load_main(const std::string& path) {
   }
   for (const ListEntry& e : chain_)
     if (e.object >= 0) check_versions(e.object, versions);
-  // Relocation runs over the searchlist in reverse, dependencies before their users.
-  Scope scope = make_scope(global_scope_);
-  for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
-    if (*it != interpreter_) bind_symbols(*it, scope, symbols);
+  if (bind) {
+    // Relocation runs over the searchlist in reverse, dependencies before their users.
+    Scope scope = make_scope(global_scope_);
+    for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
+      if (*it != interpreter_) bind_symbols(*it, scope, symbols);
+  }
 
   for (auto* list : {&missing, &versions, &symbols}) errors_.insert(errors_.end(), list->begin(), list->end());
   return true;

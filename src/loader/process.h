@@ -45,6 +45,10 @@ const char* rule_name(Rule rule);
 struct Attempt {
   std::string path;
   std::string outcome;  // "No such file or directory", "wrong ELF class: ELFCLASS32 (skipped)", ...
+  // For a path of an empty element of RPATH, LD_LIBRARY_PATH or RUNPATH (`$ORIGIN:`), that list's
+  // rule: glibc keeps the element as "" (elf/dl-load.c, fillin_rpath), so the candidates are
+  // relative paths, opened from the current working directory. kNotFound for any other path.
+  Rule empty_element = Rule::kNotFound;
 };
 
 struct Resolution {
@@ -83,6 +87,11 @@ struct LoadError {
   std::string symbol;
   std::string version;
   std::string message;  // the loader's words, as dlerror() would give them: "PATH: reason"
+  // For kUndefinedSymbol: the library that is not found and that the reference waits for, as far
+  // as the file says: the one its symbol version names (vn_file), else, for an unversioned
+  // reference, the NEEDED entries of its object that were not found ("libA.so.1 or libB.so.2");
+  // empty when nothing it needs is missing (the symbol is undefined for another reason).
+  std::string waiting_for;
 
   // The message without its leading "PATH: ".
   std::string reason() const;
@@ -98,8 +107,10 @@ class Process {
   Process(const LoaderConfig& config, ObjectStore& store, std::shared_ptr<SearchMemo> searches = nullptr);
 
   // Loads `path` as the main program together with everything it needs, as `ld.so --list`
-  // (trace mode) would. Returns false when the main program itself cannot be loaded.
-  bool load_main(const std::string& path);
+  // (trace mode) would. Returns false when the main program itself cannot be loaded. Without
+  // `bind_symbols`, as plain `ldd` (no LD_WARN, no LD_BIND_NOW): libraries and symbol versions
+  // only, no relocation (rtld.c relocates in trace mode only with LD_WARN).
+  bool load_main(const std::string& path, bool bind_symbols = true);
 
   // What one dlopen call did.
   struct DlopenResult {

@@ -1,6 +1,9 @@
 #include "python/ownership.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <set>
 
 namespace envdoctor::python {
@@ -27,14 +30,51 @@ OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
     for (const RecordEntry& e : d.record) add_owner(by_path_[e.resolved.string()], &d);
 }
 
-std::string OwnershipIndex::canonical_dir(const std::string& dir) const {
-  auto [it, fresh] = canonical_dirs_.try_emplace(dir);
-  if (fresh) {
-    std::error_code ec;
-    fs::path canonical = fs::weakly_canonical(dir, ec);
-    it->second = ec ? dir : canonical.string();
+// The canonical directory of `path` and its file name. The paths are lexically normal: split at
+// the last '/' as strings, which costs a fraction of std::filesystem's component split, run for
+// every file of every RECORD. A path that is not plainly "DIR/NAME" is split as fs::path splits it.
+std::string OwnershipIndex::canonical_key(const std::string& path) const {
+  size_t slash = path.rfind('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == path.size()) {
+    fs::path owned(path);
+    return (fs::path(canonical_dir(owned.parent_path().string())) / owned.filename()).string();
   }
-  return it->second;
+  std::string dir = canonical_dir(path.substr(0, slash));
+  if (dir.empty() || dir.back() != '/') dir += '/';
+  return dir.append(path, slash + 1);
+}
+
+std::string OwnershipIndex::canonical_dir(const std::string& dir) const {
+  if (auto it = canonical_dirs_.find(dir); it != canonical_dirs_.end()) return it->second;
+  std::string canonical = resolve_dir(dir);
+  canonical_dirs_.emplace(dir, canonical);
+  return canonical;
+}
+
+// weakly_canonical(dir), one component at a time on top of the parent's answer: realpath asks
+// readlink of every component of every directory (ten of them for a directory of site-packages),
+// where the parent's answer is known, and one lstat says whether the last component is a link.
+// Only a link (and a path with "." or ".." in it, whose meaning depends on the links before it)
+// is left to weakly_canonical.
+std::string OwnershipIndex::resolve_dir(const std::string& dir) const {
+  auto weakly = [&](const std::string& path) {
+    std::error_code ec;
+    fs::path canonical = fs::weakly_canonical(path, ec);
+    return ec ? dir : canonical.string();
+  };
+  auto dot_component = [&]() {
+    return dir.find("/./") != std::string::npos || dir.find("/../") != std::string::npos || dir.ends_with("/.") ||
+           dir.ends_with("/..");
+  };
+  if (dir == "/") return dir;
+  if (dir.empty() || dir[0] != '/' || dir.back() == '/' || dir.find("//") != std::string::npos || dot_component())
+    return weakly(dir);
+  size_t slash = dir.rfind('/');
+  std::string parent = canonical_dir(slash == 0 ? "/" : dir.substr(0, slash));
+  std::string path = (parent == "/" ? "" : parent) + dir.substr(slash);
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT || errno == ENOTDIR ? path : weakly(dir);
+  return S_ISLNK(st.st_mode) ? weakly(path) : path;
 }
 
 const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& path) const {
@@ -45,13 +85,12 @@ const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& p
   if (!canonical_built_) {
     // One realpath per directory, not per file: environments hold 10^5 files in 10^4 dirs.
     for (const auto& [p, owners] : by_path_) {
-      fs::path owned(p);
-      std::string key = (fs::path(canonical_dir(owned.parent_path().string())) / owned.filename()).string();
+      std::string key = canonical_key(p);
       for (const Distribution* d : owners) add_owner(by_canonical_[key], d);
     }
     canonical_built_ = true;
   }
-  std::string key = (fs::path(canonical_dir(normal.parent_path().string())) / normal.filename()).string();
+  std::string key = canonical_key(normal.string());
   if (auto it = by_canonical_.find(key); it != by_canonical_.end()) return it->second;
   return kNoOwners;
 }

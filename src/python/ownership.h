@@ -42,6 +42,8 @@ class OwnershipIndex {
   mutable std::unordered_map<std::string, std::string> canonical_dirs_;  // directory -> realpath
   mutable std::mutex mu_;                                                // guards the three members above
   std::string canonical_dir(const std::string& dir) const;               // holds mu_
+  std::string resolve_dir(const std::string& dir) const;                 // holds mu_
+  std::string canonical_key(const std::string& path) const;              // holds mu_
 };
 
 // The directory part resolved through symlinks (when it exists), the last component kept:

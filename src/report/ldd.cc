@@ -37,10 +37,30 @@ std::string unloadable_words(const checks::SingleFileLoad& load) {
   return load.file + ": " + load.process.errors().front().reason() + "\n";
 }
 
+// Undefined symbols that wait for a missing library, as one line in the shape of `ldd -r`'s:
+// "122 undefined symbols wait for libcudart.so.12, which is not found\t(PATH)".
+std::string waiting_words(const checks::WaitingSymbols& w) {
+  std::string line = std::to_string(w.symbols);
+  line += w.symbols == 1 ? " undefined symbol waits for " : " undefined symbols wait for ";
+  line += w.library;
+  line += w.library.find(" or ") == std::string::npos ? ", which is not found" : ", which are not found";
+  line += "\t(";
+  line += w.path;
+  line += ")";
+  return line;
+}
+
 // After a loaded file's listing: where an extension module's C API went, then the errors.
 void errors_words(const checks::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
   if (load.extension) out << render_extension_summary(*load.extension);
   for (const LoadError& e : load.errors) err << loader_words(load.file, e) << "\n";
+  for (const checks::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
+}
+
+// Where an empty element of a search list (`$ORIGIN:`) looks: ld.so keeps it as "", so its
+// candidates are opened from the current working directory, glibc-hwcaps subdirectories first.
+std::string current_directory(loader::Rule list) {
+  return std::string("the current directory (empty ") + loader::rule_name(list) + " element)";
 }
 
 std::string library_line(const Process& p, const Process::ListEntry& e) {
@@ -61,8 +81,14 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
     out << r.name << " => not found\n";
     if (!r.attempts.empty()) {
       out << child_indent << "Paths considered in this order:\n";
-      for (const loader::Attempt& a : r.attempts)
-        out << child_indent << "  " << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+      loader::Rule group = loader::Rule::kNotFound;  // the empty element whose paths are being listed
+      for (const loader::Attempt& a : r.attempts) {
+        if (a.empty_element != group && a.empty_element != loader::Rule::kNotFound)
+          out << child_indent << "  " << current_directory(a.empty_element) << ", as ld.so tries it:\n";
+        group = a.empty_element;
+        std::string_view deeper = group == loader::Rule::kNotFound ? "" : "  ";
+        out << child_indent << "  " << deeper << (a.path.empty() ? "" : a.path + ": ") << a.outcome << "\n";
+      }
     } else {
       out << child_indent << "No path was tried.\n";
     }
@@ -77,6 +103,8 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
   const std::string& source = first ? r.source : o.source;
   out << " [" << loader::rule_name(rule);
   if (!source.empty()) out << " " << source;
+  else if (rule == loader::Rule::kRpath || rule == loader::Rule::kRunpath || rule == loader::Rule::kLdLibraryPath)
+    out << " " << current_directory(rule);
   if (rule == loader::Rule::kRpath && r.rpath_owner >= 0 && r.rpath_owner != r.object)
     out << " of " << p.objects()[r.rpath_owner].path;
   out << "]";

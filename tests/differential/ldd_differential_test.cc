@@ -1,13 +1,16 @@
 // `envdoctor ldd` against glibc's ld.so in trace mode (what ldd runs) on every shared object of
-// this machine: /usr/lib/x86_64-linux-gnu and, when present, /usr/local/cuda/lib64. For each
-// regular ELF file named *.so* the two must print the same lines ("name => path", "name => not
-// found", "statically linked", ld.so's own line), in the same order, addresses and the vdso line
-// aside. Files the
-// referee itself cannot list (ld.so refuses them, e.g. ld.so itself or objects without a
-// dynamic section) are skipped and counted.
+// this machine: /usr/lib/x86_64-linux-gnu and, when present, /usr/local/cuda/lib64, in both of
+// ldd's modes: plain `ldd` (trace mode alone) against `envdoctor ldd`, and `ldd -r` (LD_WARN and
+// LD_BIND_NOW) against `envdoctor ldd -r --exact`. For each regular ELF file named *.so* the two
+// must print the same lines ("name => path", "name => not found", "statically linked", ld.so's
+// own line), in the same order, addresses and the vdso line aside. Files the referee itself
+// cannot list (ld.so refuses them, e.g. ld.so itself or objects without a dynamic section) are
+// skipped and counted.
 //
-// The errors `ldd -r` prints (unbound symbols, missing versions) must agree too, as sets of
-// lines over all compared files.
+// The errors must agree too, as sets of lines over all compared files: missing versions in both
+// modes, unbound symbols with -r only. And `envdoctor ldd -r` (no --exact), which counts the
+// symbols that wait for a missing library instead of naming them, must name only symbols ld.so
+// names, and account for every other one with a count for its object.
 //
 // The referee runs two at a time; envdoctor runs over all files, as a user would run it, in as
 // few processes as the command line allows. Set ENVDOCTOR_DIFFERENTIAL_DIRS (':'-separated) to
@@ -18,6 +21,7 @@
 #include <atomic>
 #include <chrono>
 #include <iterator>
+#include <set>
 #include <thread>
 
 #include "differential/machine_libraries.h"
@@ -65,13 +69,14 @@ std::map<std::string, std::string> split_by_header(const std::string& out, const
 // `envdoctor ldd` over all `files`, their listings by file and all its stderr. One sh -c command
 // line is one argument, at most 128 KiB (MAX_ARG_STRLEN): with many packages installed the files
 // take several runs, and each run is split on its own, since a run of one file has no header.
-std::pair<std::map<std::string, std::string>, std::string> envdoctor_ldd_all(const std::vector<std::string>& files) {
+std::pair<std::map<std::string, std::string>, std::string> envdoctor_ldd_all(const std::vector<std::string>& files,
+                                                                             const std::string& flags) {
   std::map<std::string, std::string> by_file;
   std::string err;
   const size_t kMaxCommand = 100000;
   for (size_t i = 0; i < files.size();) {
     std::vector<std::string> chunk;
-    std::string cmd = "env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd --exact";
+    std::string cmd = "env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd" + flags;
     for (; i < files.size() && (chunk.empty() || cmd.size() + files[i].size() + 3 < kMaxCommand); ++i) {
       chunk.push_back(files[i]);
       cmd.append(" ").append(quote(files[i]));
@@ -83,6 +88,110 @@ std::pair<std::map<std::string, std::string>, std::string> envdoctor_ldd_all(con
   return {by_file, err};
 }
 
+// The error lines of a stderr: unbound symbols, "undefined symbol: NAME\t(OBJECT)", and missing
+// versions, "FILE: PROVIDER: version `V' not found (required by X)"; with `waiting`, also
+// envdoctor's counts, "N undefined symbols wait for LIB, which is not found\t(OBJECT)".
+void error_lines(const std::string& text, std::vector<std::string>& out, bool waiting = false) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("undefined symbol: ", 0) == 0 ||
+        (line.find(": version `") != std::string::npos && line.find("weak version `") == std::string::npos) ||
+        (waiting && line.find(" wait") != std::string::npos && line.find(", which ") != std::string::npos))
+      out.push_back(line);
+}
+
+// Sorted and without repeats. Sets, not multisets: ld.so prints an unbound symbol once per run of
+// relocations that miss its one-entry lookup cache (RESOLVE_MAP: same symbol, same type class), so
+// a symbol with an R_X86_64_64 and a JUMP_SLOT relocation is printed twice
+// (libsystemd-core-252.so's config_parse_path); envdoctor names each unbound symbol of an object
+// once.
+std::vector<std::string> distinct(std::vector<std::string> v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+// The "(OBJECT)" a symbol or count line ends with.
+std::string object_of(const std::string& line) {
+  size_t open = line.rfind("\t(");
+  return open == std::string::npos || line.back() != ')' ? "" : line.substr(open + 2, line.size() - open - 3);
+}
+
+// One mode of the comparison: the referee's output for every file, and envdoctor's.
+struct ModeResult {
+  size_t compared = 0, agreed = 0, skipped = 0;
+  std::string disagreements;  // listings that differ
+  std::vector<std::string> want_errors, got_errors, only_want, only_got;
+};
+
+ModeResult compare_mode(const std::vector<std::string>& files, const std::vector<CommandResult>& want,
+                        const std::map<std::string, std::string>& by_file, const std::string& got_err) {
+  ModeResult m;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (want[i].status != 0 || want[i].out.empty()) {
+      ++m.skipped;
+      continue;
+    }
+    ++m.compared;
+    auto it = by_file.find(files[i]);
+    auto w = lines_of(want[i].out), g = lines_of(it == by_file.end() ? "" : it->second);
+    error_lines(want[i].err, m.want_errors);
+    if (w == g) {
+      ++m.agreed;
+      continue;
+    }
+    if (m.disagreements.size() < 20000) {
+      m.disagreements += files[i] + "\n  ld.so:";
+      for (const auto& l : w) m.disagreements += "\n    " + l;
+      m.disagreements += "\n  envdoctor:";
+      for (const auto& l : g) m.disagreements += "\n    " + l;
+      m.disagreements += "\n";
+    }
+  }
+  error_lines(got_err, m.got_errors);
+  m.want_errors = distinct(std::move(m.want_errors));
+  m.got_errors = distinct(std::move(m.got_errors));
+  std::set_difference(m.want_errors.begin(), m.want_errors.end(), m.got_errors.begin(), m.got_errors.end(),
+                      std::back_inserter(m.only_want));
+  std::set_difference(m.got_errors.begin(), m.got_errors.end(), m.want_errors.begin(), m.want_errors.end(),
+                      std::back_inserter(m.only_got));
+  return m;
+}
+
+std::string error_diff(const ModeResult& m) {
+  std::string diff;
+  for (size_t k = 0; k < m.only_want.size() && k < 20; ++k) diff += "  only ld.so:     " + m.only_want[k] + "\n";
+  for (size_t k = 0; k < m.only_got.size() && k < 20; ++k) diff += "  only envdoctor: " + m.only_got[k] + "\n";
+  return diff;
+}
+
+// `envdoctor ldd -r` against ld.so's `ldd -r` lines (`want`, distinct): the symbols it names are
+// ld.so's, and every symbol ld.so names that it does not is of an object it gives a count for.
+std::string check_counted(const std::vector<std::string>& want, const std::string& got_err) {
+  std::vector<std::string> got;
+  error_lines(got_err, got, /*waiting=*/true);
+  got = distinct(std::move(got));
+  std::set<std::string> counted;  // objects with a count
+  std::vector<std::string> named;
+  for (const std::string& l : got) {
+    if (l.rfind("undefined symbol: ", 0) == 0 || l.find(": version `") != std::string::npos) named.push_back(l);
+    else counted.insert(object_of(l));
+  }
+  std::string problems;
+  for (const std::string& l : named)
+    if (!std::binary_search(want.begin(), want.end(), l)) problems += "  named, not by ld.so: " + l + "\n";
+  for (const std::string& l : want)
+    if (!std::binary_search(named.begin(), named.end(), l) && !counted.count(object_of(l)))
+      problems += "  neither named nor counted: " + l + "\n";
+  for (const std::string& object : counted) {
+    bool ld_so_names_one = std::any_of(want.begin(), want.end(), [&](const std::string& l) {
+      return l.rfind("undefined symbol: ", 0) == 0 && object_of(l) == object;
+    });
+    if (!ld_so_names_one) problems += "  counted, but ld.so leaves nothing unbound in " + object + "\n";
+  }
+  return problems.size() > 20000 ? problems.substr(0, 20000) + "...\n" : problems;
+}
+
 TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
   if (access(kLdSo, X_OK) != 0) GTEST_SKIP() << "no " << kLdSo;
   std::vector<std::string> dirs = differential_directories();
@@ -92,92 +201,59 @@ TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
   if (files.empty()) GTEST_SKIP() << "no shared objects to compare";
   auto start = std::chrono::steady_clock::now();
 
-  // The referee, two at a time.
-  std::vector<CommandResult> want(files.size());
+  // The referee, two at a time, in both modes.
+  std::vector<CommandResult> want_plain(files.size()), want_r(files.size());
   std::atomic<size_t> next{0};
   auto worker = [&]() {
-    for (size_t i; (i = next.fetch_add(1)) < files.size();) want[i] = referee_list(files[i]);
+    for (size_t i; (i = next.fetch_add(1)) < files.size();) {
+      want_plain[i] = referee_list(files[i], nullptr, "", LddMode::kPlain);
+      want_r[i] = referee_list(files[i], nullptr, "", LddMode::kRelocate);
+    }
   };
   std::thread other(worker);
   worker();
   other.join();
 
-  // envdoctor, over everything.
-  auto [by_file, got_err] = envdoctor_ldd_all(files);
+  // envdoctor, over everything, in each mode.
+  auto [plain_by_file, plain_err] = envdoctor_ldd_all(files, "");
+  auto [r_by_file, r_err] = envdoctor_ldd_all(files, " -r --exact");
+  std::string counted_err = envdoctor_ldd_all(files, " -r").second;
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
-  size_t compared = 0, agreed = 0, skipped = 0;
-  std::string disagreements;
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (want[i].status != 0 || want[i].out.empty()) {
-      ++skipped;
-      continue;
-    }
-    ++compared;
-    auto w = lines_of(want[i].out), g = lines_of(by_file[files[i]]);
-    if (w == g) {
-      ++agreed;
-      continue;
-    }
-    if (disagreements.size() < 20000) {
-      disagreements += files[i] + "\n  ld.so:";
-      for (const auto& l : w) disagreements += "\n    " + l;
-      disagreements += "\n  envdoctor:";
-      for (const auto& l : g) disagreements += "\n    " + l;
-      disagreements += "\n";
-    }
-  }
+  ModeResult plain = compare_mode(files, want_plain, plain_by_file, plain_err);
+  ModeResult relocate = compare_mode(files, want_r, r_by_file, r_err);
+  std::string counted = check_counted(relocate.want_errors, counted_err);
   std::cout << "differential: " << files.size() << " ELF files named *.so* (and " << not_elf << " that are not ELF), "
-            << compared << " compared, " << agreed << " agree, " << skipped << " skipped (ld.so cannot list them), "
-            << seconds << " s\n";
-  RecordProperty("compared", static_cast<int>(compared));
-  RecordProperty("agreed", static_cast<int>(agreed));
-  RecordProperty("skipped", static_cast<int>(skipped));
+            << relocate.compared << " compared, " << relocate.agreed << " agree with ldd -r and " << plain.agreed
+            << " with ldd, " << relocate.skipped << " skipped (ld.so cannot list them), " << seconds << " s\n";
+  std::cout << "differential: " << plain.want_errors.size() << " distinct error lines from ld.so (ldd), "
+            << plain.got_errors.size() << " from envdoctor; " << relocate.want_errors.size() << " from ld.so (ldd -r), "
+            << relocate.got_errors.size() << " from envdoctor\n";
+  RecordProperty("compared", static_cast<int>(relocate.compared));
+  RecordProperty("agreed", static_cast<int>(relocate.agreed));
+  RecordProperty("skipped", static_cast<int>(relocate.skipped));
 
-  // The errors `ldd -r` reports (the referee runs with LD_WARN and LD_BIND_NOW): unbound
-  // symbols, "undefined symbol: NAME\t(OBJECT)", and missing versions, "FILE: PROVIDER: version
-  // `V' not found (required by X)". envdoctor prints them for all files on one stderr, so the
-  // comparison is of the two sets of lines over the compared files. Sets, not multisets: ld.so
-  // prints an unbound symbol once per run of relocations that miss its one-entry lookup cache
-  // (RESOLVE_MAP: same symbol, same type class), so a symbol with an R_X86_64_64 and a
-  // JUMP_SLOT relocation is printed twice (libsystemd-core-252.so's config_parse_path); envdoctor
-  // names each unbound symbol of an object once.
-  auto error_lines = [](const std::string& text, std::vector<std::string>& out) {
-    std::istringstream in(text);
-    for (std::string line; std::getline(in, line);)
-      if (line.rfind("undefined symbol: ", 0) == 0 ||
-          (line.find(": version `") != std::string::npos && line.find("weak version `") == std::string::npos))
-        out.push_back(line);
-  };
-  std::vector<std::string> want_errors, got_errors;
-  for (size_t i = 0; i < files.size(); ++i)
-    if (want[i].status == 0 && !want[i].out.empty()) error_lines(want[i].err, want_errors);
-  error_lines(got_err, got_errors);
-  for (auto* v : {&want_errors, &got_errors}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
-  std::vector<std::string> only_want, only_got;
-  std::set_difference(want_errors.begin(), want_errors.end(), got_errors.begin(), got_errors.end(),
-                      std::back_inserter(only_want));
-  std::set_difference(got_errors.begin(), got_errors.end(), want_errors.begin(), want_errors.end(),
-                      std::back_inserter(only_got));
-  std::cout << "differential: " << want_errors.size() << " distinct error lines from ld.so (ldd -r), "
-            << got_errors.size() << " from envdoctor\n";
-  std::string diff;
-  for (size_t k = 0; k < only_want.size() && k < 20; ++k) diff += "  only ld.so:     " + only_want[k] + "\n";
-  for (size_t k = 0; k < only_got.size() && k < 20; ++k) diff += "  only envdoctor: " + only_got[k] + "\n";
   // A package installed, removed or upgraded while the test ran changes what either side saw:
   // its disagreements say nothing about the model.
+  bool disagree = false;
+  for (const ModeResult* m : {&plain, &relocate})
+    disagree = disagree || m->agreed != m->compared || !m->only_want.empty() || !m->only_got.empty();
   std::vector<std::string> changed = LibrarySnapshot::changes(before, LibrarySnapshot::take(dirs));
-  if (!changed.empty() && (agreed != compared || !only_want.empty() || !only_got.empty()))
+  if (!changed.empty() && (disagree || !counted.empty()))
     GTEST_SKIP() << "the machine's libraries changed during the run (packages being installed?); "
                  << "disagreements not held against the model:\n"
-                 << disagreements << diff << "changed:\n"
+                 << plain.disagreements << relocate.disagreements << error_diff(plain) << error_diff(relocate)
+                 << counted << "changed:\n"
                  << first_paths(changed);
-  EXPECT_EQ(agreed, compared) << disagreements;
-  EXPECT_TRUE(only_want.empty() && only_got.empty()) << diff;
-  EXPECT_GT(compared, 0u);
+  EXPECT_EQ(plain.agreed, plain.compared) << "ldd:\n" << plain.disagreements;
+  EXPECT_TRUE(plain.only_want.empty() && plain.only_got.empty()) << "ldd:\n" << error_diff(plain);
+  EXPECT_EQ(relocate.agreed, relocate.compared) << "ldd -r:\n" << relocate.disagreements;
+  EXPECT_TRUE(relocate.only_want.empty() && relocate.only_got.empty()) << "ldd -r:\n" << error_diff(relocate);
+  EXPECT_EQ(counted, "") << "ldd -r without --exact:\n" << counted;
+  // Plain ldd binds nothing: no unbound symbol on either side.
+  for (const std::string& l : plain.want_errors) EXPECT_NE(l.rfind("undefined symbol: ", 0), 0u) << l;
+  for (const std::string& l : plain.got_errors) EXPECT_NE(l.rfind("undefined symbol: ", 0), 0u) << l;
+  EXPECT_GT(relocate.compared, 0u);
 }
 
 }  // namespace

@@ -31,9 +31,9 @@ class LoaderFixture : public ::testing::Test {
     return out;
   }
 
-  // The listing against ldd's (trace mode, with `ldd -r`'s LD_WARN and LD_BIND_NOW so that
-  // version errors and unbound symbols are reported too), and the first error against what
-  // `ld.so --list FILE` (a real start) dies with.
+  // The listing against ldd's in both of its modes: plain `ldd` (trace mode: version errors,
+  // no symbols) and `ldd -r` (LD_WARN and LD_BIND_NOW, so that unbound symbols are reported
+  // too), and the first error against what `ld.so --list FILE` (a real start) dies with.
   //  - envdoctor also names each missing library on stderr ("error while loading shared
   //    libraries"), where trace mode only lists it as "not found"; those lines are checked
   //    against a real start instead.
@@ -42,8 +42,14 @@ class LoaderFixture : public ::testing::Test {
   //  - A fatal error (a candidate open_verify rejects) ends ld.so even in trace mode: no
   //    listing, one message, as envdoctor must do too.
   void expect_same_listing(const std::string& file, const std::string* llp = nullptr) {
-    CommandResult want = referee_list(file, llp);
-    CommandResult got = envdoctor_ldd(file, llp);
+    for (LddMode mode : {LddMode::kPlain, LddMode::kRelocate}) {
+      SCOPED_TRACE(mode == LddMode::kPlain ? "ldd" : "ldd -r");
+      expect_same_listing(file, llp, mode);
+    }
+  }
+  void expect_same_listing(const std::string& file, const std::string* llp, LddMode mode) {
+    CommandResult want = referee_list(file, llp, "", mode);
+    CommandResult got = envdoctor_ldd(file, llp, "", mode);
     EXPECT_EQ(got.out, want.out) << "referee stderr:\n" << want.err << "envdoctor stderr:\n" << got.err;
     if (want.status == 127) {
       EXPECT_EQ(got.err, want.err);
@@ -62,6 +68,7 @@ class LoaderFixture : public ::testing::Test {
     };
     const std::string missing = ": error while loading shared libraries: ";
     EXPECT_EQ(lines(got.err, {missing}), lines(want.err, {"weak version `", "no version information available"}));
+    if (mode == LddMode::kPlain) EXPECT_EQ(got.err.find("undefined symbol: "), std::string::npos) << got.err;
 
     std::string env = "env -u LD_LIBRARY_PATH " + (llp ? "LD_LIBRARY_PATH=" + quote(*llp) + " " : "");
     CommandResult start = run(env + kLdSo + " --list " + quote(file));
@@ -565,10 +572,51 @@ TEST_F(LoaderFixture, BindingsLearntInOneFileHoldOnlyWhereTheirProvidersAre) {
     want_out += file + ":\n" + want.out;
     want_err += want.err;
   }
-  CommandResult got = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd" + args);
+  CommandResult got = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd -r" + args);
   EXPECT_EQ(got.out, want_out);
   EXPECT_EQ(got.err, want_err);
   EXPECT_EQ(got.status, 1);
+}
+
+// Issue 26's libggml-cuda.so: a library whose provider is missing leaves every symbol it takes
+// from it unbound, and `ldd -r` names each (122 lines for four missing CUDA libraries). envdoctor
+// counts those, one line per missing library and object, and names only symbols unbound for
+// another reason; --exact names them all, as ld.so. libuser takes three symbols from libprov.so.1
+// (missing) and one from libmid, which itself refers to a symbol nothing defines. (Versioned
+// references to a missing library make ld.so's `ldd -r` die of a segmentation fault (glibc
+// 2.36-9+deb12u14), so the referee can only be asked about unversioned ones.)
+TEST_F(LoaderFixture, SymbolsWaitingForAMissingLibraryAreCountedNotListed) {
+  lib("d/libprov.so.1", "int p1(void){return 1;} int p2(void){return 2;} int p3(void){return 3;}",
+      "-Wl,-soname,libprov.so.1");
+  lib("d/libmid.so", "int nowhere(void); int mid(void){return nowhere();}", "-Wl,--allow-shlib-undefined");
+  std::string user = lib("libuser.so",
+                         "int p1(void); int p2(void); int p3(void); int mid(void);\n"
+                         "int user(void){return p1()+p2()+p3()+mid();}",
+                         "-L" + tmp / "d" + " -l:libprov.so.1 -lmid -Wl,-rpath," + tmp / "d");
+  fs::remove(tmp / "d/libprov.so.1");
+  CommandResult want = referee_list(user, nullptr, "", LddMode::kRelocate);
+  // ld.so names the three of libuser and the one of libmid.
+  ASSERT_EQ(count(want.err, "undefined symbol: p"), 3u) << want.err;
+  ASSERT_EQ(count(want.err, "\t(" + user + ")"), 3u) << want.err;
+  std::string nowhere = "undefined symbol: nowhere\t(" + tmp / "d/libmid.so" + ")\n";
+  ASSERT_NE(want.err.find(nowhere), std::string::npos) << want.err;
+
+  CommandResult got = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd -r " + quote(user));
+  EXPECT_EQ(got.out, want.out);
+  EXPECT_EQ(got.err, user + ": error while loading shared libraries: libprov.so.1: cannot open shared object file: " +
+                         "No such file or directory\n" + nowhere +
+                         "3 undefined symbols wait for libprov.so.1, which is not found\t(" + user + ")\n");
+  EXPECT_EQ(got.status, 1);
+  // tree says the same below its tree.
+  CommandResult tree = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " tree -r " + quote(user));
+  EXPECT_EQ(tree.err, got.err);
+  // Plain ldd, as glibc's, binds nothing: only the missing library.
+  CommandResult plain = envdoctor_ldd(user, nullptr, "", LddMode::kPlain);
+  EXPECT_EQ(plain.err, user + ": error while loading shared libraries: libprov.so.1: cannot open shared object " +
+                           "file: No such file or directory\n");
+  EXPECT_EQ(referee_list(user, nullptr, "", LddMode::kPlain).err, "");
+  // --exact names every symbol, as ld.so does.
+  expect_same_listing(user);
 }
 
 TEST_F(LoaderFixture, DlopenBindsToTheProgramsGlobalScope) {

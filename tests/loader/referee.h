@@ -34,13 +34,17 @@ inline std::string strip_addresses(const std::string& listing) {
   return out;
 }
 
+// glibc's ldd in its two modes: plain `ldd` (trace mode alone: libraries and symbol versions) and
+// `ldd -r` (LD_WARN and LD_BIND_NOW too: every object is relocated and unbound symbols are
+// reported on stderr).
+enum class LddMode { kPlain, kRelocate };
+
 // `LD_TRACE_LOADED_OBJECTS=1 ld.so FILE` (ldd's trace mode) in `cwd`, with LD_LIBRARY_PATH set
 // only when `ld_library_path` is given.
 inline CommandResult referee_list(const std::string& file, const std::string* ld_library_path = nullptr,
-                                  const std::string& cwd = "") {
-  // LD_WARN and LD_BIND_NOW are what `ldd -r` adds: every object is relocated, and unbound symbols
-  // are reported on stderr, as envdoctor reports them.
-  std::string env = "env -u LD_LIBRARY_PATH LD_TRACE_LOADED_OBJECTS=1 LD_WARN=yes LD_BIND_NOW=yes ";
+                                  const std::string& cwd = "", LddMode mode = LddMode::kRelocate) {
+  std::string env = "env -u LD_LIBRARY_PATH -u LD_WARN -u LD_BIND_NOW LD_TRACE_LOADED_OBJECTS=1 ";
+  if (mode == LddMode::kRelocate) env += "LD_WARN=yes LD_BIND_NOW=yes ";
   if (ld_library_path) env += "LD_LIBRARY_PATH=" + quote(*ld_library_path) + " ";
   std::string cd = cwd.empty() ? "" : "cd " + quote(cwd) + " && ";
   CommandResult r = run(cd + env + kLdSo + " " + quote(file));
@@ -48,10 +52,12 @@ inline CommandResult referee_list(const std::string& file, const std::string* ld
   return r;
 }
 
-// `envdoctor ldd FILE`, with --ld-library-path only when given (and the environment's unset).
+// `envdoctor ldd FILE` as the referee's mode: plain, or `-r --exact` (every unbound symbol named,
+// as ld.so names it), with --ld-library-path only when given (and the environment's unset).
 inline CommandResult envdoctor_ldd(const std::string& file, const std::string* ld_library_path = nullptr,
-                                   const std::string& cwd = "") {
+                                   const std::string& cwd = "", LddMode mode = LddMode::kRelocate) {
   std::string cmd = "env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " ldd ";
+  if (mode == LddMode::kRelocate) cmd += "-r --exact ";
   if (ld_library_path) cmd += "--ld-library-path=" + quote(*ld_library_path) + " ";
   std::string cd = cwd.empty() ? "" : "cd " + quote(cwd) + " && ";
   return run(cd + cmd + quote(file));

@@ -86,5 +86,50 @@ TEST(Tree, RulesAndThePathsConsideredAsLdSoTriesThem) {
   EXPECT_EQ(said_cache, asked_cache);
 }
 
+// Issue 26: an empty RUNPATH element (`$ORIGIN/d:`, a trailing colon) was shown as nothing at all.
+// glibc keeps it as "" (elf/dl-load.c, fillin_rpath), and ld.so opens its candidates relative to
+// the current working directory, glibc-hwcaps and legacy subdirectories first: tree says so and
+// lists every one of them, as LD_DEBUG=libs shows them tried; and where the directory holds the
+// library, ld.so loads it from there, as tree says.
+TEST(Tree, EmptyRunpathElementIsTheCurrentDirectoryWithItsSubdirectories) {
+  if (!have_tool("gcc") || access(kLdSo, X_OK) != 0) GTEST_SKIP() << "needs gcc and " << kLdSo;
+  TempDir tmp;
+  build_shared(tmp / "gone/libgone.so", "int gone(void){return 1;}", "-nostdlib -Wl,-soname,libgone.so", tmp);
+  std::string top = tmp / "libtop.so";
+  build_shared(top, "int gone(void); int top(void){return gone();}",
+               "-nostdlib -L" + tmp / "gone" + " -lgone -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN/d:'", tmp);
+  fs::create_directories(tmp / "cwd");
+  std::string in_cwd = "cd " + quote(tmp / "cwd") + " && env -u LD_LIBRARY_PATH ";
+
+  CommandResult tree = run(in_cwd + quote(envdoctor()) + " tree " + quote(top));
+  EXPECT_EQ(tree.status, 1);
+  const std::string header = "      the current directory (empty RUNPATH element), as ld.so tries it:";
+  std::istringstream lines(tree.out);
+  std::vector<std::string> listed;
+  bool inside = false;
+  for (std::string line; std::getline(lines, line);) {
+    if (line == header) inside = true;
+    else if (inside && line.rfind("        ", 0) == 0) listed.push_back(line.substr(8, line.find(": ") - 8));
+    else inside = false;
+  }
+  CommandResult debug = run(in_cwd + "LD_DEBUG=libs LD_TRACE_LOADED_OBJECTS=1 " + kLdSo + " " + quote(top));
+  std::vector<std::string> relative;  // what ld.so tried in the current directory
+  std::istringstream in(debug.err);
+  for (std::string line; std::getline(in, line);)
+    if (size_t at = line.find("trying file="); at != std::string::npos && line[at + 12] != '/')
+      relative.push_back(line.substr(at + 12));
+  ASSERT_FALSE(relative.empty()) << debug.err;
+  EXPECT_EQ(relative.back(), "libgone.so");
+  EXPECT_EQ(listed, relative) << tree.out;
+
+  // The library in the current directory is the one ld.so loads, and tree says where it came from.
+  fs::copy_file(tmp / "gone/libgone.so", tmp / "cwd/libgone.so");
+  CommandResult listing = run(in_cwd + "LD_TRACE_LOADED_OBJECTS=1 " + kLdSo + " " + quote(top));
+  EXPECT_EQ(strip_addresses(listing.out), "\tlibgone.so\n");
+  CommandResult found = run(in_cwd + quote(envdoctor()) + " tree " + quote(top));
+  EXPECT_EQ(found.out, top + "\n└── libgone.so [RUNPATH the current directory (empty RUNPATH element)]\n");
+  EXPECT_EQ(found.status, 0) << found.err;
+}
+
 }  // namespace
 }  // namespace envdoctor::test

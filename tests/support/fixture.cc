@@ -44,6 +44,12 @@ bool have_tool(const std::string& name) {
   return std::system(("command -v " + quote(name) + " >/dev/null 2>&1").c_str()) == 0;
 }
 
+size_t count(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
 TempDir::TempDir() {
   static std::atomic<int> counter{0};
   std::random_device rd;

@@ -26,6 +26,9 @@ std::string quote(const std::string& s);
 
 bool have_tool(const std::string& name);
 
+// How many times `what` occurs in `text`, not overlapping.
+size_t count(const std::string& text, const std::string& what);
+
 class TempDir {
  public:
   TempDir();
