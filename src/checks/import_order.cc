@@ -8,6 +8,10 @@
 
 namespace envdoctor::checks {
 
+using environment::ElfRecord;
+using environment::Environment;
+using environment::normalize_path;
+
 namespace fs = std::filesystem;
 using loader::LoadError;
 using loader::Process;

@@ -13,11 +13,18 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "checks/extension_load.h"
-#include "checks/hints.h"
+#include "advice/install.h"
+#include "checks/load_findings.h"
+#include "imports/extension_load.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
+
+using environment::ElfRecord;
+using environment::Environment;
+using environment::Knowledge;
+using environment::normalize_path;
+using python::is_python_c_api_symbol;
 
 namespace fs = std::filesystem;
 using loader::LoadError;
@@ -393,7 +400,7 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       f.code = Code::kWrongElfClass;
       f.message = file.path +
                   ": wrong ELF class: " + elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
       f.hint =
           "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
       break;
@@ -401,13 +408,13 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.
       f.code = Code::kWrongElfClass;
       f.message = file.path + ": cannot open shared object file: No such file or directory";
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
       f.hint = "a build for another machine cannot load here: " + f.hint;
       break;
     default:
       f.code = Code::kInvalidElf;
       f.message = file.path + ": " + verdict.message;
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
   }
   return f;
 }

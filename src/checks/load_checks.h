@@ -19,9 +19,9 @@
 #include <string>
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
-#include "checks/knowledge.h"
+#include "environment/environment.h"
+#include "environment/knowledge.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
@@ -76,7 +76,7 @@ struct LoadMemo {
 // `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 // `edges`: whether LoadCheckResult::edges is built (resolutions always are).
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {},
-                            LoadMemo* memo = nullptr, bool edges = true);
+LoadCheckResult check_loads(const environment::Environment& env, const environment::Knowledge& knowledge,
+                            const ProgressFn& on_file = {}, LoadMemo* memo = nullptr, bool edges = true);
 
 }  // namespace envdoctor::checks

@@ -13,6 +13,10 @@
 
 namespace envdoctor::checks {
 
+using environment::ElfRecord;
+using environment::Environment;
+using environment::normalize_path;
+
 namespace fs = std::filesystem;
 using loader::Process;
 using loader::StaticTls;

@@ -24,12 +24,12 @@
 
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/load_checks.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_static_tls(const Environment& env, const ResolutionMap& resolutions);
+std::vector<Finding> check_static_tls(const environment::Environment& env, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

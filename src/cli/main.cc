@@ -315,7 +315,7 @@ int main(int argc, char** argv) {
     if (cmd->parsed() && cmd->count("--ld-library-path")) loader.ld_library_path = ld_library_path;
   }
   // This machine's LD_LIBRARY_PATH and GLIBC_TUNABLES, unless --root (they are not a container's).
-  envdoctor::checks::inherit_process_loader(loader);
+  envdoctor::environment::inherit_process_loader(loader);
   if (why->parsed()) {
     why_options.loader = loader;
     return run_why(why_options, why_name);

@@ -8,6 +8,10 @@
 
 namespace envdoctor::cli {
 
+using environment::EnvironmentRequest;
+using environment::open_session;
+using environment::Session;
+
 // Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
 bool use_color() {
   const char* no_color = std::getenv("NO_COLOR");
@@ -23,7 +27,7 @@ int tool_failure(const std::string& why) {
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {
   std::string error;
-  std::optional<Session> s = checks::open_session(request, &error);
+  std::optional<Session> s = environment::open_session(request, &error);
   if (!s) return tool_failure(error), std::nullopt;
   s->keep_until_exit = true;
   return s;

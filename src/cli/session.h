@@ -5,13 +5,13 @@
 #include <optional>
 #include <string>
 
-#include "checks/session.h"
 #include "cli/commands.h"
+#include "environment/session.h"
 
 namespace envdoctor::cli {
 
-using checks::EnvironmentRequest;
-using checks::Session;
+using environment::EnvironmentRequest;
+using environment::Session;
 
 // The one shape of "the tool could not do its job" (DESIGN.md: exit status 2): a function that
 // can fail returns nullopt (or false) and fills a `std::string* error` with a sentence that names

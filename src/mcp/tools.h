@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "checks/session.h"
+#include "environment/session.h"
 #include "mcp/protocol.h"
 
 namespace envdoctor::mcp {
@@ -32,7 +32,7 @@ struct ToolResult {
 struct Tool {
   std::string name, title, description;
   Json input_schema, output_schema, annotations;
-  ToolResult (*call)(const Json& arguments, const checks::EnvironmentRequest& defaults, std::stop_token stop);
+  ToolResult (*call)(const Json& arguments, const environment::EnvironmentRequest& defaults, std::stop_token stop);
 
   Json to_json() const;  // a Tool of tools/list
 };
