@@ -72,6 +72,20 @@ std::optional<Code> code_from_name(std::string_view name);
 // more edits than half of `name`'s length.
 std::optional<Code> nearest_code(std::string_view name);
 
+// The finding another one follows from (checks/causes.h): a RECORD-missing file that made the
+// loader's search fall through to another copy, a missing library that leaves the symbols it
+// would define unbound. Named by what identifies the cause's finding.
+struct Cause {
+  Code code = Code::kRecordMissingFile;
+  std::string file;
+  std::optional<std::string> library;
+  std::optional<std::string> package;  // the cause's package, filled in when it is linked
+  // How the consequence follows from the cause, in the load model's facts ("the loader looked for
+  // libcudnn.so.9 in DIR, where ... lists it, and took /usr/.../libcudnn.so.9 instead"); the
+  // cause's own hint and command follow it once linked.
+  std::string how;
+};
+
 struct Finding {
   Code code = Code::kMissingLibrary;
   Severity severity = Severity::kError;
@@ -87,6 +101,9 @@ struct Finding {
   std::string hint;         // why, and what to do, for people
   std::string fix_command;  // a shell command that performs the fix for this environment; "" when none
   bool is_new = false;      // introduced by --with/--without
+  // Set when this finding is a consequence of another one (the root of the chain): its fix is
+  // the cause's fix. Absent for a cause, and for a finding that follows from nothing reported.
+  std::optional<Cause> caused_by;
 
   // The fix's hint and command become this finding's.
   void take(const advice::Fix& fix) {

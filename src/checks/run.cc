@@ -1,5 +1,6 @@
 #include "checks/run.h"
 
+#include "checks/causes.h"
 #include "checks/cuda/driver_libraries.h"
 #include "checks/import_order.h"
 #include "checks/library_checks.h"
@@ -55,6 +56,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   attribute_installers(env, run.findings);
+  link_causes(run.findings);
   sort_and_dedupe(run.findings);
   run.notes = env.problems;
   run.notes.insert(run.notes.end(), env.inventory.problems.begin(), env.inventory.problems.end());

@@ -1,5 +1,6 @@
 #include <nlohmann/json.hpp>
 
+#include "checks/causes.h"
 #include "report/report.h"
 
 namespace envdoctor::report {
@@ -25,6 +26,12 @@ ordered_json findings_json(const std::vector<checks::Finding>& list) {
     j["message"] = f.message;
     j["hint"] = f.hint;
     if (!f.fix_command.empty()) j["fix_command"] = f.fix_command;
+    if (f.caused_by) {
+      ordered_json cause = {{"code", checks::code_name(f.caused_by->code)}, {"file", f.caused_by->file}};
+      if (f.caused_by->library) cause["library"] = *f.caused_by->library;
+      cause["package"] = f.caused_by->package ? ordered_json(*f.caused_by->package) : ordered_json(nullptr);
+      j["caused_by"] = std::move(cause);
+    }
     j["new"] = f.is_new;
     findings.push_back(std::move(j));
   }
@@ -40,6 +47,8 @@ size_t Report::errors() const {
 }
 
 size_t Report::warnings() const { return findings.size() - errors(); }
+
+size_t Report::causes() const { return checks::count_causes(findings); }
 
 Report environment_report(const environment::Environment& env, checks::CheckRun run) {
   Report r;
@@ -73,7 +82,7 @@ ordered_json check_document(const Report& report) {
                      {"new_errors", report.change->new_errors},
                      {"old_errors", report.change->old_errors},
                      {"fixed_errors", report.change->fixed_errors}};
-  out["summary"] = {{"errors", report.errors()}, {"warnings", report.warnings()}};
+  out["summary"] = {{"errors", report.errors()}, {"warnings", report.warnings()}, {"causes", report.causes()}};
   return out;
 }
 

@@ -148,21 +148,40 @@ std::string render_diff_json(const snapshot::Diff& d) {
   return out.dump(2) + "\n";
 }
 
-std::string render_nhc(const Report& report) {
-  const checks::Finding* first = nullptr;
-  size_t errors = 0;
+namespace {
+
+// What an nhc line and the first cause's labels name: the library, else the file, inside the
+// environment's site directories as the package's RECORD spells it (a drain reason is short).
+std::string subject(const Report& report, const checks::Finding& f) {
+  if (f.library) return *f.library;
+  if (f.file.empty()) return "-";
+  for (const std::string& site : report.site_packages)
+    if (f.file.size() > site.size() + 1 && f.file.starts_with(site) && f.file[site.size()] == '/')
+      return f.file.substr(site.size() + 1);
+  return f.file;
+}
+
+// The errors to report, causes first: those that follow from no other finding; when every
+// error follows from a warning, the errors themselves.
+std::vector<const checks::Finding*> error_causes(const Report& report) {
+  std::vector<const checks::Finding*> causes, all;
   for (const checks::Finding& f : report.findings) {
     if (f.severity != checks::Severity::kError) continue;
-    if (!first) first = &f;
-    ++errors;
+    all.push_back(&f);
+    if (!f.caused_by) causes.push_back(&f);
   }
-  if (!first) return "envdoctor: OK\n";
-  std::string out = std::string("envdoctor: ") + checks::code_name(first->code) + " " +
-                    (first->library        ? *first->library
-                     : first->file.empty() ? "-"
-                                           : first->file) +
-                    " " + first->package.value_or("-");
-  if (errors > 1) out += " (+" + std::to_string(errors - 1) + " more)";
+  return causes.empty() ? all : causes;
+}
+
+}  // namespace
+
+std::string render_nhc(const Report& report) {
+  std::vector<const checks::Finding*> causes = error_causes(report);
+  if (causes.empty()) return "envdoctor: OK\n";
+  const checks::Finding& first = *causes.front();
+  std::string out = std::string("envdoctor: ") + checks::code_name(first.code) + " " + subject(report, first) + " " +
+                    first.package.value_or("-");
+  if (causes.size() > 1) out += " (+" + std::to_string(causes.size() - 1) + " more)";
   return out + "\n";
 }
 
@@ -174,6 +193,16 @@ std::string render_prom(const Report& report, const PromFacts& facts) {
   };
   family("envdoctor_check_ok", "1 when every native library of the environment will load (no errors), else 0.");
   out += "envdoctor_check_ok{" + env + "} " + (report.errors() == 0 ? "1" : "0") + "\n";
+  // The cause first: what the nhc line names, then how many causes there are to fix.
+  std::vector<const checks::Finding*> causes = error_causes(report);
+  family("envdoctor_causes", "Errors that follow from no other finding: fixing these fixes the rest.");
+  out += "envdoctor_causes{" + env + "} " + std::to_string(causes.size()) + "\n";
+  if (!causes.empty()) {
+    const checks::Finding& first = *causes.front();
+    family("envdoctor_first_cause_info", "The first cause, as the nhc line names it (code, library or file, package).");
+    out += "envdoctor_first_cause_info{" + env + ",code=\"" + checks::code_name(first.code) + "\",subject=\"" +
+           label(subject(report, first)) + "\",package=\"" + label(first.package.value_or("")) + "\"} 1\n";
+  }
   family("envdoctor_check_seconds", "Wall time of the check, in seconds.");
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", facts.seconds);

@@ -31,6 +31,7 @@ struct Report {
 
   size_t errors() const;
   size_t warnings() const;
+  size_t causes() const;  // findings that follow from no other (checks/causes.h)
 };
 
 // The environment examined and what one run of the checks found there.

@@ -67,6 +67,15 @@ std::string render_text(const Report& report, const TextOptions& options) {
     groups[key].push_back(&f);
     if (f.installer) installers[key] = *f.installer;
   }
+  // Causes before consequences: a package whose findings explain others' comes first, and in
+  // each package what follows from nothing comes before what follows from something.
+  std::stable_partition(order.begin(), order.end(), [&](const std::string& pkg) {
+    return std::any_of(report.findings.begin(), report.findings.end(), [&](const checks::Finding& f) {
+      return f.caused_by && f.caused_by->package.value_or("") == pkg;
+    });
+  });
+  for (auto& [pkg, group] : groups)
+    std::stable_partition(group.begin(), group.end(), [](const checks::Finding* f) { return !f->caused_by; });
   for (const std::string& pkg : order) {
     const auto& group = groups[pkg];
     bool any_error = std::any_of(group.begin(), group.end(),
@@ -87,6 +96,10 @@ std::string render_text(const Report& report, const TextOptions& options) {
       out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " "
           << checks::code_name(f->code) << (f->is_new ? " [new]" : "") << "\n";
       if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
+      if (f->caused_by)
+        out << "    caused by: " << checks::code_name(f->caused_by->code) << " " << printable(f->caused_by->file)
+            << (f->caused_by->library ? " " + printable(*f->caused_by->library) : "")
+            << (f->caused_by->package ? " (" + printable(*f->caused_by->package) + ")" : "") << "\n";
       out << "    " << printable(f->message) << "\n";
       // The hint explains, wrapped for reading; the command is one line, to be pasted as it is.
       if (!f->hint.empty()) out << "    hint: " << support::wrap(printable(f->hint), 94, "          ") << "\n";
@@ -103,7 +116,13 @@ std::string render_text(const Report& report, const TextOptions& options) {
         << (report.needs_absent_driver ? "All clear: every library here will load where the NVIDIA driver is."
                                        : "All clear: every library here will load.")
         << s.reset() << "\n";
-  else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
+  else {
+    out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset();
+    // What has to be fixed: the findings that follow from no other.
+    if (size_t causes = report.causes(); causes < e + w)
+      out << " (" << plural(causes, "cause") << ", " << plural(e + w - causes, "consequence") << ")";
+    out << "\n";
+  }
   if (report.change) {
     const scenarios::ChangeSummary& c = *report.change;
     out << s.bold() << plural(c.new_errors, "new error") << " (" << c.old_errors << " already there)";

@@ -194,7 +194,7 @@ TEST_F(SlurmTest, HealthCheckDrainsAndResumesTheNode) {
   EXPECT_EQ(job.out, venv.envdoctor_run("snapshot", "--digest").out);
 
   fs::remove(venv.site() + "/gamma/lib/libgamma.so.1");
-  const std::string drained = "drained|envdoctor: missing-library libgamma.so.1 gamma (+1 more)";
+  const std::string drained = "drained|envdoctor: record-missing-file gamma/lib/libgamma.so.1 gamma";
   EXPECT_TRUE(eventually([&] { return node() == drained; }, 20s)) << node();
 
   venv.install({"--force-reinstall", wheel});

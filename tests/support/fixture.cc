@@ -75,11 +75,11 @@ std::string TempDir::write(const std::string& rel, const std::string& text) cons
 }
 
 static void build(const std::string& output, const std::string& c_source, const std::string& flags, const TempDir& tmp,
-                  const std::string& kind) {
+                  const std::string& kind, bool cxx = false) {
   static std::atomic<int> n{0};
-  std::string src = tmp.write("src/unit" + std::to_string(n++) + ".c", c_source);
+  std::string src = tmp.write("src/unit" + std::to_string(n++) + (cxx ? ".cc" : ".c"), c_source);
   fs::create_directories(fs::path(output).parent_path());
-  std::string cmd = "gcc " + kind + " -o " + quote(output) + " " + quote(src) + " " + flags;
+  std::string cmd = std::string(cxx ? "g++ " : "gcc ") + kind + " -o " + quote(output) + " " + quote(src) + " " + flags;
   CommandResult r = run(cmd);
   ASSERT_EQ(r.status, 0) << cmd << "\n" << r.err;
 }
@@ -87,6 +87,11 @@ static void build(const std::string& output, const std::string& c_source, const 
 void build_shared(const std::string& output, const std::string& c_source, const std::string& flags,
                   const TempDir& tmp) {
   build(output, c_source, flags, tmp, "-shared -fPIC");
+}
+
+void build_shared_cxx(const std::string& output, const std::string& cxx_source, const std::string& flags,
+                      const TempDir& tmp) {
+  build(output, cxx_source, flags, tmp, "-shared -fPIC", true);
 }
 
 void build_executable(const std::string& output, const std::string& c_source, const std::string& flags,

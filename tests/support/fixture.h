@@ -47,6 +47,9 @@ class TempDir {
 // Builds a shared library from C source with gcc. `flags` go on the command line as they are
 // (e.g. "-Wl,-soname,libfoo.so.1 -L dir -lbar"). Fails the test on a compile error.
 void build_shared(const std::string& output, const std::string& c_source, const std::string& flags, const TempDir& tmp);
+// The same from C++ source with g++ (`-D_GLIBCXX_USE_CXX11_ABI=0` in `flags` for the old ABI).
+void build_shared_cxx(const std::string& output, const std::string& cxx_source, const std::string& flags,
+                      const TempDir& tmp);
 void build_executable(const std::string& output, const std::string& c_source, const std::string& flags,
                       const TempDir& tmp);
 
