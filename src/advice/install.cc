@@ -85,15 +85,15 @@ std::string pip_for(const Environment& env) {
 Fix reinstall(const Environment& env, const python::Distribution& dist) {
   const std::string& installer = dist.installer;
   if (installer == "debian")
-    return {"apt-get install --reinstall " + shell_word(dist.installer_package),
-            "reinstall Debian's package " + dist.installer_package};
+    return {.hint = "reinstall Debian's package " + dist.installer_package,
+            .command = "apt-get install --reinstall " + shell_word(dist.installer_package)};
   if (installer == "conda") {
     bool own = dist.installer_package.empty();
     std::string prefix = env.python.prefix.empty() ? dist.site_dir.string() : env.python.prefix;
-    return {"conda install -p " + shell_word(prefix) + " --force-reinstall " +
-                shell_word((own ? dist.name : dist.installer_package) + "=" +
-                           (own ? dist.version : dist.installer_version)),
-            "reinstall " + (own ? dist.name : dist.installer_package) + " with conda, which installed it"};
+    return {.hint = "reinstall " + (own ? dist.name : dist.installer_package) + " with conda, which installed it",
+            .command = "conda install -p " + shell_word(prefix) + " --force-reinstall " +
+                       shell_word((own ? dist.name : dist.installer_package) + "=" +
+                                  (own ? dist.version : dist.installer_version))};
   }
   Fix fix;
   if (installer == "uv" || installer == "pip" || installer.empty()) {
@@ -118,7 +118,7 @@ Fix reinstall_because(const Environment& env, const python::Distribution& dist, 
 Fix invalid_file(const Environment& env, const std::string& path) {
   std::string why = path + " is not a loadable ELF file (truncated or damaged)";
   if (const python::Distribution* d = env.owner(path)) return reinstall_because(env, *d, why);
-  return {why + ": replace it", ""};
+  return {.hint = why + ": replace it"};
 }
 
 Fix install_requirement(const Environment& env, const python::Distribution& consumer,

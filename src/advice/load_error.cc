@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "advice/install.h"
+#include "imports/python_process.h"
 #include "python/metadata_file.h"
 #include "python/version.h"
 
@@ -521,10 +522,9 @@ Fix hint_ld_library_path_shadow(const Environment& env, const loader::Process& p
 
   loader::LoaderConfig without = p.config();
   without.ld_library_path.clear();
-  loader::Process q(without, *env.store);
-  std::string exe = env.python.real_executable.empty() ? env.python.executable : env.python.real_executable;
-  int caller = !exe.empty() && q.load_main(exe) ? 0 : -1;
-  loader::Process::DlopenResult again = q.dlopen(consumer.path, false, caller);
+  imports::ImportModel::Interpreter python = imports::ImportModel(env).start(without);
+  loader::Process& q = python.process;
+  loader::Process::DlopenResult again = q.dlopen(consumer.path, false, python.loaded ? python.caller : -1);
   if (again.object < 0 && again.new_objects.empty()) return {};
   for (const LoadError& other : again.errors)
     if (other.kind == e.kind && other.symbol == e.symbol && other.version == e.version) return {};

@@ -1,7 +1,7 @@
 // `envdoctor pip install|uninstall PIP-ARGS...` and `envdoctor uv pip install|uninstall
 // UV-ARGS...`: the installer's plan checked first, the installer run only if its change
 // introduces no errors (DESIGN.md). The plans, the verdict and the rendering live in
-// checks/pip_plan.h, checks/uv_plan.h, checks/simulation.h and report/pip.cc; here they are
+// scenarios/pip_plan.h, scenarios/uv_plan.h, scenarios/simulation.h and report/pip.cc; here they are
 // called in order, the same for both installers.
 #include <unistd.h>
 

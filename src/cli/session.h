@@ -1,5 +1,5 @@
 // What the environment-level subcommands (check, why, cuda, pip, ps) start from: the session of
-// checks/session.h. A failure is printed once, here, and is the tool's exit status 2.
+// environment/session.h. A failure is printed once, here, and is the tool's exit status 2.
 #pragma once
 
 #include <optional>

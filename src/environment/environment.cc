@@ -238,7 +238,7 @@ std::string Environment::installer() const {
     std::string cfg = files.read_text(python.prefix + "/pyvenv.cfg", 1 << 16);
     return cfg.find("\nuv = ") != std::string::npos || cfg.starts_with("uv = ") ? "uv" : "pip";
   }
-  std::string exe = python.real_executable.empty() ? python.executable : python.real_executable;
+  const std::string& exe = python.program();
   if (!exe.empty() && dpkg && dpkg->owner(exe)) return "debian";
   return "";
 }
@@ -478,7 +478,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   }
   if (!py) return nullptr;
   env->python = std::move(*py);
-  if (env->python.executable.empty() && env->python.real_executable.empty())
+  if (env->python.program().empty())
     env->problems.push_back(
         "no interpreter found in the environment: extension modules are checked without the "
         "symbols the interpreter would give them");
@@ -501,8 +501,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
 
   // The interpreter decides which objects are this machine's: others are never loaded.
-  auto interp =
-      env->store->open(env->python.real_executable.empty() ? env->python.executable : env->python.real_executable);
+  auto interp = env->store->open(env->python.program());
   if (interp->status == loader::OpenResult::Status::kOk) {
     env->host_class = interp->elf->elf_class;
     env->host_data = interp->elf->data;

@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "support/lazy_library.h"
+#include "support/text.h"
 
 namespace envdoctor::environment {
 
@@ -65,13 +66,7 @@ std::optional<std::string> md5_hex_file(const std::string& path) {
   if (!file) return std::nullopt;
   std::vector<u8> digest = digest_bytes(file->bytes(), true);
   if (digest.empty()) return std::nullopt;
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string hex;
-  for (u8 byte : digest) {
-    hex += kHex[byte >> 4];
-    hex += kHex[byte & 15];
-  }
-  return hex;
+  return support::hex(digest);
 }
 
 std::optional<std::vector<u8>> sha256_file(const std::string& path) {

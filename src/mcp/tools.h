@@ -1,5 +1,5 @@
 // The MCP tools: envdoctor's questions as an agent asks them, each answered by the same functions
-// the command line calls (checks/session.h, run.h, simulation.h, pip_plan.h, why.h, single_file.h,
+// the command line calls (environment/session.h, run.h, simulation.h, pip_plan.h, why.h, single_file.h,
 // cuda_summary.h, live_checks.h) and rendered by the same renderers, into strings: a tool call
 // never writes to stdout, which carries protocol messages alone.
 //

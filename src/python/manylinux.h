@@ -1,5 +1,5 @@
 // The platform tag ELF files earn, by auditwheel's rules and auditwheel's own policy data
-// (checks/auditwheel_policy.h), and whether a wheel's own tags claim more than that.
+// (python/auditwheel_policy.h), and whether a wheel's own tags claim more than that.
 //
 // What auditwheel reads of a file (`ElfAbi`): its architecture, from the header's machine, class
 // and byte order (and, for armv7l, the EABI version 5 hard-float flags; for x86_64, the ISA level

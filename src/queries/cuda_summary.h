@@ -1,7 +1,7 @@
 // `envdoctor cuda`: the CUDA side of an environment at a glance, computed once here and rendered by
 // src/report/cuda.cc. The driver and the GPUs, the CUDA runtimes present and who loads each (the
 // load model's resolutions, not file names), and which GPU architectures each package's binaries
-// carry code for. Every verdict comes from checks/cuda_inventory.h, the same as `check` uses.
+// carry code for. Every verdict comes from checks/cuda/inventory.h, the same as `check` uses.
 #pragma once
 
 #include <map>

@@ -31,16 +31,6 @@ constexpr u64 kMaxPipOutput = u64{256} << 20;
 // The first pip with `install --report` (pip 22.2, 2022-07); its report is version "1" from 23.0.
 constexpr std::string_view kFirstPipWithReport = "22.2";
 
-std::string hex(const std::vector<u8>& bytes) {
-  static const char* kDigits = "0123456789abcdef";
-  std::string out;
-  for (u8 b : bytes) {
-    out += kDigits[b >> 4];
-    out += kDigits[b & 15];
-  }
-  return out;
-}
-
 // Whether the environment has its own pip, which envdoctor pip runs: false with `error` when not.
 bool has_pip(const Environment& env, std::string* error) {
   if (env.inventory.find("pip")) return true;
@@ -101,7 +91,7 @@ std::string fetch_wheel(const Environment& env, const python::ReportItem& item, 
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() != ".whl") continue;
     std::optional<std::vector<u8>> digest = sha256_file(e.path().string());
-    std::string got = digest ? hex(*digest) : "";
+    std::string got = digest ? support::hex(*digest) : "";
     if (!item.sha256.empty() && got != item.sha256) {
       *why = "the wheel pip downloaded for " + label + " (" + e.path().filename().string() + ") has sha256 " + got +
              ", its plan said " + item.sha256;

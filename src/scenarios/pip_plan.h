@@ -36,7 +36,7 @@ struct PipItem {
 };
 
 struct PipPlan {
-  std::string installer = "pip";           // whose plan: "pip", or "uv" (checks/uv_plan.h)
+  std::string installer = "pip";           // whose plan: "pip", or "uv" (scenarios/uv_plan.h)
   std::string action;                      // "install" or "uninstall"
   std::vector<PipItem> install;            // in pip's order
   std::vector<PipItem> remove;             // installed distributions pip would remove or replace

@@ -10,6 +10,7 @@
 #include "loader/process.h"
 #include "support/json_text.h"
 #include "support/parallel.h"
+#include "support/text.h"
 
 namespace envdoctor::snapshot {
 
@@ -32,16 +33,6 @@ const char* rule_token(loader::Rule rule) {
     case loader::Rule::kNotFound: return "not-found";
   }
   return "?";
-}
-
-std::string hex(const std::vector<u8>& bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (u8 b : bytes) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
 }
 
 json or_null(const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); }
@@ -207,7 +198,7 @@ json loader_facts(const environment::Environment& env, const Paths& paths) {
   const loader::LoaderConfig& config = env.loader;
   json cache = {{"path", config.cache_path}, {"sha256", nullptr}, {"entries", nullptr}};
   if (config.cache) {
-    if (auto sum = environment::sha256_file(env.host(config.cache_path))) cache["sha256"] = hex(*sum);
+    if (auto sum = environment::sha256_file(env.host(config.cache_path))) cache["sha256"] = support::hex(*sum);
     cache["entries"] = config.cache->entries().size();
   }
   // glibc splits LD_LIBRARY_PATH on ':' and ';' (elf/dl-load.c, _dl_init_paths).
@@ -345,7 +336,7 @@ std::string digest(const json& snapshot) {
   text += '}';
   auto bytes = reinterpret_cast<const u8*>(text.data());
   std::vector<u8> sum = environment::sha256_bytes(Bytes(bytes, text.size()));
-  return sum.empty() ? "" : "sha256:" + hex(sum);
+  return sum.empty() ? "" : "sha256:" + support::hex(sum);
 }
 
 std::optional<json> parse(const std::string& text, std::string* error) {

@@ -35,7 +35,9 @@ std::vector<std::string> unknown_ptx_notes(const CudaInventory& inv, const cuda:
   cuda::MajorMinor isa;
   for (const GpuCode& g : inv.gpu_code)
     for (const cuda::Gpu& gpu : target.gpus) {
-      cuda::Coverage c = cuda::classify(g.fatbins, gpu.sm, driver, tables);
+      // The verdict's own rule (gpu_coverage: an NVIDIA library's PTX of its lowest architecture
+      // is not what runs), so that a note never contradicts the verdict.
+      cuda::Coverage c = gpu_coverage(g, gpu.sm, driver, tables);
       if (!c.ptx_isa_unknown || c.deciding.empty()) continue;
       isa = std::max(isa, cuda::MajorMinor{c.deciding.front().ptx_isa_major, c.deciding.front().ptx_isa_minor});
       if (std::find(files.begin(), files.end(), g.file->path) == files.end()) files.push_back(g.file->path);

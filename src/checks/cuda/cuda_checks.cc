@@ -14,6 +14,7 @@
 #include "checks/cuda/beyond_table.h"
 #include "checks/import_order.h"
 #include "cuda/arch.h"
+#include "imports/python_process.h"
 #include "loader/search_paths.h"
 #include "support/text.h"
 
@@ -275,14 +276,6 @@ Finding major_mix(Severity severity, const std::string& file, const python::Dist
   return f;
 }
 
-// Each distribution's extension modules (by their first owner), in the environment's order.
-std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_by_owner(const Environment& env) {
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
-  for (const ElfRecord& r : env.elf_files)
-    if (r.extension_module && !r.owners.empty()) modules[r.owners.front()].push_back(&r);
-  return modules;
-}
-
 // Files whose own load graph joins two majors: the graph reaches both, and no single dependency
 // already did (that dependency is the place to report).
 void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, MajorGraph& graph,
@@ -309,7 +302,8 @@ void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, Majo
 // An extension module imported after its package's requirements (Python's import order, as the
 // load model has it): their modules' majors and its own meet in the process.
 void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules = modules_by_owner(env);
+  imports::ImportModel model(env);
+  const auto& modules = model.modules_by_distribution();
   for (const auto& [dist, files] : modules) {
     MajorMask context = 0;
     std::vector<std::string> context_examples, context_names;
@@ -349,7 +343,8 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
 // their contexts are one.
 // Returns the majors the pairs found.
 MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules = modules_by_owner(env);
+  imports::ImportModel model(env);
+  const auto& modules = model.modules_by_distribution();
   struct Context {
     MajorMask mask = 0;
     std::string example;  // "a's _a.so loads libcudart.so.12 (nvidia-cuda-runtime-cu12)"
@@ -387,7 +382,7 @@ MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std:
         const Context& cb = contexts[b];
         std::string ia = import_name(env, *a), ib = import_name(env, *b);
         Finding f = major_mix(
-            Severity::kWarning, modules[a].front()->path, a,
+            Severity::kWarning, modules.at(a).front()->path, a,
             majors_text(ca.mask | cb.mask) + " libraries in one process: `import " + ia + ", " + ib +
                 "`: " + ca.example + ", " + cb.example,
             a->name + " " + a->version + " is built for CUDA " + std::to_string(major_a) + " and " + b->name + " " +

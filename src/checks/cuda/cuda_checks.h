@@ -9,7 +9,7 @@
 // driver come from the command line or from this machine (cuda/driver.h); without them the
 // checks that need them are skipped, with a note saying so.
 //
-// checks/cuda_inventory.h gathers the facts once (index_cuda) and holds the verdicts that `check`
+// checks/cuda/inventory.h gathers the facts once (index_cuda) and holds the verdicts that `check`
 // and `envdoctor cuda` share; check_cuda turns them into findings.
 #pragma once
 
@@ -38,7 +38,7 @@ struct CudaCheckResult {
 };
 
 // gpu-arch-unsupported, ptx-jit-only, cuda-driver-too-old and cuda-major-mix. `driver_absence_noted`:
-// a note already says that there is no driver (checks/driver_libraries.h), so none repeats it.
+// a note already says that there is no driver (checks/cuda/driver_libraries.h), so none repeats it.
 CudaCheckResult check_cuda(const environment::Environment& env, const CudaInventory& inventory,
                            const cuda::CudaTables& tables, const CudaTarget& target, bool driver_absence_noted = false);
 

@@ -11,7 +11,7 @@
 // GPU libraries cannot load on this machine at all: one note says so, not an error per consumer.
 //
 // cuda-compat's libcuda.so.* found on the search path is the driver too, at its own version,
-// with its own limits (checks/cuda_checks.h, forward compatibility).
+// with its own limits (checks/cuda/cuda_checks.h, forward compatibility).
 #pragma once
 
 #include <string>

@@ -1,8 +1,8 @@
 // The CUDA side of an environment, gathered once: the GPUs and driver to judge against, every
 // file's GPU code (fatbinary headers only, read in parallel), the CUDA libraries and runtimes
 // with the major each belongs to, and who loads which (the load model's resolutions, not file
-// names). Also the verdicts that `check` (checks/cuda_checks.h) and `envdoctor cuda`
-// (checks/cuda_summary.h) both give, so that the two cannot disagree: how a file's code runs on a
+// names). Also the verdicts that `check` (checks/cuda/cuda_checks.h) and `envdoctor cuda`
+// (queries/cuda_summary.h) both give, so that the two cannot disagree: how a file's code runs on a
 // GPU, and whether a runtime runs on a driver.
 #pragma once
 
@@ -124,7 +124,7 @@ std::optional<cuda::DriverVersion> effective_driver(const CudaInventory& invento
 
 // The driver a runtime needs: for its release (full compatibility) when known, and the floor of
 // minor-version compatibility of its major. `unknown`: the release (or major) is newer than
-// data/cuda.json, so neither is known and nothing is judged (checks/cuda_beyond_table.h says so).
+// data/cuda.json, so neither is known and nothing is judged (checks/cuda/beyond_table.h says so).
 struct DriverRequirement {
   std::optional<cuda::DriverVersion> full;
   std::optional<cuda::DriverVersion> minor_floor;
