@@ -36,6 +36,7 @@ const char* code_name(Code c) {
     case Code::kStaticTlsExhausted: return "static-tls-exhausted";
     case Code::kProgramWillNotStart: return "program-will-not-start";
     case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
+    case Code::kRuntimeLibraryMissing: return "runtime-library-missing";
     case Code::kSearchesCurrentDirectory: return "searches-current-directory";
   }
   return "?";

@@ -39,6 +39,7 @@ enum class Code {
   kStaticTlsExhausted,
   kProgramWillNotStart,
   kLibraryReplacedOnDisk,
+  kRuntimeLibraryMissing,
   kSearchesCurrentDirectory,
 };
 inline constexpr Code kAllCodes[] = {
@@ -63,6 +64,7 @@ inline constexpr Code kAllCodes[] = {
     Code::kStaticTlsExhausted,
     Code::kProgramWillNotStart,
     Code::kLibraryReplacedOnDisk,
+    Code::kRuntimeLibraryMissing,
     Code::kSearchesCurrentDirectory,
 };
 const char* code_name(Code c);

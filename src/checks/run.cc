@@ -7,6 +7,7 @@
 #include "checks/load_checks.h"
 #include "checks/openmp.h"
 #include "checks/record_checks.h"
+#include "checks/runtime_loads.h"
 #include "checks/search_path_checks.h"
 #include "checks/static_tls.h"
 
@@ -52,6 +53,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_static_tls(env, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_search_paths(env)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_runtime_loads(env, knowledge)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(env, knowledge, loads.resolutions, loads.findings);
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());

@@ -36,6 +36,34 @@ bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& 
   }
 }
 
+// data/runtime_loads.json's rows into `out`; false with `error` set when unreadable.
+bool load_runtime_loads(const std::string& path, std::vector<RuntimeLoad>& out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return false;
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    for (const nlohmann::json& row : j.at("loads")) {
+      RuntimeLoad r;
+      r.opener = row.at("opener").get<std::string>();
+      r.what = row.value("what", "");
+      r.opens = row.at("opens").get<std::vector<std::vector<std::string>>>();
+      r.search = row.at("search").get<std::string>();
+      r.same_package = row.value("same_package", false);
+      r.needed = row.value("needed", true);
+      r.words = row.at("words").get<std::string>();
+      r.source = row.at("source").get<std::string>();
+      out.push_back(std::move(r));
+    }
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = path + ": " + e.what();
+    return false;
+  }
+}
+
 }  // namespace
 
 std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::string* error) {
@@ -63,6 +91,7 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
     if (!load_driver_libraries(data_dir + "/driver_libraries.json", k.driver_libraries_, error)) return std::nullopt;
+    if (!load_runtime_loads(data_dir + "/runtime_loads.json", k.runtime_loads_, error)) return std::nullopt;
     return k;
   } catch (const std::exception& e) {
     if (error) *error = path + ": " + e.what();

@@ -2,7 +2,8 @@
 // SONAMEs (NVIDIA's CUDA 11/12/13 wheels, into which folder), and which releases are known
 // placeholders. Read once from data/sonames.json. And which libraries are the NVIDIA driver's
 // (libcuda.so.1, libnvidia-ml.so.1): they come with the driver, never from a package
-// (data/driver_libraries.json, the NVIDIA container toolkit's list).
+// (data/driver_libraries.json, the NVIDIA container toolkit's list). And which libraries open
+// others at run time by name (data/runtime_loads.json).
 #pragma once
 
 #include <optional>
@@ -25,6 +26,20 @@ struct DriverLibrary {
   std::string capability;  // "compute", "utility", "video" (NVIDIA_DRIVER_CAPABILITIES)
 };
 
+// A library that another opens at run time by name (dlopen), from data/runtime_loads.json: cuDNN 9's
+// shim and its sub-libraries, NVRTC and its builtins.
+struct RuntimeLoad {
+  std::string opener;  // the SONAME of the library that opens
+  std::string what;
+  // Each entry: the names tried in order, with {x}, {y}, {z} for the opener's version.
+  std::vector<std::vector<std::string>> opens;
+  std::string search;         // "caller": glibc's dlopen called from the opener
+  bool same_package = false;  // a copy from elsewhere is another build
+  bool needed = true;         // the package cannot work without it
+  std::string words;          // what the opener prints when none loads ({tried}, {name})
+  std::string source;
+};
+
 struct KnownPlaceholder {
   std::string name;
   std::string note;
@@ -45,11 +60,14 @@ class Knowledge {
   const std::vector<KnownLibrary>& libraries() const { return libraries_; }
   // The driver library `name` (a NEEDED entry or SONAME: "libcuda.so.1") is, or nullptr.
   const DriverLibrary* driver_library(std::string_view name) const;
+  // The run-time loads of data/runtime_loads.json, in table order.
+  const std::vector<RuntimeLoad>& runtime_loads() const { return runtime_loads_; }
 
  private:
   std::vector<KnownLibrary> libraries_;
   std::vector<KnownPlaceholder> placeholders_;
   std::vector<DriverLibrary> driver_libraries_;
+  std::vector<RuntimeLoad> runtime_loads_;
 };
 
 }  // namespace envdoctor::environment

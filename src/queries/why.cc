@@ -162,6 +162,17 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<E
   }
   answer.library = explain_library(env, edges, library);
   answer.library->asked_path = asked;
+  // A name only findings know is still asked about: a library opened at run time that no file
+  // provides (runtime-library-missing), a Debian package that owns a file a finding is about.
+  std::vector<Finding> named;
+  for (const Finding& f : findings)
+    if (about_library(f, library, asked) ||
+        (f.package && python::normalize_name(*f.package) == python::normalize_name(name)))
+      named.push_back(f);
+  if (answer.library->copies.empty() && answer.library->needed_by.empty() && !named.empty()) {
+    answer.findings = std::move(named);
+    return answer;
+  }
   if (answer.library->copies.empty() && answer.library->needed_by.empty()) {
     *error = name + ": no package, library or file of that name in this environment";
     if (auto near = env.inventory.nearest_name(name)) *error += "; did you mean " + *near + "?";

@@ -89,14 +89,21 @@ TEST_F(CheckTest, TwoOwnersOfOneLibraryThenUninstallOne) {
   auto missing = findings(after, "missing-library");
   ASSERT_EQ(missing.size(), 1u) << after.dump(1);
   EXPECT_EQ(missing[0]["package"], "faketorch");
-  EXPECT_NE(missing[0]["hint"].get<std::string>().find("fake-cudnn-cu13 lists fakenv/cudnn/lib/libfakecudnn.so.9"),
-            std::string::npos)
+  // The missing file is the cause: the loader looked for the library where fake-cudnn-cu13's RECORD
+  // puts it, and the fix is the record finding's.
+  EXPECT_EQ(missing[0]["caused_by"]["code"], "record-missing-file");
+  EXPECT_NE(
+      missing[0]["hint"].get<std::string>().find("where fake-cudnn-cu13 9.1's RECORD lists it but the file is missing"),
+      std::string::npos)
       << missing[0]["hint"];
+  EXPECT_EQ(missing[0]["fix_command"], gone[0]["fix_command"]);
   EXPECT_EQ(venv.import("faketorch._C"), missing[0]["message"].get<std::string>());
   // The text ends by naming `envdoctor explain` for the codes it printed, in their order.
   CommandResult text = venv.envdoctor_run("check", "");
   EXPECT_EQ(text.status, 1) << text.err;
-  std::string tail = "\n2 errors, 0 warnings\nwhat these mean: envdoctor explain record-missing-file missing-library\n";
+  std::string tail =
+      "\n2 errors, 0 warnings (1 cause, 1 consequence)\nwhat these mean: envdoctor explain record-missing-file "
+      "missing-library\n";
   ASSERT_GE(text.out.size(), tail.size()) << text.out;
   EXPECT_EQ(text.out.substr(text.out.size() - tail.size()), tail) << text.out;
 }
