@@ -18,8 +18,10 @@ std::optional<int> cuda_major_of(const std::string& text) {
   return n > 0 ? std::optional<int>(n) : std::nullopt;
 }
 
-// data/driver_libraries.json's rows into `out`; false with `error` set when unreadable.
-bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& out, std::string* error) {
+// A table of data/ read as untrusted input: `read` takes its rows into `out`; false with `error`
+// set (the file named) when it cannot be read or a field is missing or of the wrong type.
+template <typename Row, typename Read>
+bool load_table(const std::string& path, const char* rows, std::vector<Row>& out, std::string* error, Read read) {
   std::ifstream in(path);
   if (!in) {
     if (error) *error = path + ": cannot be read";
@@ -27,8 +29,7 @@ bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& 
   }
   try {
     nlohmann::json j = nlohmann::json::parse(in);
-    for (const nlohmann::json& lib : j.at("libraries"))
-      out.push_back({lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()});
+    for (const nlohmann::json& row : j.at(rows)) out.push_back(read(row));
     return true;
   } catch (const std::exception& e) {
     if (error) *error = path + ": " + e.what();
@@ -36,32 +37,23 @@ bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& 
   }
 }
 
-// data/runtime_loads.json's rows into `out`; false with `error` set when unreadable.
-bool load_runtime_loads(const std::string& path, std::vector<RuntimeLoad>& out, std::string* error) {
-  std::ifstream in(path);
-  if (!in) {
-    if (error) *error = path + ": cannot be read";
-    return false;
-  }
-  try {
-    nlohmann::json j = nlohmann::json::parse(in);
-    for (const nlohmann::json& row : j.at("loads")) {
-      RuntimeLoad r;
-      r.opener = row.at("opener").get<std::string>();
-      r.what = row.value("what", "");
-      r.opens = row.at("opens").get<std::vector<std::vector<std::string>>>();
-      r.search = row.at("search").get<std::string>();
-      r.same_package = row.value("same_package", false);
-      r.needed = row.value("needed", true);
-      r.words = row.at("words").get<std::string>();
-      r.source = row.at("source").get<std::string>();
-      out.push_back(std::move(r));
-    }
-    return true;
-  } catch (const std::exception& e) {
-    if (error) *error = path + ": " + e.what();
-    return false;
-  }
+// data/driver_libraries.json's rows.
+DriverLibrary driver_library_row(const nlohmann::json& lib) {
+  return {lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()};
+}
+
+// data/runtime_loads.json's rows.
+RuntimeLoad runtime_load_row(const nlohmann::json& row) {
+  RuntimeLoad r;
+  r.opener = row.at("opener").get<std::string>();
+  r.what = row.value("what", "");
+  r.opens = row.at("opens").get<std::vector<std::vector<std::string>>>();
+  r.search = row.at("search").get<std::string>();
+  r.same_package = row.value("same_package", false);
+  r.needed = row.value("needed", true);
+  r.words = row.at("words").get<std::string>();
+  r.source = row.at("source").get<std::string>();
+  return r;
 }
 
 }  // namespace
@@ -90,8 +82,9 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
     }
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
-    if (!load_driver_libraries(data_dir + "/driver_libraries.json", k.driver_libraries_, error)) return std::nullopt;
-    if (!load_runtime_loads(data_dir + "/runtime_loads.json", k.runtime_loads_, error)) return std::nullopt;
+    if (!load_table(data_dir + "/driver_libraries.json", "libraries", k.driver_libraries_, error, driver_library_row) ||
+        !load_table(data_dir + "/runtime_loads.json", "loads", k.runtime_loads_, error, runtime_load_row))
+      return std::nullopt;
     return k;
   } catch (const std::exception& e) {
     if (error) *error = path + ": " + e.what();

@@ -53,6 +53,15 @@ class NativeSymbolsTest : public VenvTest {
                           {"nvidia-nccl-cu13"})};
   }
 
+  // The flash-attn extension of `version`, built with `ext_abi` against a c10::Error(SourceLocation,
+  // std::string), imported beside torch 2.9.0's libc10 built with `abi` and `signature`: its one
+  // undefined symbol.
+  json c10_case(int abi, const std::string& signature, int ext_abi, const std::string& version) {
+    Venv venv(tmp_, "v");
+    c10_pair(venv, abi, signature, ext_abi, "SourceLocation, std::string", ", std::string(\"m\")", version);
+    return the_undefined_symbol(venv, "flash_attn_2_cuda");
+  }
+
   // libc10.so of torch 2.9.0, built with `abi` (the new one: 1), exporting c10::Error's
   // constructor of `signature` ("c10::SourceLocation, std::string"); flash-attn `version`, whose
   // extension, built with `ext_abi` against a libc10 of that ABI with `call_signature`,
@@ -160,10 +169,7 @@ TEST_F(NativeSymbolsTest, SymbolAddedUnderAnUnchangedVersionNode) {
 // flash-attention#1644: a cxx11abiFALSE build against torch built with the new ABI.
 TEST_F(NativeSymbolsTest, OldCxxAbiExtensionAgainstNewAbiTorch) {
   if (!have_tool("g++")) GTEST_SKIP() << "needs g++";
-  Venv venv(tmp_, "v");
-  c10_pair(venv, 1, "SourceLocation, std::string", 0, "SourceLocation, std::string", ", std::string(\"m\")",
-           "2.8.3+cu12torch2.9cxx11abiFALSE");
-  json f = the_undefined_symbol(venv, "flash_attn_2_cuda");
+  json f = c10_case(1, "SourceLocation, std::string", 0, "2.8.3+cu12torch2.9cxx11abiFALSE");
   EXPECT_EQ(f["symbol"], "_ZN3c105ErrorC1ENS_14SourceLocationESs");
   EXPECT_EQ(f["hint"],
             "flash-attn 2.8.3+cu12torch2.9cxx11abiFALSE was built with the old C++ ABI (`_GLIBCXX_USE_CXX11_ABI=0`): "
@@ -174,10 +180,7 @@ TEST_F(NativeSymbolsTest, OldCxxAbiExtensionAgainstNewAbiTorch) {
 
 TEST_F(NativeSymbolsTest, NewCxxAbiExtensionAgainstOldAbiTorch) {
   if (!have_tool("g++")) GTEST_SKIP() << "needs g++";
-  Venv venv(tmp_, "v");
-  c10_pair(venv, 0, "SourceLocation, std::string", 1, "SourceLocation, std::string", ", std::string(\"m\")",
-           "2.8.3+cu12torch2.9cxx11abiTRUE");
-  json f = the_undefined_symbol(venv, "flash_attn_2_cuda");
+  json f = c10_case(0, "SourceLocation, std::string", 1, "2.8.3+cu12torch2.9cxx11abiTRUE");
   std::string hint = f["hint"];
   EXPECT_EQ(hint.rfind("flash-attn 2.8.3+cu12torch2.9cxx11abiTRUE was built with the new C++ ABI "
                        "(`_GLIBCXX_USE_CXX11_ABI=1`): ",
@@ -194,10 +197,7 @@ TEST_F(NativeSymbolsTest, NewCxxAbiExtensionAgainstOldAbiTorch) {
 // says, and torch 2.9.0's constructor takes one more argument.
 TEST_F(NativeSymbolsTest, AnotherSignatureNamesTheTorchItWasBuiltFor) {
   if (!have_tool("g++")) GTEST_SKIP() << "needs g++";
-  Venv venv(tmp_, "v");
-  c10_pair(venv, 1, "SourceLocation, std::string, int", 1, "SourceLocation, std::string", ", std::string(\"m\")",
-           "2.8.3+cu12torch2.8cxx11abiTRUE");
-  json f = the_undefined_symbol(venv, "flash_attn_2_cuda");
+  json f = c10_case(1, "SourceLocation, std::string, int", 1, "2.8.3+cu12torch2.8cxx11abiTRUE");
   std::string hint = f["hint"];
   EXPECT_NE(hint.find("; torch 2.9.0 exports c10::Error::Error only in another signature, "
                       "c10::Error::Error(c10::SourceLocation, std::__cxx11::basic_string<char, std::char_traits<char>, "
