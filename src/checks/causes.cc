@@ -51,7 +51,9 @@ void link_causes(std::vector<Finding>& findings) {
     const Finding& root = findings[*roots[i]];
     std::string how = f.caused_by->how;
     f.caused_by = Cause{root.code, root.file, root.library, root.package, how};
-    f.hint = how.empty() ? root.hint : root.hint.empty() ? how : how + "; " + root.hint;
+    // Without words of its own on how it follows, the finding keeps its hint (which names the
+    // cause already); the command is the cause's either way.
+    if (!how.empty()) f.hint = root.hint.empty() ? how : how + "; " + root.hint;
     f.fix_command = root.fix_command;
   }
 }

@@ -4,7 +4,8 @@
 // found leaves the symbols it would define unbound. The load findings name what they follow from
 // (Finding::caused_by, decided from the load model's resolutions and attempts, never from the
 // words of a message); this pass links each to the root of its chain among the findings reported,
-// so that the consequence names the cause and its fix is the cause's fix. A cause that is not
+// so that the consequence names the cause and its fix is the cause's fix (its hint says how it
+// follows, then the cause's hint). A cause that is not
 // reported (nothing to link to) is dropped, and the finding keeps its own advice.
 #pragma once
 

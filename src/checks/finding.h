@@ -84,7 +84,8 @@ struct Cause {
   std::optional<std::string> package;  // the cause's package, filled in when it is linked
   // How the consequence follows from the cause, in the load model's facts ("the loader looked for
   // libcudnn.so.9 in DIR, where ... lists it, and took /usr/.../libcudnn.so.9 instead"); the
-  // cause's own hint and command follow it once linked.
+  // cause's own hint and command follow it once linked. Empty: the finding's own hint already
+  // names the cause, and only the command is the cause's.
   std::string how;
 };
 

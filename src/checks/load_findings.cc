@@ -43,6 +43,7 @@ struct LostFile {
 };
 std::optional<LostFile> lost_on_the_way(const environment::Environment& env, const Resolution& r) {
   for (const loader::Attempt& a : r.attempts) {
+    if (a.kind != loader::Attempt::Kind::kMissing || a.path.empty()) continue;
     std::string path = normalize_path(a.path);
     const auto& owners = env.owners(path);
     if (owners.empty() || env.files.stat(path)) continue;
@@ -67,9 +68,9 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
   if (e.kind == LoadError::Kind::kMissingLibrary) {
     for (const Resolution& r : consumer.deps) {
       if (r.object >= 0 || r.name != e.library) continue;
+      // The advice already says which package lists the file and how to bring it back.
       if (auto lost = lost_on_the_way(env, r))
-        return Cause{Code::kRecordMissingFile, lost->path, std::nullopt, std::nullopt,
-                     "the loader looked for " + r.name + " (needed by " + consumer_name + ") in " + where(*lost)};
+        return Cause{Code::kRecordMissingFile, lost->path, std::nullopt, std::nullopt, ""};
     }
     return std::nullopt;
   }
