@@ -111,6 +111,7 @@ std::string render_pip_json(const PipReport& report) {
                  {"not_installed", plan.not_installed}};
   out["verdict"] = scenarios::verdict_name(report.verdict);
   out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
+  if (!plan.not_found.empty()) out["not_found"] = plan.not_found;
   out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
   return dump(out);
 }

@@ -174,15 +174,19 @@ class Venv {
     auto ask = [&](const std::string& name, auto about) {
       CommandResult w = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
                             " why --json --python " + quote(python()) + " " + quote(name));
-      ASSERT_TRUE(w.status == 0 || w.status == 1) << "why " << name << ": " << w.err;
-      nlohmann::json answer = nlohmann::json::parse(w.out);
       nlohmann::json expected = nlohmann::json::array();
-      bool error = false;
+      bool error = false, only_debian = true;
       for (const auto& f : report["findings"])
         if (about(f)) {
           expected.push_back(f);
           error |= f["severity"] == "error";
+          only_debian &= f.value("installer", nlohmann::json()) == "debian";
         }
+      // A system library's Debian package (libgomp1) is an owner check names, not a Python
+      // distribution why can be asked about.
+      if (w.status == 2 && only_debian) return;
+      ASSERT_TRUE(w.status == 0 || w.status == 1) << "why " << name << ": " << w.err;
+      nlohmann::json answer = nlohmann::json::parse(w.out);
       EXPECT_EQ(answer["findings"], expected) << "why " << name << " says other findings than check about it";
       EXPECT_EQ(w.status, error ? 1 : 0) << "why " << name;
     };
