@@ -57,8 +57,8 @@ int run_check(const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
   const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
   std::string error;
-  std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
-  if (!gpu_target) return tool_failure(error);
+  std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
+  if (!gpu_target) return 2;
   if (options.verify_hashes && !checks::sha256_available(&error)) return tool_failure(error);
   for (const std::string& wheel : options.with)
     if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);

@@ -69,6 +69,19 @@ int main(int argc, char** argv) {
         ->type_name("PATHS");
   };
 
+  // --image REF for the commands that read one environment as check does.
+  auto add_image_option = [&](CLI::App* cmd) {
+    cmd->add_option("--image", loader.image,
+                    "a container image, read without running it: an OCI layout (DIR[:TAG]), an OCI or docker "
+                    "archive (FILE[:TAG]), or a squashfs image; its layers are cached in $XDG_CACHE_HOME/envdoctor")
+        ->type_name("REF");
+  };
+  auto add_node_option = [&](CLI::App* cmd, std::string& node) {
+    cmd->add_option("--node", node,
+                    "check against the driver and GPUs of the node an `envdoctor snapshot` was taken on")
+        ->type_name("SNAPSHOT");
+  };
+
   CheckOptions check_options;
   CLI::App* check = app.add_subcommand("check", "will every native library of this Python environment load?");
   check->add_option("--python", check_options.python, kPythonHelp)->type_name("EXE");
@@ -108,6 +121,8 @@ int main(int argc, char** argv) {
                    "check the environment as `pip install WHEEL` would leave it (repeatable)")
       ->type_name("WHEEL");
   add_loader_options(check);
+  add_image_option(check);
+  add_node_option(check, check_options.node);
 
   PipOptions pip_options;
   CLI::App* pip = app.add_subcommand(
@@ -146,6 +161,7 @@ int main(int argc, char** argv) {
   why->add_flag("--json", why_options.json,
                 "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/why.schema.json)");
   add_loader_options(why);
+  add_image_option(why);
 
   std::vector<std::string> files;
   LddOptions ldd_options;
@@ -180,6 +196,8 @@ int main(int argc, char** argv) {
   cuda->add_flag("--json", cuda_options.json,
                  "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
   add_loader_options(cuda);
+  add_image_option(cuda);
+  add_node_option(cuda, cuda_options.node);
 
   CheckOptions snapshot_options;
   bool digest_only = false;
@@ -192,6 +210,8 @@ int main(int argc, char** argv) {
       ->type_name("VERSION");
   snapshot->add_flag("--digest", digest_only, "print only the digest (identical environments print identical lines)");
   add_loader_options(snapshot);
+  add_image_option(snapshot);
+  add_node_option(snapshot, snapshot_options.node);
 
   std::string diff_a, diff_b;
   bool diff_json = false;
@@ -252,6 +272,7 @@ int main(int argc, char** argv) {
       "  envdoctor check --without nvidia-cudnn-cu12      what `pip uninstall` would break\n"
       "  envdoctor check --with dist/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\n"
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
+      "  envdoctor check --image pytorch.sqsh --node node1.snapshot   an image, on that node\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
   uv_pip->footer(
       "Examples:\n"
