@@ -88,8 +88,36 @@ void install_module_package(const TempDir& tmp, const std::string& site, const s
   sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
 }
 
+// DESIGN.md's first problem, installed into `site`: fake-cudnn-cu12 and fake-cudnn-cu13 both own
+// fakenv/cudnn/lib/libfakecudnn.so.9, which faketorch's _C needs through its RPATH.
+void install_two_owners(const TempDir& tmp, const std::string& site) {
+  std::string lib = tmp / "build/libfakecudnn.so.9";
+  build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp);
+  std::string ext = tmp / ("build/faketorch/_C" + ext_suffix());
+  build_shared(ext, extension_source("_C", "int cudnn_fn(void);", "cudnn_fn()"),
+               "-I" + quote(python_include()) + " " + quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'", tmp);
+  for (const char* owner : {"fake-cudnn-cu12", "fake-cudnn-cu13"})
+    sh("python3 -m zipfile -e " +
+       quote(make_wheel(tmp / "wheels", {{"name", owner},
+                                         {"version", "9.1"},
+                                         {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                         {"purelib", false},
+                                         {"paths", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}}}})) +
+       " " + quote(site));
+  sh("python3 -m zipfile -e " +
+     quote(make_wheel(tmp / "wheels", {{"name", "faketorch"},
+                                       {"version", "2.0"},
+                                       {"tag", "cp311-cp311-linux_x86_64"},
+                                       {"purelib", false},
+                                       {"requires", {"fake-cudnn-cu13"}},
+                                       {"files", {{"faketorch/__init__.py", "from . import _C\n"}}},
+                                       {"paths", {{"faketorch/_C" + ext_suffix(), ext}}}})) +
+     " " + quote(site));
+}
+
 // oci:base (the Python root), oci:app (base; then /opt/libs with libimgfoo and libimgbar and a
-// venv with imgfoo and imgbar; then a layer whose whiteout deletes libimgbar), oci:other (base;
+// venv with imgfoo, imgbar and the two cuDNN owners with faketorch; then a layer whose
+// whiteouts delete libimgbar and, as `pip uninstall fake-cudnn-cu12` does, the cuDNN both list), oci:other (base;
 // then imgfoo alone), oci:cuda and oci:cuda-disabled (base, with NVIDIA_REQUIRE_CUDA).
 void build(Images& images);
 
@@ -144,8 +172,12 @@ void build(Images& image_set) {
   install_module_package(t, site, "imgbar", "libimgbar.so.1");
   sh("cp " + quote(t / "build/libimgfoo.so.1") + " " + quote(t / "build/libimgbar.so.1") + " " +
      quote(rootfs + "/opt/libs/"));
+  install_two_owners(t, site);
   repack("app", t / "b2");
-  sh("rm " + quote(unpack("app", t / "b3") + "/opt/libs/libimgbar.so.1"));
+  std::string top = unpack("app", t / "b3");
+  std::string top_site = top + "/opt/venv/lib/python3.11/site-packages";
+  sh("rm -r " + quote(top + "/opt/libs/libimgbar.so.1") + " " + quote(top_site + "/fake_cudnn_cu12-9.1.dist-info") +
+     " " + quote(top_site + "/fakenv/cudnn/lib/libfakecudnn.so.9"));
   repack("app", t / "b3");
   env("app", {std::string("PATH=") + kImagePath, "LD_LIBRARY_PATH=/opt/libs"});
 
@@ -230,7 +262,9 @@ Images* ImageTest::images_ = nullptr;
 TEST_F(ImageTest, EveryFormatGivesTheFindingsOfItsUnpackedRoot) {
   json referee = check("--root " + quote(images_->unpacked) + " --prefix /opt/venv --ld-library-path /opt/libs");
   json referee_sqsh = check("--root " + quote(images_->unsquashed) + " --prefix /opt/venv --ld-library-path /opt/libs");
-  ASSERT_EQ(findings(referee, "missing-library").size(), 1u) << referee.dump(1);
+  // libimgbar (a whiteout), libfakecudnn (an uninstall in a later layer) and the record that lost it.
+  ASSERT_EQ(findings(referee, "missing-library").size(), 2u) << referee.dump(1);
+  ASSERT_EQ(findings(referee, "record-missing-file").size(), 1u) << referee.dump(1);
   EXPECT_EQ(plain(referee), plain(referee_sqsh));
   for (const std::string& ref : {images_->oci, images_->oci_archive, images_->docker_archive, images_->squashfs}) {
     json j = check("--image " + quote(ref));
@@ -243,7 +277,7 @@ TEST_F(ImageTest, EveryFormatGivesTheFindingsOfItsUnpackedRoot) {
 TEST_F(ImageTest, ErrorsAreTheImportsThatFailInAChroot) {
   if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
   json j = check("--image " + quote(images_->oci));
-  for (const char* module : {"imgfoo", "imgbar"}) {
+  for (const char* module : {"imgfoo", "imgbar", "faketorch"}) {
     std::string real = chroot_import(images_->unpacked, module, "/opt/libs");
     std::vector<std::string> predicted;
     for (const json& f : j["findings"])
@@ -259,6 +293,8 @@ TEST_F(ImageTest, ErrorsAreTheImportsThatFailInAChroot) {
   EXPECT_EQ(chroot_import(images_->unpacked, "imgbar", "/opt/libs"),
             "libimgbar.so.1: cannot open shared object file: No such file or directory");
   EXPECT_EQ(chroot_import(images_->unpacked, "imgfoo", "/opt/libs"), "");
+  EXPECT_EQ(chroot_import(images_->unpacked, "faketorch", "/opt/libs"),
+            "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
   std::string without = chroot_import(images_->unpacked, "imgfoo", "");
   EXPECT_EQ(without, "libimgfoo.so.1: cannot open shared object file: No such file or directory");
   json bare = check("--image " + quote(images_->oci) + " --ld-library-path ''");
