@@ -67,10 +67,12 @@ ContainerCheckResult check_container_requirements(const Environment& env, const 
   std::string reports = node.cuda         ? "CUDA " + *node.cuda
                         : node.cuda_below ? "a CUDA older than " + *node.cuda_below
                                           : "an unknown CUDA version";
-  f.hint = "the image requires " + verdict.variable + "=" + verdict.requirement + "; driver " + target.driver->text +
-           " (" + target.driver_source + ") reports " + reports +
-           (verdict.failed_condition.empty() ? "" : ", and " + verdict.failed_condition + " fails") + ": " +
-           remedy(verdict.failed_condition.empty() ? verdict.requirement : verdict.failed_condition, tables) +
+  std::string first = verdict.requirement.substr(0, verdict.requirement.find(' '));
+  bool alternatives = verdict.requirement.find(' ') != std::string::npos;
+  f.hint = "the image requires " + verdict.variable + "=" + verdict.requirement +
+           (alternatives ? " (any one of its space-separated alternatives)" : "") + "; driver " + target.driver->text +
+           " (" + target.driver_source + ") reports " + reports + ", so " +
+           (alternatives ? "none holds" : verdict.failed_condition + " fails") + ": " + remedy(first, tables) +
            ". NVIDIA_DISABLE_REQUIRE=1 skips the check, not the driver's limits";
   out.findings.push_back(std::move(f));
   return out;
