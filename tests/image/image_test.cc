@@ -3,7 +3,10 @@
 // own wheels. Referee 1: every format gives the findings `check --root` gives on the root that
 // `umoci unpack` (or `unsquashfs`) makes. Referee 2: `chroot ROOT python3 -c "import M"`.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -394,6 +397,123 @@ TEST_F(ImageTest, ASecondImageReadsOnlyItsNewLayers) {
   EXPECT_LE(second, other_json + own);
   EXPECT_GE(second, other_json + own / 2);  // its own layer was read
   EXPECT_EQ(open("other"), other_json);     // cached: the JSON documents alone
+}
+
+// A node's snapshot carries its driver and GPUs to another machine's check of an image.
+TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  std::string snap = images_->tmp / "node.snapshot";
+  sh("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " snapshot --image " +
+     quote(layout + ":base") + " --driver 460.32.03 --gpu sm_80 > " + quote(snap));
+  std::vector<json> refused =
+      findings(check("--image " + quote(layout + ":cuda") + " --node " + quote(snap)), "container-requirement-unmet");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0]["hint"].get<std::string>().find("driver 460.32.03 (--node " + snap + ")"), std::string::npos)
+      << refused[0]["hint"];
+  CommandResult both = run(quote(envdoctor()) + " check --image " + quote(layout + ":cuda") + " --node " + quote(snap) +
+                           " --driver 550.54.15");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err,
+            "envdoctor: --node takes the driver and GPUs from its snapshot: give --node, or --gpu and --driver\n");
+}
+
+// A layout made by tests/data/image/make_layout.py from `spec`, opened with a cache of its own
+// (`--prefix /`: these roots hold no Python).
+std::optional<image::OpenedImage> open_made_layout(const TempDir& tmp, const json& spec, std::string* error) {
+  CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
+                        " " + quote(tmp / "layout") + " " + quote(spec.dump()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  image::ImageOptions options;
+  options.cache = tmp / "cache";
+  options.prefix = "/";
+  return image::open_image(tmp / "layout:t", options, error);
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(ImageLayers, HostileEntriesStayInsideTheRoot) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  TempDir tmp;
+  std::string marker = "envdoctor-escape-" + std::to_string(::getpid());
+  json entries = json::array({
+      {{"name", "ok/file"}, {"data", "x"}},
+      {{"name", "../" + marker}, {"data", "evil"}},
+      {{"name", "root"}, {"type", "symlink"}, {"target", "/"}},
+      {{"name", "root/" + marker + "-abs"}, {"data", "a"}},
+      {{"name", "up"}, {"type", "symlink"}, {"target", "../../../../../../../tmp"}},
+      {{"name", "up/" + marker + "-rel"}, {"data", "b"}},
+      {{"name", "hl"}, {"type", "hardlink"}, {"target", "../../etc/passwd"}},
+      {{"name", "hl2"}, {"type", "hardlink"}, {"target", "missing"}},
+  });
+  std::string error;
+  std::optional<image::OpenedImage> opened =
+      open_made_layout(tmp, {{"layers", json::array({{{"compression", "gzip"}, {"entries", entries}}})}}, &error);
+  ASSERT_TRUE(opened) << error;
+  const std::string& root = opened->root;
+  EXPECT_TRUE(fs::exists(root + "/ok/file"));
+  EXPECT_TRUE(fs::exists(root + "/" + marker + "-abs"));      // through "root -> /": the image's /
+  EXPECT_TRUE(fs::exists(root + "/tmp/" + marker + "-rel"));  // ".." stops at the image's root
+  EXPECT_FALSE(fs::exists("/" + marker + "-abs"));
+  EXPECT_FALSE(fs::exists("/tmp/" + marker + "-rel"));
+  EXPECT_FALSE(fs::exists(fs::path(root).parent_path() / marker));
+  EXPECT_FALSE(fs::exists(root + "/hl"));
+  const std::vector<std::string>& problems = opened->facts.problems;
+  EXPECT_TRUE(has(problems, "../" + marker + ": left out, the path leaves the root"))
+      << ::testing::PrintToString(problems);
+  EXPECT_TRUE(has(problems, "hl: left out, a hard link to ../../etc/passwd outside the root"));
+  EXPECT_TRUE(has(problems, "/hl2: left out, a hard link to /missing, which is not there"));
+}
+
+// Whiteouts and an opaque directory (OCI image spec, "Whiteouts"), a hard link into a lower
+// layer, and the three compressions; what the model does not read is a sparse file of its size.
+TEST(ImageLayers, WhiteoutsOpaqueDirectoriesHardLinksAndCompressions) {
+  if (!have_tool("python3") || !have_tool("zstd")) GTEST_SKIP() << "needs python3 and zstd";
+  TempDir tmp;
+  std::string big(100000, 'x');
+  json lower = json::array({{{"name", "d"}, {"type", "dir"}},
+                            {{"name", "d/a"}, {"data", "a"}},
+                            {{"name", "d/b"}, {"data", "b"}},
+                            {{"name", "keep"}, {"data", "kept"}},
+                            {{"name", "gone"}, {"data", "gone"}},
+                            {{"name", "big.txt"}, {"data", big}},
+                            {{"name", "lib.so"}, {"data", "\u007fELF and the rest"}},
+                            {{"name", "x.dist-info/RECORD"}, {"data", "x/__init__.py,,\n"}}});
+  json middle = json::array({{{"name", ".wh.gone"}, {"data", ""}},
+                             {{"name", "d/c"}, {"data", "c"}},
+                             {{"name", "d/.wh..wh..opq"}, {"data", ""}},
+                             {{"name", "keep2"}, {"type", "hardlink"}, {"target", "keep"}}});
+  json upper = json::array({{{"name", "new"}, {"data", "new"}}});
+  std::string error;
+  std::optional<image::OpenedImage> opened =
+      open_made_layout(tmp,
+                       {{"layers", json::array({{{"compression", "gzip"}, {"entries", lower}},
+                                                {{"compression", "zstd"}, {"entries", middle}},
+                                                {{"compression", "none"}, {"entries", upper}}})}},
+                       &error);
+  ASSERT_TRUE(opened) << error;
+  const std::string& root = opened->root;
+  EXPECT_FALSE(fs::exists(root + "/gone"));
+  EXPECT_FALSE(fs::exists(root + "/d/a"));
+  EXPECT_FALSE(fs::exists(root + "/d/b"));
+  EXPECT_TRUE(fs::exists(root + "/d/c"));  // the opaque marker hides only the layers below
+  EXPECT_TRUE(fs::exists(root + "/new"));
+  EXPECT_TRUE(fs::equivalent(root + "/keep", root + "/keep2"));
+  struct stat st;
+  ASSERT_EQ(::stat((root + "/big.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 100000);
+  EXPECT_EQ(st.st_blocks, 0);  // sparse: its bytes were not kept
+  std::ifstream elf(root + "/lib.so", std::ios::binary);
+  std::string kept((std::istreambuf_iterator<char>(elf)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept,
+            "\x7f"
+            "ELF and the rest");
+  std::ifstream record(root + "/x.dist-info/RECORD");
+  std::string line;
+  std::getline(record, line);
+  EXPECT_EQ(line, "x/__init__.py,,");
+  EXPECT_EQ(opened->facts.layers, 3u);
 }
 
 TEST(ImageReference, SaysWhatIsWrong) {
