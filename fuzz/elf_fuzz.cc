@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "checks/manylinux.h"
 #include "elf/elf_file.h"
 #include "loader/static_tls.h"
+#include "python/manylinux.h"
 
 using envdoctor::MappedFile;
 using envdoctor::u16;
@@ -59,7 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   // What wheel-tag reads of it: the architecture (e_flags, the GNU property notes), the C library,
   // the versions and undefined symbols.
-  envdoctor::checks::ElfAbi abi = envdoctor::checks::read_elf_abi(*elf, "fuzz.cpython-311-x86_64-linux-gnu.so");
+  envdoctor::python::ElfAbi abi = envdoctor::python::read_elf_abi(*elf, "fuzz.cpython-311-x86_64-linux-gnu.so");
   sink += abi.arch.size() + abi.isa.size() + abi.versions.size() + abi.undefined.size() + abi.python_extension;
   volatile size_t keep = sink;
   (void)keep;

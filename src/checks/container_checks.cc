@@ -41,7 +41,7 @@ std::string remedy(const std::string& condition, const cuda::CudaTables& tables)
 
 }  // namespace
 
-ContainerCheckResult check_container_requirements(const Environment& env, const CudaTarget& target,
+ContainerCheckResult check_container_requirements(const environment::Environment& env, const CudaTarget& target,
                                                   const cuda::CudaTables& tables) {
   ContainerCheckResult out;
   if (!env.image || !target.driver) return out;

@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
-#include "checks/cuda_inventory.h"
-#include "checks/environment.h"
+#include "checks/cuda/inventory.h"
 #include "checks/finding.h"
 #include "cuda/tables.h"
+#include "environment/environment.h"
 #include "image/requirements.h"
 
 namespace envdoctor::checks {
@@ -22,7 +22,7 @@ struct ContainerCheckResult {
 };
 
 // Nothing for an environment that is not an image's, or without a driver to check against.
-ContainerCheckResult check_container_requirements(const Environment& env, const CudaTarget& target,
+ContainerCheckResult check_container_requirements(const environment::Environment& env, const CudaTarget& target,
                                                   const cuda::CudaTables& tables);
 
 // The node as the toolkit sees it: the driver's version and CUDA version, the GPUs' compute

@@ -5,9 +5,11 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "checks/environment.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
+
+using environment::normalize_path;
 
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 

@@ -8,6 +8,8 @@
 #include <string_view>
 #include <vector>
 
+#include "advice/fix.h"
+
 namespace envdoctor::checks {
 
 enum class Severity { kWarning, kError };
@@ -87,6 +89,12 @@ struct Finding {
   std::string hint;         // why, and what to do, for people
   std::string fix_command;  // a shell command that performs the fix for this environment; "" when none
   bool is_new = false;      // introduced by --with/--without
+
+  // The fix's hint and command become this finding's.
+  void take(const advice::Fix& fix) {
+    hint = fix.hint;
+    fix_command = fix.command;
+  }
 
   // Identity for de-duplication: the same failure seen from several loads is one finding.
   std::string key() const;

@@ -4,9 +4,14 @@
 #include <map>
 #include <optional>
 
+#include "imports/python_process.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
+
+using environment::ElfRecord;
+using environment::Environment;
+using environment::normalize_path;
 
 namespace fs = std::filesystem;
 using loader::LoadError;
@@ -15,16 +20,11 @@ using python::Distribution;
 
 namespace {
 
-// One process of the environment's interpreter, into which packages are imported in turn.
-class ImportModel {
+// Pairs of packages imported in turn into one process of the environment's interpreter, as the
+// import model builds it (imports/python_process.h).
+class OrderModel {
  public:
-  explicit ImportModel(const Environment& env) : env_(env), base_(env.loader, *env.store) {
-    for (const ElfRecord& r : env.elf_files)
-      if (r.extension_module)
-        for (const Distribution* d : r.owners) modules_[d].push_back(&r);
-    std::string exe = env.python.real_executable.empty() ? env.python.executable : env.python.real_executable;
-    if (!exe.empty() && base_.load_main(exe)) caller_ = 0;
-  }
+  explicit OrderModel(const Environment& env) : model_(env), python_(model_.start()) {}
 
   // The first failure of `import second` in a process that has imported `first`, which
   // `import second` alone does not have; nullopt when `second` imports as well as it does alone.
@@ -32,7 +32,7 @@ class ImportModel {
     auto [it, fresh] = after_.try_emplace({first, second});
     if (!fresh) return it->second;
     const std::set<std::string>& own = alone(second);
-    Process p = base_;
+    Process p = python_.process;
     import(p, *first, nullptr);
     std::vector<LoadError> errors;
     import(p, *second, &errors);
@@ -45,25 +45,20 @@ class ImportModel {
   }
 
  private:
-  // What `import dist` dlopens: the modules of the packages it requires, then its own, each
-  // RTLD_NOW | RTLD_LOCAL as Python does. `errors` gets the first failure of each of its own.
+  // `import dist`: what it requires, then the package itself. `errors` gets the first failure of
+  // each of its own modules.
   void import(Process& p, const Distribution& dist, std::vector<LoadError>* errors) {
-    auto load = [&](const Distribution* d, std::vector<LoadError>* out) {
-      auto it = modules_.find(d);
-      if (it == modules_.end()) return;
-      for (const ElfRecord* m : it->second) {
-        Process::DlopenResult r = p.dlopen(m->path, false, caller_);
-        if (out && r.first) out->push_back(*r.first);
-      }
-    };
-    for (const Distribution* dep : env_.requirement_closure(dist)) load(dep, nullptr);
-    load(&dist, errors);
+    model_.import_requirements(p, python_.caller, dist);
+    model_.import(p, python_.caller, dist,
+                  [&](const ElfRecord* module, const std::string&, const Process::DlopenResult& r) {
+                    if (module && errors && r.first) errors->push_back(*r.first);
+                  });
   }
 
   const std::set<std::string>& alone(const Distribution* d) {
     auto [it, fresh] = alone_.try_emplace(d);
     if (fresh) {
-      Process p = base_;
+      Process p = python_.process;
       std::vector<LoadError> errors;
       import(p, *d, &errors);
       for (const LoadError& e : errors) it->second.insert(e.message);
@@ -71,10 +66,8 @@ class ImportModel {
     return it->second;
   }
 
-  const Environment& env_;
-  Process base_;
-  int caller_ = -1;
-  std::map<const Distribution*, std::vector<const ElfRecord*>> modules_;
+  imports::ImportModel model_;
+  imports::ImportModel::Interpreter python_;
   std::map<const Distribution*, std::set<std::string>> alone_;
   std::map<std::pair<const Distribution*, const Distribution*>, std::optional<LoadError>> after_;
 };
@@ -138,7 +131,7 @@ std::string import_name(const Environment& env, const Distribution& dist) {
 
 ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions) {
   ImportOrderResult out;
-  std::optional<ImportModel> model;  // built only when some SONAME has two copies
+  std::optional<OrderModel> model;  // built only when some SONAME has two copies
   std::map<std::pair<const Distribution*, const Distribution*>, bool> judged;  // unordered pair -> conflict
   for (const auto& [soname, by_path] : resolutions) {
     if (by_path.size() < 2) continue;

@@ -21,9 +21,9 @@
 #include <string>
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/load_checks.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
 
@@ -53,8 +53,8 @@ struct ImportOrderResult {
 
 // The name `import` spells a package by: the top-level directory of its first extension module,
 // relative to the site directory it is installed in; else its distribution name.
-std::string import_name(const Environment& env, const python::Distribution& dist);
+std::string import_name(const environment::Environment& env, const python::Distribution& dist);
 
-ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions);
+ImportOrderResult check_import_order(const environment::Environment& env, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

@@ -6,6 +6,9 @@
 
 namespace envdoctor::checks {
 
+using environment::ElfRecord;
+using environment::Environment;
+
 namespace fs = std::filesystem;
 
 namespace {

@@ -6,14 +6,14 @@
 
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/import_order.h"
 #include "checks/load_checks.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_duplicate_libraries(const Environment& env, const ResolutionMap& resolutions,
+std::vector<Finding> check_duplicate_libraries(const environment::Environment& env, const ResolutionMap& resolutions,
                                                const ImportOrderResult& orders);
 
 }  // namespace envdoctor::checks

@@ -13,66 +13,25 @@
 #include <tuple>
 #include <unordered_set>
 
-#include "checks/extension_load.h"
-#include "checks/hints.h"
+#include "advice/install.h"
+#include "checks/load_findings.h"
+#include "imports/extension_load.h"
+#include "imports/python_process.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
+
+using environment::ElfRecord;
+using environment::Environment;
+using environment::Knowledge;
+using environment::normalize_path;
+using python::is_python_c_api_symbol;
 
 namespace fs = std::filesystem;
 using loader::LoadError;
 using loader::Process;
 
 namespace {
-
-// The names a package's __init__.py imports from the package itself ("from . import _C",
-// "from .ops import x", "import torch._C", "from torch._C import *"), in order. Read as text,
-// line by line: enough for the import statements extension packages use, never executed.
-std::vector<std::string> init_imports(const std::string& package, const std::string& text) {
-  std::vector<std::string> names;
-  auto add = [&](std::string n) {
-    while (!n.empty() && (n.back() == ',' || n.back() == ')' || n.back() == ' ')) n.pop_back();
-    while (!n.empty() && (n.front() == '(' || n.front() == ' ')) n.erase(0, 1);
-    if (!n.empty() && std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
-  };
-  auto first_part = [](const std::string& dotted) { return dotted.substr(0, dotted.find('.')); };
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) {
-    line = line.substr(0, line.find('#'));
-    std::istringstream words(line);
-    std::string w0, w1, w2;
-    words >> w0 >> w1 >> w2;
-    if (w0 == "from" && w2 == "import") {
-      std::string rest;
-      std::getline(words, rest);
-      std::string from = w1;
-      if (from == "." || from == package) {
-        // from . import a, b as c
-        std::istringstream items(rest);
-        for (std::string item; std::getline(items, item, ',');) {
-          std::istringstream parts(item);
-          std::string name;
-          parts >> name;
-          if (name != "*") add(name);
-        }
-      } else if (from.rfind(".", 0) == 0 && from.size() > 1 && from[1] != '.') {
-        add(first_part(from.substr(1)));
-      } else if (from.rfind(package + ".", 0) == 0) {
-        add(first_part(from.substr(package.size() + 1)));
-      }
-    } else if (w0 == "import") {
-      std::string rest = line.substr(line.find("import") + 6);
-      std::istringstream items(rest);
-      for (std::string item; std::getline(items, item, ',');) {
-        std::istringstream parts(item);
-        std::string name;
-        parts >> name;
-        if (name.rfind(package + ".", 0) == 0) add(first_part(name.substr(package.size() + 1)));
-      }
-    }
-  }
-  return names;
-}
 
 // One NEEDED entry of one object, as resolved in one load: the consumer and the target by their
 // parsed file and a hash of the path they were opened by, the dependency by its index, and the
@@ -101,12 +60,7 @@ struct NoteKey {
 class LoadChecker {
  public:
   LoadChecker(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file, LoadMemo* memo, bool edges)
-      : env_(env), knowledge_(knowledge), on_file_(on_file), memo_(memo), want_edges_(edges) {
-    for (const ElfRecord& r : env_.elf_files) {
-      if (!r.extension_module) continue;
-      for (const python::Distribution* d : r.owners) modules_[d].push_back(&r);
-    }
-  }
+      : env_(env), knowledge_(knowledge), model_(env), on_file_(on_file), memo_(memo), want_edges_(edges) {}
 
   LoadCheckResult run();
 
@@ -123,9 +77,6 @@ class LoadChecker {
     std::unordered_set<NoteKey, NoteKey::Hash> noted;
   };
   Process base_process(std::vector<Finding>& findings);
-  std::vector<const ElfRecord*> init_modules(const python::Distribution& dist) const;
-  void import_package(Process& p, const python::Distribution& dist, int caller);
-  void preload_torch(Process& p, const python::Distribution& torch, int caller);
   void check_file(Process& context, int caller, const ElfRecord& file, Context& c);
   void record(const Process& p, const std::vector<LoadError>& errors, std::vector<Finding>& findings);
   bool scope_misses_driver_library(const Process& p, int object) const;
@@ -141,12 +92,12 @@ class LoadChecker {
 
   const Environment& env_;
   const Knowledge& knowledge_;
+  imports::ImportModel model_;
   const ProgressFn& on_file_;
   LoadMemo* memo_;
   bool want_edges_;
   bool no_interpreter_ = false;
   std::atomic<size_t> files_done_{0};
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules_;
   std::mutex mu_;
   ResolutionMap resolutions_;
   // By (consumer, needed), asked with views: every noted resolution asks, few add.
@@ -188,77 +139,20 @@ void LoadChecker::keep_edge(const std::string& consumer, const std::string& need
 }
 
 Process LoadChecker::base_process(std::vector<Finding>& findings) {
-  Process p(env_.loader, *env_.store);
-  std::string exe = env_.python.real_executable.empty() ? env_.python.executable : env_.python.real_executable;
-  if (exe.empty()) {  // no interpreter found (a root without one): modules load on their own
+  imports::ImportModel::Interpreter python = model_.start();
+  if (!python.found) {  // no interpreter found (a root without one): modules load on their own
     no_interpreter_ = true;
-    return p;
+    return std::move(python.process);
   }
   ++loads_;
-  if (p.load_main(exe)) {
-    record(p, p.errors(), findings);
+  const Process& p = python.process;
+  record(p, p.errors(), findings);
+  if (python.loaded) {
     std::vector<int> all(p.objects().size());
     for (size_t i = 0; i < all.size(); ++i) all[i] = static_cast<int>(i);
     note_resolutions(p, all);
-  } else {
-    record(p, p.errors(), findings);
   }
-  return p;
-}
-
-// The extension modules of `dist` that its top-level packages' __init__.py import: importing any
-// module of the package runs __init__.py first, so these are loaded before it, in this order.
-std::vector<const ElfRecord*> LoadChecker::init_modules(const python::Distribution& dist) const {
-  std::vector<const ElfRecord*> out;
-  auto it = modules_.find(&dist);
-  if (it == modules_.end()) return out;
-  for (const python::RecordEntry& e : dist.record) {
-    fs::path rel(e.path);
-    if (rel.filename() != "__init__.py" || std::distance(rel.begin(), rel.end()) != 2) continue;
-    std::string package = rel.begin()->string();
-    std::string text = env_.files.read_text(e.resolved.string(), 1 << 20);
-    for (const std::string& name : init_imports(package, text))
-      for (const ElfRecord* m : it->second) {
-        fs::path p(m->path);
-        std::string file = p.filename().string();
-        if (p.parent_path() == e.resolved.parent_path() && file.substr(0, file.find('.')) == name) out.push_back(m);
-      }
-  }
-  return out;
-}
-
-// What `import dist` leaves loaded: its extension modules, each dlopen'd RTLD_LOCAL. Their own
-// failures are reported when their files are checked; here they only shape the context.
-void LoadChecker::import_package(Process& p, const python::Distribution& dist, int caller) {
-  if (dist.key() == "torch") preload_torch(p, dist, caller);
-  auto it = modules_.find(&dist);
-  if (it == modules_.end()) return;
-  for (const ElfRecord* m : it->second) {
-    ++loads_;
-    p.dlopen(m->path, false, caller);
-  }
-}
-
-// torch/__init__.py loads lib/libtorch_global_deps.so with RTLD_GLOBAL before its extension; if
-// that fails for a missing CUDA library, it preloads every nvidia/*/lib library it can find on
-// sys.path (RTLD_GLOBAL) and tries again.
-void LoadChecker::preload_torch(Process& p, const python::Distribution& torch, int caller) {
-  std::string deps;
-  for (const python::RecordEntry& e : torch.record)
-    if (e.resolved.filename() == "libtorch_global_deps.so") deps = e.resolved.string();
-  if (deps.empty()) return;
-  ++loads_;
-  if (p.dlopen(deps, true, caller).object >= 0) return;
-  for (const ElfRecord& r : env_.elf_files) {
-    fs::path path(r.path);
-    fs::path lib = path.parent_path();
-    if (lib.filename() != "lib" || lib.parent_path().parent_path().filename() != "nvidia") continue;
-    if (r.opened->status != loader::OpenResult::Status::kOk || !r.opened->elf->soname) continue;
-    ++loads_;
-    p.dlopen(r.path, true, caller);
-  }
-  ++loads_;
-  p.dlopen(deps, true, caller);
+  return std::move(python.process);
 }
 
 // Every directory a process's loads opened a file in or searched, as spelled and resolved.
@@ -358,7 +252,7 @@ void LoadChecker::record(const Process& p, const std::vector<LoadError>& errors,
     if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
       const auto& deps = p.objects()[e.object].deps;
       if (std::any_of(deps.begin(), deps.end(), [](const loader::Resolution& r) { return r.object < 0; })) continue;
-      // The NVIDIA driver's libraries are missing only where the driver is (checks/driver_libraries.h):
+      // The NVIDIA driver's libraries are missing only where the driver is (checks/cuda/driver_libraries.h):
       // a symbol that binds nowhere in a scope that lacks one would bind to it where it is there.
       if (scope_misses_driver_library(p, e.object)) continue;
     }
@@ -393,7 +287,7 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       f.code = Code::kWrongElfClass;
       f.message = file.path +
                   ": wrong ELF class: " + elf::elf_class_name(env_.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
       f.hint =
           "a " + std::string(env_.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
       break;
@@ -401,13 +295,13 @@ Finding LoadChecker::rejected_file(const ElfRecord& file, const loader::Verdict&
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.
       f.code = Code::kWrongElfClass;
       f.message = file.path + ": cannot open shared object file: No such file or directory";
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
       f.hint = "a build for another machine cannot load here: " + f.hint;
       break;
     default:
       f.code = Code::kInvalidElf;
       f.message = file.path + ": " + verdict.message;
-      advise_invalid_file(f, env_, file.path);
+      f.take(advice::invalid_file(env_, file.path));
   }
   return f;
 }
@@ -549,9 +443,9 @@ void LoadChecker::load(const Process& base, int caller, Context& c) {
   Process context = base;
   std::vector<const ElfRecord*> first;
   if (c.dist) {
-    for (const python::Distribution* dep : env_.requirement_closure(*c.dist)) import_package(context, *dep, caller);
-    if (c.dist->key() == "torch") preload_torch(context, *c.dist, caller);
-    first = init_modules(*c.dist);
+    loads_ += model_.import_requirements(context, caller, *c.dist);
+    if (c.dist->key() == "torch") loads_ += model_.preload_torch(context, caller, *c.dist);
+    first = model_.init_modules(*c.dist);
   }
   auto check = [&](const ElfRecord& file) {
     check_file(context, caller, file, c);

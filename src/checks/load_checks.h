@@ -1,16 +1,15 @@
 // Every load failure of every ELF file in the environment, in Python's import context.
 //
-// The loader sees a Python process: the interpreter (and libpython) is the main program, so an
-// extension module takes its Py* symbols from it. An extension module of package P is imported
-// after the packages P requires (Requires-Dist, transitively) have been imported, so their
-// extension modules are already loaded: flash-attn's `NEEDED libc10.so` with no RPATH resolves
-// to torch's copy, matched by SONAME, and its undefined symbols are bound against it. torch's own
-// loading is modelled too: libtorch_global_deps.so with RTLD_GLOBAL and, when that fails, the
-// nvidia/*/lib preloads of torch/__init__.py.
+// The process is the import model's (imports/python_process.h): the interpreter is the main
+// program, so an extension module takes its Py* symbols from it; a package's requirements are
+// imported before it, torch's preload is done, and the modules its __init__.py imports load
+// first, each checked in the context of those before it. flash-attn's `NEEDED libc10.so` with
+// no RPATH resolves to torch's copy, matched by SONAME, and its undefined symbols are bound
+// against it.
 //
 // Each file is then dlopen'd (RTLD_NOW | RTLD_LOCAL, as Python does) in its package's context;
 // programs are loaded as main programs of their own. Every failure becomes a finding on the
-// object whose need failed, in the loader's words, with a hint.
+// object whose need failed, in the loader's words, with the fix advice gives.
 #pragma once
 
 #include <functional>
@@ -19,9 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
-#include "checks/knowledge.h"
+#include "environment/environment.h"
+#include "environment/knowledge.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
@@ -76,7 +75,7 @@ struct LoadMemo {
 // `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
 using ProgressFn = std::function<void(size_t done, size_t total)>;
 // `edges`: whether LoadCheckResult::edges is built (resolutions always are).
-LoadCheckResult check_loads(const Environment& env, const Knowledge& knowledge, const ProgressFn& on_file = {},
-                            LoadMemo* memo = nullptr, bool edges = true);
+LoadCheckResult check_loads(const environment::Environment& env, const environment::Knowledge& knowledge,
+                            const ProgressFn& on_file = {}, LoadMemo* memo = nullptr, bool edges = true);
 
 }  // namespace envdoctor::checks

@@ -8,6 +8,8 @@
 
 namespace envdoctor::checks {
 
+using environment::Environment;
+
 namespace fs = std::filesystem;
 
 namespace {

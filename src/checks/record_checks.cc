@@ -9,10 +9,15 @@
 #include <filesystem>
 #include <set>
 
-#include "checks/hints.h"
+#include "advice/install.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::checks {
+
+using environment::Environment;
+using environment::Knowledge;
+using environment::KnownPlaceholder;
+using environment::normalize_path;
 
 namespace fs = std::filesystem;
 
@@ -85,9 +90,9 @@ void check_files(const Environment& env, const RecordScope& scope, const std::fu
         std::string others;
         for (const python::Distribution* o : owners)
           if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
-        advise_reinstall(
-            f, env, d,
-            others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all");
+        f.take(advice::reinstall_because(
+            env, d,
+            others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all"));
         out.push_back(std::move(f));
         continue;
       }
@@ -98,8 +103,8 @@ void check_files(const Environment& env, const RecordScope& scope, const std::fu
         f.file = e.resolved.string();
         f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
-        advise_reinstall(f, env, d,
-                         "the file was changed or overwritten after " + d.name + " installed it" + kRevertsEdits);
+        f.take(advice::reinstall_because(
+            env, d, "the file was changed or overwritten after " + d.name + " installed it" + kRevertsEdits));
         out.push_back(std::move(f));
         continue;
       }
@@ -119,7 +124,8 @@ void check_files(const Environment& env, const RecordScope& scope, const std::fu
     Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
-    advise_reinstall(f, env, *j.dist, "the file is not the one " + j.dist->name + " installed" + kRevertsEdits);
+    f.take(advice::reinstall_because(env, *j.dist,
+                                     "the file is not the one " + j.dist->name + " installed" + kRevertsEdits));
     out.push_back(std::move(f));
   }
 }
@@ -156,10 +162,10 @@ void check_dpkg_files(const Environment& env, const RecordScope& scope, std::vec
       if (!in_site || file.path.find("/__pycache__/") != std::string::npos) continue;
       Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(file.path));
       f.file = file.path;
-      advise_reinstall(f, env, d, "the file is not the one Debian installed");
+      f.take(advice::reinstall_because(env, d, "the file is not the one Debian installed"));
       if (!env.files.stat(file.path)) {
         f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
-        advise_reinstall(f, env, d, "");
+        f.take(advice::reinstall_because(env, d, ""));
         out.push_back(std::move(f));
       } else if (scope.verify_hashes && (scope.all_files || decides_loading(env, file.path))) {
         auto md5 = env.files.md5(file.path);
@@ -200,13 +206,13 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
     for (const python::Distribution* d : owners) {
       if (d == keep) continue;
       others += (others.empty() ? "" : " and ") + d->name;
-      std::string command = uninstall_command(env, *d);
+      std::string command = advice::uninstall_command(env, *d);
       uninstall = command.empty() || uninstall == "-" ? "-" : (uninstall.empty() ? "" : uninstall + " && ") + command;
     }
-    Fix again = reinstall(env, *keep);
+    advice::Fix again = advice::reinstall(env, *keep);
     f.hint = (holder_dist ? "the file now holds " + holder_dist->name + "'s copy; " : "") +
              "uninstalling any of them deletes it for all: keep only " + keep->name + " (uninstall " + others +
-             ", then " + again.note + ")";
+             ", then " + again.hint + ")";
     if (uninstall != "-" && !uninstall.empty() && !again.command.empty())
       f.fix_command = uninstall + " && " + again.command;
     out.push_back(std::move(f));

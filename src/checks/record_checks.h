@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
-#include "checks/knowledge.h"
+#include "environment/environment.h"
+#include "environment/knowledge.h"
 
 namespace envdoctor::checks {
 
@@ -25,13 +25,13 @@ struct RecordScope {
 };
 
 // `on_hash(done, total)` follows --verify-hashes file by file (for a progress line); may be empty.
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, const RecordScope& scope,
-                                   const std::function<void(size_t, size_t)>& on_hash = {});
+std::vector<Finding> check_records(const environment::Environment& env, const environment::Knowledge& knowledge,
+                                   const RecordScope& scope, const std::function<void(size_t, size_t)>& on_hash = {});
 
 // Of the distributions whose RECORDs list `path`, the one whose copy the file holds now: the owner
 // whose recorded sha256 matches the file's content (of several that match, identical copies, the
 // last listed). nullptr when none matches or the file cannot be read. Only the path's own owners
 // are consulted; a path with one owner is that owner's without hashing.
-const python::Distribution* copy_holder(const Environment& env, const std::string& path);
+const python::Distribution* copy_holder(const environment::Environment& env, const std::string& path);
 
 }  // namespace envdoctor::checks

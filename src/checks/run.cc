@@ -1,7 +1,7 @@
 #include "checks/run.h"
 
 #include "checks/container_checks.h"
-#include "checks/driver_libraries.h"
+#include "checks/cuda/driver_libraries.h"
 #include "checks/import_order.h"
 #include "checks/library_checks.h"
 #include "checks/load_checks.h"
@@ -11,6 +11,9 @@
 #include "checks/static_tls.h"
 
 namespace envdoctor::checks {
+
+using environment::Environment;
+using environment::Knowledge;
 
 namespace {
 

@@ -5,12 +5,12 @@
 #include <string>
 #include <vector>
 
-#include "checks/cuda_checks.h"
-#include "checks/environment.h"
+#include "checks/cuda/cuda_checks.h"
 #include "checks/finding.h"
-#include "checks/knowledge.h"
 #include "checks/load_checks.h"
 #include "cuda/tables.h"
+#include "environment/environment.h"
+#include "environment/knowledge.h"
 
 namespace envdoctor::checks {
 
@@ -36,7 +36,7 @@ struct CheckRun {
   CudaInventory cuda;
 };
 
-CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                    const CheckSettings& settings);
+CheckRun run_checks(const environment::Environment& env, const environment::Knowledge& knowledge,
+                    const cuda::CudaTables& tables, const CheckSettings& settings);
 
 }  // namespace envdoctor::checks

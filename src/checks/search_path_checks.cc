@@ -2,6 +2,9 @@
 
 namespace envdoctor::checks {
 
+using environment::ElfRecord;
+using environment::Environment;
+
 namespace {
 
 // Whether a ':'-separated list has an empty element: a leading, trailing or doubled ':'. (An

@@ -9,11 +9,11 @@
 
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_search_paths(const Environment& env);
+std::vector<Finding> check_search_paths(const environment::Environment& env);
 
 }  // namespace envdoctor::checks

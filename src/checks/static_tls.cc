@@ -6,12 +6,17 @@
 #include <set>
 #include <unordered_set>
 
+#include "imports/python_process.h"
 #include "loader/process.h"
 #include "loader/static_tls.h"
 #include "loader/symbols.h"
 #include "support/text.h"
 
 namespace envdoctor::checks {
+
+using environment::ElfRecord;
+using environment::Environment;
+using environment::normalize_path;
 
 namespace fs = std::filesystem;
 using loader::Process;
@@ -59,13 +64,12 @@ class Startup {
 };
 
 std::optional<Startup> start(const Environment& env) {
-  std::string exe = env.python.real_executable.empty() ? env.python.executable : env.python.real_executable;
-  if (exe.empty()) return std::nullopt;
-  Process p(env.loader, *env.store);
-  if (!p.load_main(exe) || p.objects().empty() || !p.objects()[0].elf) return std::nullopt;
+  imports::ImportModel::Interpreter python = imports::ImportModel(env).start();
+  const Process& p = python.process;
+  if (!python.loaded || p.objects().empty() || !p.objects()[0].elf) return std::nullopt;
   std::optional<loader::TlsAbi> abi = loader::TlsAbi::for_machine(p.objects()[0].elf->machine);
   if (!abi) return std::nullopt;
-  return Startup(env, std::move(p), *abi);
+  return Startup(env, std::move(python.process), *abi);
 }
 
 bool defines_tls(const elf::ElfFile& file, const elf::SymbolKey& key, std::vector<u32>& scratch) {
@@ -124,32 +128,6 @@ bool may_run_out(const Startup& s, const ResolutionMap& resolutions, const TlsTu
   return bound + std::min(optional_bound, area.optional_left()) > area.free_bytes();
 }
 
-// The modelled import order (static_tls.h): packages by name, each after what it requires, their
-// modules by path; unowned modules last.
-std::vector<const ElfRecord*> import_order(const Environment& env) {
-  std::vector<const python::Distribution*> dists;
-  for (const python::Distribution& d : env.inventory.distributions) dists.push_back(&d);
-  std::sort(dists.begin(), dists.end(), [](auto* a, auto* b) { return a->key() < b->key(); });
-  std::vector<const python::Distribution*> order;
-  std::set<const python::Distribution*> seen;
-  for (const python::Distribution* d : dists) {
-    for (const python::Distribution* dep : env.requirement_closure(*d))
-      if (seen.insert(dep).second) order.push_back(dep);
-    if (seen.insert(d).second) order.push_back(d);
-  }
-  std::map<const python::Distribution*, std::vector<const ElfRecord*>> modules;
-  std::vector<const ElfRecord*> unowned;
-  for (const ElfRecord& r : env.elf_files) {  // sorted by path
-    if (!r.extension_module || r.executable) continue;
-    if (r.owners.empty()) unowned.push_back(&r);
-    else modules[r.owners.front()].push_back(&r);
-  }
-  std::vector<const ElfRecord*> out;
-  for (const python::Distribution* d : order) out.insert(out.end(), modules[d].begin(), modules[d].end());
-  out.insert(out.end(), unowned.begin(), unowned.end());
-  return out;
-}
-
 // The object whose TLS block a relocation of `object` against `symbol` reaches: glibc's scope for
 // an RTLD_LOCAL dlopen is the global scope (the interpreter's objects), then the dlopen'd
 // object's own search list (elf/dl-open.c, elf/dl-lookup.c).
@@ -175,13 +153,15 @@ struct Imports {
   std::vector<Request> requests;
 };
 
+// Every package imported in the model's order (imports/python_process.h: each after what it
+// requires, torch's preload included), then the modules no package owns, by path. A module two
+// packages own is imported once, with the first.
 Imports import_all(const Startup& s) {
-  Imports run{s.process(), import_order(s.env()), {}};
+  Imports run{s.process(), {}, {}};
   std::set<std::pair<int, bool>> asked;
   std::vector<u32> scratch;
-  for (size_t m = 0; m < run.modules.size(); ++m) {
-    Process::DlopenResult r = run.process.dlopen(run.modules[m]->path, false, 0);
-    if (r.object < 0) continue;
+  auto requests_of = [&](const Process::DlopenResult& r, size_t m) {
+    if (r.object < 0) return;
     for (auto it = r.new_objects.rbegin(); it != r.new_objects.rend(); ++it) {
       const loader::LoadedObject& o = run.process.objects()[*it];
       if (!o.elf) continue;
@@ -195,7 +175,23 @@ Imports import_all(const Startup& s) {
         run.requests.push_back({owner, TlsBlock::of(*run.process.objects()[owner].elf->tls), t.optional, m});
       }
     }
+  };
+  imports::ImportModel model(s.env());
+  std::set<const ElfRecord*> imported;
+  for (const python::Distribution* d : model.import_order())
+    model.import(run.process, 0, *d, [&](const ElfRecord* module, const std::string&, const Process::DlopenResult& r) {
+      if (!module) return requests_of(r, run.modules.size());  // torch's preload: before its module
+      if (!imported.insert(module).second) return;
+      run.modules.push_back(module);
+      requests_of(r, run.modules.size() - 1);
+    });
+  for (const ElfRecord& r : s.env().elf_files) {  // sorted by path
+    if (!r.extension_module || !r.owners.empty()) continue;
+    run.modules.push_back(&r);
+    requests_of(run.process.dlopen(r.path, false, 0), run.modules.size() - 1);
   }
+  // A preload whose package's modules were all imported before it counts with the last import.
+  for (Request& r : run.requests) r.module = std::min(r.module, run.modules.size() - 1);
   return run;
 }
 

@@ -4,12 +4,12 @@
 // Every package of an environment can end up in one process, and the static TLS block is one per
 // process, sized before the first import: what the extension modules and their libraries take
 // from its surplus adds up across packages. The check models that process: the interpreter
-// started (its own objects placed at start-up), then every extension module imported in one
-// modelled order, dependencies first. Packages are taken alphabetically (by PEP 503 name), each
-// after the packages it requires, and each package's modules by path; files no package owns come
-// last. In each dlopen the new objects are relocated dependencies first (elf/dl-open.c walks
-// l_initfini backwards), and each TLS block a relocation reaches is placed as
-// _dl_try_allocate_static_tls places it.
+// started (its own objects placed at start-up), then every package imported in the import
+// model's order (imports/python_process.h): alphabetically by PEP 503 name, each after the
+// packages it requires, each as `import` loads it (torch's preload, the modules __init__.py
+// imports first, then the rest by path); modules no package owns come last. In each dlopen the new objects are
+// relocated dependencies first (elf/dl-open.c walks l_initfini backwards), and each TLS block a relocation reaches is
+// placed as _dl_try_allocate_static_tls places it.
 //
 // The order decides only *which* library meets the end of the room, never whether one does when
 // all are imported: the finding names the one that fails in the modelled order and lists every
@@ -24,12 +24,12 @@
 
 #include <vector>
 
-#include "checks/environment.h"
 #include "checks/finding.h"
 #include "checks/load_checks.h"
+#include "environment/environment.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_static_tls(const Environment& env, const ResolutionMap& resolutions);
+std::vector<Finding> check_static_tls(const environment::Environment& env, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

@@ -11,21 +11,24 @@
 #include <iostream>
 #include <limits>
 
-#include "checks/environment.h"
-#include "checks/file_view.h"
-#include "checks/knowledge.h"
 #include "checks/run.h"
-#include "checks/simulation.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cuda/tables.h"
+#include "environment/environment.h"
+#include "environment/file_view.h"
+#include "environment/knowledge.h"
 #include "python/wheel.h"
 #include "report/machine.h"
 #include "report/progress.h"
 #include "report/report.h"
+#include "scenarios/simulation.h"
 #include "snapshot/snapshot.h"
 
 namespace envdoctor::cli {
+
+using environment::open_session;
+using environment::Session;
 
 namespace {
 
@@ -59,7 +62,7 @@ int run_check(const CheckOptions& options) {
   std::string error;
   std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
   if (!gpu_target) return 2;
-  if (options.verify_hashes && !checks::sha256_available(&error)) return tool_failure(error);
+  if (options.verify_hashes && !environment::sha256_available(&error)) return tool_failure(error);
   if (options.verify_hashes && !options.loader.image.empty())
     return tool_failure(
         "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
@@ -68,8 +71,8 @@ int run_check(const CheckOptions& options) {
     if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
   if (!session) return 2;
-  checks::Environment* env = session->env.get();
-  const checks::Knowledge* knowledge = &session->knowledge;
+  environment::Environment* env = session->env.get();
+  const environment::Knowledge* knowledge = &session->knowledge;
   const cuda::CudaTables* tables = &session->tables;
 
   report::Progress progress;
@@ -82,12 +85,12 @@ int run_check(const CheckOptions& options) {
   settings.edges = format == "prom";  // the digest is a snapshot's
   bool simulating = !options.without.empty() || !options.with.empty();
   checks::CheckRun run;
-  std::optional<checks::ChangeSummary> change;
+  std::optional<scenarios::ChangeSummary> change;
   if (simulating) {
-    checks::Changes changes{options.without, options.with, options.verify_hashes, {}, {}};
-    checks::ChangeSummary summary;
+    scenarios::Changes changes{options.without, options.with, options.verify_hashes, {}, {}};
+    scenarios::ChangeSummary summary;
     std::optional<checks::CheckRun> changed =
-        checks::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);
+        scenarios::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);
     if (!changed) return tool_failure(error);
     run = std::move(*changed);
     change = std::move(summary);
@@ -122,7 +125,7 @@ int run_check(const CheckOptions& options) {
     std::cout.flush();
   }
   // Under simulation only the errors the change introduces decide the status.
-  if (simulating) return checks::new_errors(r.findings) ? 1 : 0;
+  if (simulating) return scenarios::new_errors(r.findings) ? 1 : 0;
   return r.errors() ? 1 : 0;
 }
 

@@ -7,15 +7,15 @@
 #include <string>
 #include <vector>
 
-#include "checks/session.h"
+#include "environment/session.h"
 
 namespace envdoctor::cli {
 
-using checks::LoaderOptions;  // --root, --ld-library-path, GLIBC_TUNABLES
+using environment::LoaderOptions;  // --root, --ld-library-path, GLIBC_TUNABLES
 
 // `ldd` and `tree`.
 struct LddOptions {
-  LoaderOptions loader;
+  environment::LoaderOptions loader;
   std::string python;         // --python EXE: the interpreter extension modules are loaded into
   bool exact = false;         // --exact: what ld.so prints, every file a main program of its own
   bool bind_symbols = false;  // -r: bind every symbol, as `ldd -r`
@@ -25,7 +25,7 @@ struct CheckOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR (implies --no-exec)
   bool no_exec = false;
-  LoaderOptions loader;
+  environment::LoaderOptions loader;
   bool verify_hashes = false;
   bool all_files = false;  // --all-files: every file held to its record, not only those that load
   bool json = false;
@@ -43,7 +43,7 @@ struct CheckOptions {
 struct CudaCommandOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR
-  LoaderOptions loader;
+  environment::LoaderOptions loader;
   std::vector<std::string> gpus;
   std::string driver;
   std::string node;  // --node SNAPSHOT
@@ -53,7 +53,7 @@ struct CudaCommandOptions {
 struct PipOptions {
   bool uv = false;     // `envdoctor uv pip`: uv's plan, and uv runs (the environment found as uv finds it)
   std::string python;  // --python EXE: the environment, and the pip that runs (EXE -m pip)
-  LoaderOptions loader;
+  environment::LoaderOptions loader;
   bool force = false;             // run pip even when the change would break loads
   bool json = false;              // the plan and prediction as JSON (data/schemas/pip.schema.json)
   std::string action;             // install or uninstall
@@ -64,7 +64,7 @@ struct PipOptions {
 struct McpOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR
-  LoaderOptions loader;
+  environment::LoaderOptions loader;
 };
 
 int run_check(const CheckOptions& options);

@@ -1,21 +1,24 @@
-// `envdoctor cuda`: checks::summarize_environment_cuda on the environment, rendered by src/report/cuda.cc.
+// `envdoctor cuda`: queries::summarize_environment_cuda on the environment, rendered by src/report/cuda.cc.
 #include <iostream>
 
-#include "checks/cuda_summary.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "queries/cuda_summary.h"
 #include "report/report.h"
 
 namespace envdoctor::cli {
+
+using environment::open_session;
+using environment::Session;
 
 int run_cuda(const CudaCommandOptions& options) {
   std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
   if (!target) return 2;
   std::optional<Session> session = open_session({options.python, options.prefix, false, options.loader});
   if (!session) return 2;
-  const checks::Environment& env = *session->env;
-  checks::CudaSummary summary =
-      checks::summarize_environment_cuda(env, session->knowledge, session->tables, std::move(*target));
+  const environment::Environment& env = *session->env;
+  queries::CudaSummary summary =
+      queries::summarize_environment_cuda(env, session->knowledge, session->tables, std::move(*target));
   std::cout << (options.json ? report::render_cuda_json(summary) : report::render_cuda_text(summary));
   std::cout.flush();
   return 0;

@@ -1,7 +1,7 @@
 // `envdoctor ldd` and `envdoctor tree`: the load model applied to single files.
 //
 // Each file is its own simulated process (`ld.so --list FILE` in ldd's trace mode, with -r as
-// `ldd -r`: checks::load_single_file); files are loaded in parallel, sharing one ObjectStore so that every
+// `ldd -r`: queries::load_single_file); files are loaded in parallel, sharing one ObjectStore so that every
 // library is parsed once, and the results are rendered (report::render_ldd_file,
 // render_tree_file) and printed in the order the files were given.
 #include <unistd.h>
@@ -9,13 +9,15 @@
 #include <cerrno>
 #include <iostream>
 
-#include "checks/single_file.h"
 #include "cli/commands.h"
 #include "loader/process.h"
+#include "queries/single_file.h"
 #include "report/report.h"
 #include "support/parallel.h"
 
 namespace envdoctor::cli {
+
+using environment::LoaderOptions;
 
 using loader::Process;
 
@@ -33,15 +35,15 @@ loader::LoaderConfig make_config(const LoaderOptions& options) {
   return config;
 }
 
-// Loads every file as checks::load_single_file does and renders each with `render`.
+// Loads every file as queries::load_single_file does and renders each with `render`.
 template <typename Render>
-std::vector<FileReport> for_each_file(const checks::SingleFileRun& run, const std::vector<std::string>& files,
+std::vector<FileReport> for_each_file(const queries::SingleFileRun& run, const std::vector<std::string>& files,
                                       Render render) {
   std::vector<FileReport> reports(files.size());
   support::parallel_for(
       files.size(),
       [&](size_t i) {
-        checks::SingleFileLoad load = checks::load_single_file(run, files[i]);
+        queries::SingleFileLoad load = queries::load_single_file(run, files[i]);
         reports[i] = {render(load), load.failed(), load.unreadable};
       },
       support::fault_bound_threads(files.size()));
@@ -89,13 +91,13 @@ loader::ObjectStore& store_for_this_run(const std::string& root) {
 }
 
 // What every file of the run shares: the store, the searches already made, the interpreters.
-checks::SingleFileRun make_run(const LddOptions& options, const loader::LoaderConfig& config) {
+queries::SingleFileRun make_run(const LddOptions& options, const loader::LoaderConfig& config) {
   // Extension modules are loaded into an interpreter only to bind their symbols.
   bool own_programs = options.exact || !options.bind_symbols;
   return {config,
           store_for_this_run(options.loader.root),
           Process::new_search_memo(),
-          checks::extension_interpreters(options.loader.root, options.python, own_programs),
+          queries::extension_interpreters(options.loader.root, options.python, own_programs),
           options.exact,
           options.bind_symbols};
 }
@@ -104,15 +106,15 @@ checks::SingleFileRun make_run(const LddOptions& options, const loader::LoaderCo
 
 int run_ldd(const LddOptions& options, const std::vector<std::string>& files) {
   loader::LoaderConfig config = make_config(options.loader);
-  checks::SingleFileRun run = make_run(options, config);
+  queries::SingleFileRun run = make_run(options, config);
   bool header = files.size() > 1;
   return print_reports(for_each_file(
-      run, files, [&](const checks::SingleFileLoad& load) { return report::render_ldd_file(load, header); }));
+      run, files, [&](const queries::SingleFileLoad& load) { return report::render_ldd_file(load, header); }));
 }
 
 int run_tree(const LddOptions& options, const std::vector<std::string>& files) {
   loader::LoaderConfig config = make_config(options.loader);
-  checks::SingleFileRun run = make_run(options, config);
+  queries::SingleFileRun run = make_run(options, config);
   return print_reports(for_each_file(run, files, report::render_tree_file));
 }
 

@@ -1,24 +1,28 @@
 // `envdoctor pip install|uninstall PIP-ARGS...` and `envdoctor uv pip install|uninstall
 // UV-ARGS...`: the installer's plan checked first, the installer run only if its change
 // introduces no errors (DESIGN.md). The plans, the verdict and the rendering live in
-// checks/pip_plan.h, checks/uv_plan.h, checks/simulation.h and report/pip.cc; here they are
+// scenarios/pip_plan.h, scenarios/uv_plan.h, scenarios/simulation.h and report/pip.cc; here they are
 // called in order, the same for both installers.
 #include <unistd.h>
 
 #include <iostream>
 #include <string>
 
-#include "checks/pip_plan.h"
-#include "checks/simulation.h"
-#include "checks/uv_plan.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "python/pip.h"
 #include "python/uv.h"
 #include "report/report.h"
+#include "scenarios/pip_plan.h"
+#include "scenarios/simulation.h"
+#include "scenarios/uv_plan.h"
 #include "support/subprocess.h"
 
 namespace envdoctor::cli {
+
+using environment::open_session;
+using environment::Session;
+using scenarios::check_change;
 
 namespace {
 
@@ -31,7 +35,7 @@ bool user_says_proceed() {
   return answer == "y" || answer == "Y" || answer == "yes";
 }
 
-std::string force_command(const PipOptions& options, const checks::Environment& env) {
+std::string force_command(const PipOptions& options, const environment::Environment& env) {
   // uv finds the environment from the user's own arguments (and the shell's), given again.
   std::string out = options.uv ? "envdoctor uv pip --force " + options.action
                                : "envdoctor pip --python " + env.python.executable + " --force " + options.action;
@@ -48,25 +52,25 @@ int run_pip(const PipOptions& options) {
   std::string error;
   std::string python = options.python;
   if (options.uv) {
-    std::optional<std::string> found = checks::uv_python(options.args, &error);
+    std::optional<std::string> found = scenarios::uv_python(options.args, &error);
     if (!found) return tool_failure(error);
     python = *found;
   }
   std::optional<Session> session = open_session({python, "", false, options.loader});
   if (!session) return 2;
-  checks::Environment& env = *session->env;
-  if (std::string note = checks::uv_note(env); !note.empty() && !options.uv) std::cerr << note << "\n";
+  environment::Environment& env = *session->env;
+  if (std::string note = scenarios::uv_note(env); !note.empty() && !options.uv) std::cerr << note << "\n";
 
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
   if (!gpu) return tool_failure(error);
   checks::CheckSettings settings;
   settings.gpu = *gpu;
   settings.edges = false;  // the prediction is findings only
-  auto check_change = options.uv ? checks::check_uv_change : checks::check_pip_change;
-  std::optional<checks::PipCheck> checked =
+  auto check_change = options.uv ? scenarios::check_uv_change : scenarios::check_pip_change;
+  std::optional<scenarios::PipCheck> checked =
       check_change(env, session->knowledge, session->tables, settings, options.action, options.args, &error);
   if (!checked) return tool_failure(error);
-  const checks::PipPlan* plan = &checked->plan;
+  const scenarios::PipPlan* plan = &checked->plan;
 
   report::PipReport pip_report;
   pip_report.plan = plan;
@@ -84,16 +88,16 @@ int run_pip(const PipOptions& options) {
   std::cout.flush();
   // A refusal may be overruled at a terminal; a change that could not be checked is installed
   // unchecked only with --force (issue 10).
-  bool proceed = pip_report.verdict == checks::PipVerdict::kSafe || options.force ||
-                 (pip_report.verdict == checks::PipVerdict::kRefused && user_says_proceed());
+  bool proceed = pip_report.verdict == scenarios::PipVerdict::kSafe || options.force ||
+                 (pip_report.verdict == scenarios::PipVerdict::kRefused && user_says_proceed());
   if (!proceed) {
     // The installer does not run, so its own warnings for names it would skip are said here.
     for (const std::string& name : plan->not_installed)
       std::cerr << (options.uv ? python::uv_not_installed_warning(name) : python::not_installed_warning(name)) << "\n";
-    return checks::status_without_pip(*plan);
+    return scenarios::status_without_pip(*plan);
   }
-  std::vector<std::string> command = options.uv ? checks::uv_command(options.action, options.args)
-                                                : checks::pip_command(env, options.action, options.args);
+  std::vector<std::string> command = options.uv ? scenarios::uv_command(options.action, options.args)
+                                                : scenarios::pip_command(env, options.action, options.args);
   std::optional<int> status = support::run_attached(command, options.json, &error);
   if (!status) return tool_failure(error);
   return *status;

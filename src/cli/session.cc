@@ -12,6 +12,10 @@
 
 namespace envdoctor::cli {
 
+using environment::EnvironmentRequest;
+using environment::open_session;
+using environment::Session;
+
 // Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
 bool use_color() {
   const char* no_color = std::getenv("NO_COLOR");
@@ -49,7 +53,7 @@ std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gp
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {
   std::string error;
-  std::optional<Session> s = checks::open_session(request, &error);
+  std::optional<Session> s = environment::open_session(request, &error);
   if (!s) return tool_failure(error), std::nullopt;
   s->keep_until_exit = true;
   return s;

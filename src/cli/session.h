@@ -1,18 +1,18 @@
 // What the environment-level subcommands (check, why, cuda, pip, ps) start from: the session of
-// checks/session.h. A failure is printed once, here, and is the tool's exit status 2.
+// environment/session.h. A failure is printed once, here, and is the tool's exit status 2.
 #pragma once
 
 #include <optional>
 #include <string>
 
-#include "checks/cuda_inventory.h"
-#include "checks/session.h"
+#include "checks/cuda/inventory.h"
 #include "cli/commands.h"
+#include "environment/session.h"
 
 namespace envdoctor::cli {
 
-using checks::EnvironmentRequest;
-using checks::Session;
+using environment::EnvironmentRequest;
+using environment::Session;
 
 // The one shape of "the tool could not do its job" (DESIGN.md: exit status 2): a function that
 // can fail returns nullopt (or false) and fills a `std::string* error` with a sentence that names

@@ -5,15 +5,18 @@
 #include <iostream>
 #include <sstream>
 
-#include "checks/file_view.h"
 #include "checks/run.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "environment/file_view.h"
 #include "report/machine.h"
 #include "snapshot/diff.h"
 #include "snapshot/snapshot.h"
 
 namespace envdoctor::cli {
+
+using environment::open_session;
+using environment::Session;
 
 namespace {
 
@@ -25,7 +28,7 @@ std::optional<json> snapshot_now(const CheckOptions& options) {
   std::string error;
   std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
   if (!target) return std::nullopt;
-  if (!checks::sha256_available(&error)) {
+  if (!environment::sha256_available(&error)) {
     tool_failure(error);
     return std::nullopt;
   }

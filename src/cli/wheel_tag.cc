@@ -4,13 +4,13 @@
 #include <iostream>
 #include <memory>
 
-#include "checks/auditwheel_policy.h"
-#include "checks/manylinux.h"
 #include "cli/commands.h"
 #include "cli/session.h"
 #include "cuda/tables.h"
 #include "elf/elf_file.h"
 #include "loader/search_paths.h"
+#include "python/auditwheel_policy.h"
+#include "python/manylinux.h"
 #include "python/wheel.h"
 #include "report/wheel_tag.h"
 
@@ -18,19 +18,19 @@ namespace envdoctor::cli {
 
 int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
   std::string error;
-  std::optional<checks::AuditwheelPolicies> policies =
-      checks::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
+  std::optional<python::AuditwheelPolicies> policies =
+      python::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
   if (!policies) return tool_failure(error);
   // The libraries needed from outside a wheel are looked for here, as auditwheel looks for them.
   loader::LoaderConfig host = loader::LoaderConfig::for_host();
   if (const char* path = std::getenv("LD_LIBRARY_PATH")) host.ld_library_path = path;
-  checks::SystemLibraries system(std::move(host));
-  std::vector<checks::TagAudit> audits;
+  python::SystemLibraries system(std::move(host));
+  std::vector<python::TagAudit> audits;
   for (const std::string& path : paths) {
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".whl") == 0) {
       std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, &error);
-      std::optional<checks::TagAudit> audit =
-          wheel ? checks::audit_wheel(*wheel, *policies, &system, &error) : std::nullopt;
+      std::optional<python::TagAudit> audit =
+          wheel ? python::audit_wheel(*wheel, *policies, &system, &error) : std::nullopt;
       if (!audit) return tool_failure(error);
       audits.push_back(std::move(*audit));
       continue;
@@ -38,11 +38,11 @@ int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
     std::shared_ptr<const MappedFile> file = MappedFile::open(path, &error);
     std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
     if (!elf) return tool_failure(path + ": " + error);
-    audits.push_back(checks::audit_elf_file(*elf, path, *policies, &system));
+    audits.push_back(python::audit_elf_file(*elf, path, *policies, &system));
   }
   std::cout << (json ? report::render_wheel_tag_json(audits) : report::render_wheel_tag_text(audits));
   // 1 only for a tag that claims more than the files earn: a lone file claims nothing.
-  for (const checks::TagAudit& a : audits)
+  for (const python::TagAudit& a : audits)
     if (!a.holds()) return 1;
   return 0;
 }

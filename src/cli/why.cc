@@ -1,21 +1,24 @@
-// `envdoctor why NAME`: checks::answer_why on the environment (the findings of the same checks as
+// `envdoctor why NAME`: queries::answer_why on the environment (the findings of the same checks as
 // `check`), rendered by report::render_why_text (or render_why_json); exit 1 when what was asked
 // will not load, so that `why` and `check` never disagree about it.
 #include <iostream>
 
-#include "checks/why.h"
 #include "cli/commands.h"
 #include "cli/session.h"
+#include "queries/why.h"
 #include "report/report.h"
 
 namespace envdoctor::cli {
+
+using environment::open_session;
+using environment::Session;
 
 int run_why(const CheckOptions& options, const std::string& name) {
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
   if (!session) return 2;
   std::string error;
-  std::optional<checks::WhyAnswer> answer =
-      checks::answer_why(*session->env, session->knowledge, session->tables, name, &error);
+  std::optional<queries::WhyAnswer> answer =
+      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error);
   if (!answer) return tool_failure(error);
   std::cout << (options.json ? report::render_why_json(*answer, name) : report::render_why_text(*answer));
   return answer->will_not_load() ? 1 : 0;

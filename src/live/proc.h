@@ -1,6 +1,6 @@
 // A running process as /proc shows it, read-only and without ptrace: the files it has mapped
 // (/proc/PID/maps), its environment (/proc/PID/environ), its program (/proc/PID/exe) and its
-// command line. A source of facts, like discover: `ps` judges them in src/checks/live_checks.
+// command line. A source of facts, like discover: `ps` judges them in src/queries/live_checks.
 //
 // Linux fs/proc/task_mmu.c (show_map_vma) writes each mapping as
 //   start-end perms offset major:minor inode path

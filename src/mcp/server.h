@@ -17,12 +17,12 @@
 // to stderr.
 #pragma once
 
-#include "checks/session.h"
+#include "environment/session.h"
 
 namespace envdoctor::mcp {
 
 struct ServerOptions {
-  checks::EnvironmentRequest environment;  // the tools' default environment (envdoctor mcp --python)
+  environment::EnvironmentRequest environment;  // the tools' default environment (envdoctor mcp --python)
 };
 
 // Serves messages read from `in` and writes responses to `out` until `in` ends. Returns the

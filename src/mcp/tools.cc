@@ -7,25 +7,28 @@
 #include <memory>
 #include <sstream>
 
-#include "checks/cuda_summary.h"
-#include "checks/file_view.h"
-#include "checks/live_checks.h"
-#include "checks/pip_plan.h"
 #include "checks/run.h"
-#include "checks/simulation.h"
-#include "checks/single_file.h"
-#include "checks/why.h"
+#include "environment/file_view.h"
 #include "python/wheel.h"
+#include "queries/cuda_summary.h"
+#include "queries/live_checks.h"
+#include "queries/single_file.h"
+#include "queries/why.h"
 #include "report/explain.h"
 #include "report/report.h"
+#include "scenarios/pip_plan.h"
+#include "scenarios/simulation.h"
 #include "support/subprocess.h"
 
 namespace envdoctor::mcp {
 
+using environment::EnvironmentRequest;
+using environment::Session;
+
 namespace {
 
-using checks::EnvironmentRequest;
-using checks::Session;
+using environment::EnvironmentRequest;
+using environment::Session;
 
 // ---- results ----
 
@@ -58,7 +61,7 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
   // A container's root: this machine's LD_LIBRARY_PATH and GLIBC_TUNABLES are not its own.
   if (args.contains("root")) r.loader = {text_arg(args, "root"), "", std::nullopt, ""};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
-  checks::inherit_process_loader(r.loader);
+  environment::inherit_process_loader(r.loader);
   return r;
 }
 
@@ -69,26 +72,26 @@ std::optional<checks::CudaTarget> target_of(const Json& args, std::string* error
 // ---- the tools ----
 
 // check, or check --with/--without: the check document and its text.
-ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaults, const checks::Changes& changes) {
+ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaults, const scenarios::Changes& changes) {
   std::string error;
   std::optional<checks::CudaTarget> target = target_of(args, &error);
   if (!target) return failure(error);
   bool verify_hashes = flag_arg(args, "verify_hashes");
-  if (verify_hashes && !checks::sha256_available(&error)) return failure(error);
+  if (verify_hashes && !environment::sha256_available(&error)) return failure(error);
   for (const std::string& wheel : changes.with)
     if (!python::wheel_file_exists(wheel, &error)) return failure("--with " + error);
-  std::optional<Session> session = checks::open_session(environment_of(args, defaults), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
   checks::CheckSettings settings;
   settings.verify_hashes = verify_hashes;
   settings.gpu = *target;
   settings.edges = false;  // no verdict reads them
   checks::CheckRun run;
-  std::optional<checks::ChangeSummary> change;
+  std::optional<scenarios::ChangeSummary> change;
   if (!changes.with.empty() || !changes.without.empty()) {
-    checks::ChangeSummary summary;
-    std::optional<checks::CheckRun> changed =
-        checks::check_change(*session->env, session->knowledge, session->tables, settings, changes, &error, &summary);
+    scenarios::ChangeSummary summary;
+    std::optional<checks::CheckRun> changed = scenarios::check_change(
+        *session->env, session->knowledge, session->tables, settings, changes, &error, &summary);
     if (!changed) return failure(error);
     run = std::move(*changed);
     change = std::move(summary);
@@ -112,7 +115,7 @@ ToolResult predict_uninstall(const Json& args, const EnvironmentRequest& default
 // the check, so the whole stays where it was made.
 struct CheckedPip {
   Session session;
-  checks::PipCheck check;
+  scenarios::PipCheck check;
   report::PipReport report;
 };
 
@@ -125,13 +128,13 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
     *error = "pip runs the environment's own interpreter: name it with \"python\", not \"prefix\"";
     return nullptr;
   }
-  std::optional<Session> session = checks::open_session(request, error);
+  std::optional<Session> session = environment::open_session(request, error);
   if (!session) return nullptr;
   checks::CheckSettings settings;
   settings.gpu = *gpu;
   settings.edges = false;
-  std::optional<checks::PipCheck> checked =
-      checks::check_pip_change(*session->env, session->knowledge, session->tables, settings, action, pip_args, error);
+  std::optional<scenarios::PipCheck> checked = scenarios::check_pip_change(
+      *session->env, session->knowledge, session->tables, settings, action, pip_args, error);
   if (!checked) return nullptr;
   auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
   out->report.plan = &out->check.plan;
@@ -169,20 +172,20 @@ ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std
   std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, action, pip_args, &error);
   if (!checked) return failure(error);
   checked->report.force_command = "guarded_pip again with \"force\": true";
-  bool proceed = checked->report.verdict == checks::PipVerdict::kSafe || flag_arg(args, "force");
+  bool proceed = checked->report.verdict == scenarios::PipVerdict::kSafe || flag_arg(args, "force");
   Json structured = {{"pip", Json::parse(report::render_pip_json(checked->report))},
                      {"ran", false},
                      {"exit_status", nullptr},
                      {"output", ""}};
   std::string text = report::render_pip_text(checked->report, {});
   if (!proceed) {
-    structured["exit_status"] = checks::status_without_pip(checked->check.plan);
+    structured["exit_status"] = scenarios::status_without_pip(checked->check.plan);
     return {std::move(structured), std::move(text), false};
   }
   // A call cancelled while it was being checked changes nothing.
   if (stop.stop_requested()) return failure("cancelled before pip ran; nothing changed");
   std::optional<support::ProcessResult> ran = support::run_process(
-      checks::pip_command(*checked->session.env, action, pip_args), std::chrono::hours(1), u64{64} << 20, &error);
+      scenarios::pip_command(*checked->session.env, action, pip_args), std::chrono::hours(1), u64{64} << 20, &error);
   if (!ran) return failure(error);
   std::string output = tail(ran->out + ran->err, 16384);
   structured["ran"] = true;
@@ -195,10 +198,10 @@ ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std
 
 ToolResult why(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
   std::string name = text_arg(args, "name"), error;
-  std::optional<Session> session = checks::open_session(environment_of(args, defaults), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
-  std::optional<checks::WhyAnswer> found =
-      checks::answer_why(*session->env, session->knowledge, session->tables, name, &error);
+  std::optional<queries::WhyAnswer> found =
+      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error);
   if (!found) return failure(error);
   return answer(report::render_why_json(*found, name), report::render_why_text(*found));
 }
@@ -213,19 +216,19 @@ ToolResult explain(const Json& args, const EnvironmentRequest&, std::stop_token)
 }
 
 ToolResult inspect_library(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
-  checks::LoaderOptions options = environment_of(args, defaults).loader;
+  environment::LoaderOptions options = environment_of(args, defaults).loader;
   loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
   bool exact = flag_arg(args, "exact");
   std::string python = args.contains("python") ? text_arg(args, "python") : defaults.python;
   loader::ObjectStore store(options.root);  // outlives the loads, which point into it
-  checks::SingleFileRun run{config, store, loader::Process::new_search_memo(),
-                            checks::extension_interpreters(options.root, python, exact), exact};
-  std::vector<checks::SingleFileLoad> loads;
+  queries::SingleFileRun run{config, store, loader::Process::new_search_memo(),
+                             queries::extension_interpreters(options.root, python, exact), exact};
+  std::vector<queries::SingleFileLoad> loads;
   std::string text;
   bool unreadable = false;
   for (const std::string& file : list_arg(args, "files")) {
-    loads.push_back(checks::load_single_file(run, file));
+    loads.push_back(queries::load_single_file(run, file));
     report::FileText ldd = report::render_ldd_file(loads.back(), true);
     text += ldd.out + ldd.err;
     if (loads.back().loaded) text += "tree:\n" + report::render_tree_file(loads.back()).out;
@@ -239,17 +242,17 @@ ToolResult cuda_summary(const Json& args, const EnvironmentRequest& defaults, st
   std::string error;
   std::optional<checks::CudaTarget> target = target_of(args, &error);
   if (!target) return failure(error);
-  std::optional<Session> session = checks::open_session(environment_of(args, defaults), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
-  checks::CudaSummary summary =
-      checks::summarize_environment_cuda(*session->env, session->knowledge, session->tables, std::move(*target));
+  queries::CudaSummary summary =
+      queries::summarize_environment_cuda(*session->env, session->knowledge, session->tables, std::move(*target));
   return answer(report::render_cuda_json(summary), report::render_cuda_text(summary));
 }
 
 ToolResult process(const Json& args, const EnvironmentRequest&, std::stop_token) {
   std::string error;
-  std::optional<checks::LiveExamination> examined =
-      checks::examine_pid(std::to_string(args["pid"].get<long>()), &error);
+  std::optional<queries::LiveExamination> examined =
+      queries::examine_pid(std::to_string(args["pid"].get<long>()), &error);
   if (!examined) return failure(error);
   return answer(report::render_ps_json(*examined), report::render_ps_text(*examined, {}));
 }

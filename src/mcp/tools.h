@@ -1,5 +1,5 @@
 // The MCP tools: envdoctor's questions as an agent asks them, each answered by the same functions
-// the command line calls (checks/session.h, run.h, simulation.h, pip_plan.h, why.h, single_file.h,
+// the command line calls (environment/session.h, run.h, simulation.h, pip_plan.h, why.h, single_file.h,
 // cuda_summary.h, live_checks.h) and rendered by the same renderers, into strings: a tool call
 // never writes to stdout, which carries protocol messages alone.
 //
@@ -16,7 +16,7 @@
 #include <string>
 #include <vector>
 
-#include "checks/session.h"
+#include "environment/session.h"
 #include "mcp/protocol.h"
 
 namespace envdoctor::mcp {
@@ -32,7 +32,7 @@ struct ToolResult {
 struct Tool {
   std::string name, title, description;
   Json input_schema, output_schema, annotations;
-  ToolResult (*call)(const Json& arguments, const checks::EnvironmentRequest& defaults, std::stop_token stop);
+  ToolResult (*call)(const Json& arguments, const environment::EnvironmentRequest& defaults, std::stop_token stop);
 
   Json to_json() const;  // a Tool of tools/list
 };

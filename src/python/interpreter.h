@@ -40,6 +40,10 @@ struct SysconfigPaths {
 struct PythonEnvironment {
   std::string executable;       // sys.executable (or the path run)
   std::string real_executable;  // os.path.realpath(sys.executable)
+  // The file a process of this interpreter runs, the one choice every model of it makes: the
+  // real executable, so that its $ORIGIN and name are the installed file's and not those of a
+  // venv's link to it; else sys.executable; "" when no interpreter was found.
+  const std::string& program() const { return real_executable.empty() ? executable : real_executable; }
   PythonVersionInfo version_info;
   std::string prefix, base_prefix, exec_prefix;
   std::vector<std::string> sys_path;  // as reported; "" is the current directory

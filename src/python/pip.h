@@ -1,7 +1,7 @@
 // pip as `envdoctor pip` reads it: the user's command line for `pip install` and `pip uninstall`,
 // requirements files, and pip's installation report (`pip install --dry-run --report -`,
 // https://pip.pypa.io/en/stable/reference/installation-report/). Only reading and spelling here;
-// running pip is the caller's (checks/pip_plan.h), deciding is the checks'.
+// running pip is the caller's (scenarios/pip_plan.h), deciding is the checks'.
 #pragma once
 
 #include <filesystem>

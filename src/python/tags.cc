@@ -2,8 +2,6 @@
 
 #include <unordered_set>
 
-#include "python/wheel.h"
-
 namespace envdoctor::python {
 
 namespace {

@@ -9,7 +9,9 @@
 // cpXY-none-any and pyXY-none-any.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "python/interpreter.h"
@@ -27,7 +29,20 @@ std::vector<std::string> linux_platform_tags(const PythonEnvironment& env);
 
 std::vector<Tag> supported_tags(const PythonEnvironment& env);
 
-struct WheelName;
+// "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl"; each tag
+// may be a compressed set ("cp311.cp312").
+struct WheelName {
+  std::string name, version, build;
+  std::vector<std::string> python_tags, abi_tags, platform_tags;
+
+  static std::optional<WheelName> parse(std::string_view filename, std::string* error);
+  // The project name pip takes from the filename ('_' back to '-', pip's models/wheel.py);
+  // pip names the headers directory after it.
+  std::string project() const;
+  // The cartesian product of the three tag sets.
+  std::vector<Tag> tags() const;
+};
+
 // True when any tag of the wheel's (expanded) tag sets is in `supported`.
 bool wheel_supported(const WheelName& wheel, const std::vector<Tag>& supported);
 

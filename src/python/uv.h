@@ -1,6 +1,6 @@
 // uv as `envdoctor uv pip` reads it: the user's `uv pip install|uninstall` command line, which
 // environment it changes (https://docs.astral.sh/uv/pip/environments/), and what `uv pip
-// install --dry-run` prints. Only reading and spelling here; running uv is checks/uv_plan.h's.
+// install --dry-run` prints. Only reading and spelling here; running uv is scenarios/uv_plan.h's.
 //
 // uv has no machine-readable plan in a release (`--output-format json` for `uv pip install` is
 // an open pull request, astral-sh/uv#21893), so the plan is read from its dry run's documented

@@ -38,20 +38,6 @@ struct WheelLimits {
   u64 max_ratio = 1100;
 };
 
-// "{distribution}-{version}(-{build tag})?-{python tag}-{abi tag}-{platform tag}.whl"; each tag
-// may be a compressed set ("cp311.cp312").
-struct WheelName {
-  std::string name, version, build;
-  std::vector<std::string> python_tags, abi_tags, platform_tags;
-
-  static std::optional<WheelName> parse(std::string_view filename, std::string* error);
-  // The project name pip takes from the filename ('_' back to '-', pip's models/wheel.py);
-  // pip names the headers directory after it.
-  std::string project() const;
-  // The cartesian product of the three tag sets.
-  std::vector<Tag> tags() const;
-};
-
 // Where files of a distribution go, as pip's scheme for an environment.
 struct InstallScheme {
   fs::path purelib, platlib, scripts, headers, data;

@@ -1,4 +1,4 @@
-// `envdoctor cuda`: checks::CudaSummary as a table for people or as JSON.
+// `envdoctor cuda`: queries::CudaSummary as a table for people or as JSON.
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -55,7 +55,7 @@ ordered_json optional_text(const std::optional<cuda::DriverVersion>& v) {
   return v ? ordered_json(v->text) : ordered_json(nullptr);
 }
 
-std::string cuda_json(const checks::CudaSummary& s) {
+std::string cuda_json(const queries::CudaSummary& s) {
   ordered_json out;
   out["schema"] = 1;
   ordered_json driver;
@@ -80,7 +80,7 @@ std::string cuda_json(const checks::CudaSummary& s) {
   out["gpus_source"] = s.target.gpus.empty() ? ordered_json(nullptr) : ordered_json(s.target.gpus_source);
 
   ordered_json runtimes = ordered_json::array();
-  for (const checks::CudaRuntimeRow& r : s.runtimes) {
+  for (const queries::CudaRuntimeRow& r : s.runtimes) {
     const checks::CudaRuntime& rt = *r.runtime;
     ordered_json j;
     j["path"] = rt.path;
@@ -107,7 +107,7 @@ std::string cuda_json(const checks::CudaSummary& s) {
   out["missing_runtimes"] = std::move(missing);
 
   ordered_json packages = ordered_json::array();
-  for (const checks::CudaPackageRow& p : s.packages) {
+  for (const queries::CudaPackageRow& p : s.packages) {
     ordered_json j;
     j["name"] = p.name.empty() ? ordered_json(nullptr) : ordered_json(p.name);
     j["file"] = p.file.empty() ? ordered_json(nullptr) : ordered_json(p.file);
@@ -149,7 +149,7 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   return out.str();
 }
 
-std::string cuda_text(const checks::CudaSummary& s) {
+std::string cuda_text(const queries::CudaSummary& s) {
   std::ostringstream out;
   out << "driver: ";
   if (s.target.driver) {
@@ -175,7 +175,7 @@ std::string cuda_text(const checks::CudaSummary& s) {
   out << "\nCUDA runtimes:";
   if (s.runtimes.empty() && s.missing_runtimes.empty()) out << " none";
   out << "\n";
-  for (const checks::CudaRuntimeRow& r : s.runtimes) {
+  for (const queries::CudaRuntimeRow& r : s.runtimes) {
     const checks::CudaRuntime& rt = *r.runtime;
     std::optional<cuda::DriverVersion> need = r.verdict.need.full ? r.verdict.need.full : r.verdict.need.minor_floor;
     std::string verdict = verdict_text(r.verdict.fit);
@@ -198,7 +198,7 @@ std::string cuda_text(const checks::CudaSummary& s) {
     std::vector<std::string> head = {"PACKAGE", "VERSION", "CUDA", "LOADS", "SASS", "PTX"};
     for (const cuda::Gpu& g : s.target.gpus) head.push_back("sm_" + std::to_string(g.sm));
     rows.push_back(head);
-    for (const checks::CudaPackageRow& p : s.packages) {
+    for (const queries::CudaPackageRow& p : s.packages) {
       std::vector<std::string> majors, uses;
       for (int m : p.cuda_majors) majors.push_back(std::to_string(m));
       for (const auto& [soname, origin] : p.uses)
@@ -222,7 +222,7 @@ std::string cuda_text(const checks::CudaSummary& s) {
 
 }  // namespace
 
-std::string render_cuda_json(const checks::CudaSummary& summary) { return cuda_json(summary); }
-std::string render_cuda_text(const checks::CudaSummary& summary) { return cuda_text(summary); }
+std::string render_cuda_json(const queries::CudaSummary& summary) { return cuda_json(summary); }
+std::string render_cuda_text(const queries::CudaSummary& summary) { return cuda_text(summary); }
 
 }  // namespace envdoctor::report

@@ -41,7 +41,7 @@ size_t Report::errors() const {
 
 size_t Report::warnings() const { return findings.size() - errors(); }
 
-Report environment_report(const checks::Environment& env, checks::CheckRun run) {
+Report environment_report(const environment::Environment& env, checks::CheckRun run) {
   Report r;
   r.python = env.python.executable;
   r.version = env.python.version_info.full_str();
@@ -97,9 +97,9 @@ std::string dump(const ordered_json& document) {
   return document.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
-ordered_json pip_items(const std::vector<checks::PipItem>& items, bool install) {
+ordered_json pip_items(const std::vector<scenarios::PipItem>& items, bool install) {
   ordered_json out = ordered_json::array();
-  for (const checks::PipItem& i : items) {
+  for (const scenarios::PipItem& i : items) {
     ordered_json j = {{"name", i.name}, {"version", i.version}};
     if (install) {
       j["url"] = i.url;
@@ -116,7 +116,7 @@ ordered_json pip_items(const std::vector<checks::PipItem>& items, bool install) 
 std::string render_json(const Report& report) { return dump(check_document(report)); }
 
 std::string render_pip_json(const PipReport& report) {
-  const checks::PipPlan& plan = *report.plan;
+  const scenarios::PipPlan& plan = *report.plan;
   ordered_json out;
   out["schema"] = 1;
   out["action"] = plan.action;
@@ -124,7 +124,7 @@ std::string render_pip_json(const PipReport& report) {
   out["plan"] = {{"install", pip_items(plan.install, true)},
                  {"remove", pip_items(plan.remove, false)},
                  {"not_installed", plan.not_installed}};
-  out["verdict"] = checks::verdict_name(report.verdict);
+  out["verdict"] = scenarios::verdict_name(report.verdict);
   out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
   out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
   return dump(out);
@@ -145,15 +145,15 @@ ordered_json edge_json(const checks::Edge& e) {
           {"attempts", std::move(attempts)}};
 }
 
-ordered_json owned_json(const checks::OwnedPath& p) { return {{"path", p.path}, {"owner", p.owner}}; }
+ordered_json owned_json(const queries::OwnedPath& p) { return {{"path", p.path}, {"owner", p.owner}}; }
 
-ordered_json why_library_json(const checks::WhyLibrary& lib) {
+ordered_json why_library_json(const queries::WhyLibrary& lib) {
   ordered_json copies = ordered_json::array();
-  for (const checks::OwnedPath& c : lib.copies) copies.push_back(owned_json(c));
+  for (const queries::OwnedPath& c : lib.copies) copies.push_back(owned_json(c));
   ordered_json needed_by = ordered_json::array();
-  for (const checks::WhyLibrary::Need& n : lib.needed_by) {
+  for (const queries::WhyLibrary::Need& n : lib.needed_by) {
     ordered_json shadowed = ordered_json::array();
-    for (const checks::OwnedPath& c : n.shadowed) shadowed.push_back(owned_json(c));
+    for (const queries::OwnedPath& c : n.shadowed) shadowed.push_back(owned_json(c));
     needed_by.push_back({{"consumer", owned_json(n.consumer)}, {"edge", edge_json(n.edge)}, {"shadows", shadowed}});
   }
   return {{"name", lib.name},
@@ -162,9 +162,9 @@ ordered_json why_library_json(const checks::WhyLibrary& lib) {
           {"needed_by", std::move(needed_by)}};
 }
 
-ordered_json why_package_json(const checks::WhyPackage& pkg) {
+ordered_json why_package_json(const queries::WhyPackage& pkg) {
   ordered_json files = ordered_json::array();
-  for (const checks::WhyPackage::File& f : pkg.files) {
+  for (const queries::WhyPackage::File& f : pkg.files) {
     ordered_json needs = ordered_json::array();
     for (const checks::Edge& e : f.needs) needs.push_back(edge_json(e));
     files.push_back({{"path", f.path}, {"needs", std::move(needs)}});
@@ -184,7 +184,7 @@ ordered_json why_package_json(const checks::WhyPackage& pkg) {
 
 }  // namespace
 
-std::string render_why_json(const checks::WhyAnswer& answer, const std::string& name) {
+std::string render_why_json(const queries::WhyAnswer& answer, const std::string& name) {
   ordered_json out;
   out["schema"] = 1;
   out["name"] = name;
@@ -198,7 +198,7 @@ std::string render_why_json(const checks::WhyAnswer& answer, const std::string& 
   return dump(out);
 }
 
-std::string render_ps_json(const checks::LiveExamination& process) {
+std::string render_ps_json(const queries::LiveExamination& process) {
   ordered_json out;
   out["schema"] = 1;
   out["process"] = {{"pid", process.pid}, {"exe", process.exe}};
@@ -208,7 +208,7 @@ std::string render_ps_json(const checks::LiveExamination& process) {
   out["process"]["ld_library_path"] =
       process.ld_library_path ? ordered_json(*process.ld_library_path) : ordered_json(nullptr);
   ordered_json objects = ordered_json::array();
-  for (const checks::LiveObject& o : process.objects) {
+  for (const queries::LiveObject& o : process.objects) {
     ordered_json j;
     j["path"] = o.path;
     j["mapped_as"] = o.mapped_as.empty() ? ordered_json(nullptr) : ordered_json(o.mapped_as);
@@ -221,7 +221,7 @@ std::string render_ps_json(const checks::LiveExamination& process) {
   }
   out["objects"] = std::move(objects);
   ordered_json differences = ordered_json::array();
-  for (const checks::LiveDifference& d : process.differences)
+  for (const queries::LiveDifference& d : process.differences)
     differences.push_back(
         {{"soname", d.soname},
          {"loaded", d.loaded},

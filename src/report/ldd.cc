@@ -32,14 +32,14 @@ std::string loader_words(const std::string& file, const LoadError& e) {
 // The file given could not be loaded at all: a file that cannot be opened, or that is no ELF
 // file at all, is the tool's failure ("envdoctor: FILE why"); an ELF file the loader would reject
 // is a load failure, in the loader's words.
-std::string unloadable_words(const checks::SingleFileLoad& load) {
+std::string unloadable_words(const queries::SingleFileLoad& load) {
   if (!load.not_an_elf_file.empty()) return "envdoctor: " + load.file + " " + load.not_an_elf_file + "\n";
   return load.file + ": " + load.process.errors().front().reason() + "\n";
 }
 
 // Undefined symbols that wait for a missing library, as one line in the shape of `ldd -r`'s:
 // "122 undefined symbols wait for libcudart.so.12, which is not found\t(PATH)".
-std::string waiting_words(const checks::WaitingSymbols& w) {
+std::string waiting_words(const queries::WaitingSymbols& w) {
   std::string line = std::to_string(w.symbols);
   line += w.symbols == 1 ? " undefined symbol waits for " : " undefined symbols wait for ";
   line += w.library;
@@ -51,10 +51,10 @@ std::string waiting_words(const checks::WaitingSymbols& w) {
 }
 
 // After a loaded file's listing: where an extension module's C API went, then the errors.
-void errors_words(const checks::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
+void errors_words(const queries::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
   if (load.extension) out << render_extension_summary(*load.extension);
   for (const LoadError& e : load.errors) err << loader_words(load.file, e) << "\n";
-  for (const checks::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
+  for (const queries::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
 }
 
 // Where an empty element of a search list (`$ORIGIN:`) looks: ld.so keeps it as "", so its
@@ -118,7 +118,7 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
 
 }  // namespace
 
-FileText render_ldd_file(const checks::SingleFileLoad& load, bool header) {
+FileText render_ldd_file(const queries::SingleFileLoad& load, bool header) {
   std::ostringstream out, err;
   if (header) out << load.file << ":\n";
   if (!load.loaded) {
@@ -133,7 +133,7 @@ FileText render_ldd_file(const checks::SingleFileLoad& load, bool header) {
   return {out.str(), err.str()};
 }
 
-FileText render_tree_file(const checks::SingleFileLoad& load) {
+FileText render_tree_file(const queries::SingleFileLoad& load) {
   std::ostringstream out, err;
   if (!load.loaded) {
     err << unloadable_words(load);
@@ -149,7 +149,7 @@ FileText render_tree_file(const checks::SingleFileLoad& load) {
   return {out.str(), err.str()};
 }
 
-std::string render_extension_summary(const checks::ExtensionLoad& ext) {
+std::string render_extension_summary(const imports::ExtensionLoad& ext) {
   auto symbols = [](size_t n) { return std::to_string(n) + (n == 1 ? " symbol" : " symbols"); };
   if (!ext.interpreter.empty()) {
     if (ext.bound_by_interpreter == 0) return "";
@@ -170,7 +170,7 @@ std::string without_newline(std::string s) {
   return s;
 }
 
-ordered_json file_json(const checks::SingleFileLoad& load) {
+ordered_json file_json(const queries::SingleFileLoad& load) {
   ordered_json j;
   j["file"] = load.file;
   j["loaded"] = load.loaded;
@@ -206,11 +206,11 @@ ordered_json file_json(const checks::SingleFileLoad& load) {
 
 }  // namespace
 
-std::string render_files_json(const std::vector<checks::SingleFileLoad>& loads) {
+std::string render_files_json(const std::vector<queries::SingleFileLoad>& loads) {
   ordered_json out;
   out["schema"] = 1;
   ordered_json files = ordered_json::array();
-  for (const checks::SingleFileLoad& load : loads) files.push_back(file_json(load));
+  for (const queries::SingleFileLoad& load : loads) files.push_back(file_json(load));
   out["files"] = std::move(files);
   return out.dump(1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }

@@ -10,16 +10,16 @@ namespace envdoctor::report {
 namespace {
 
 // The installer as the user typed it: "pip", "uv pip".
-std::string command_name(const checks::PipPlan& plan) { return plan.installer == "uv" ? "uv pip" : "pip"; }
+std::string command_name(const scenarios::PipPlan& plan) { return plan.installer == "uv" ? "uv pip" : "pip"; }
 
-std::string plan_line(const checks::PipPlan& plan) {
+std::string plan_line(const scenarios::PipPlan& plan) {
   std::vector<std::string> items;
   if (plan.action == "uninstall") {
-    for (const checks::PipItem& r : plan.remove) items.push_back(r.name + " " + r.version);
+    for (const scenarios::PipItem& r : plan.remove) items.push_back(r.name + " " + r.version);
     return command_name(plan) + " uninstall would remove " +
            (items.empty() ? std::string("nothing") : support::join(items, ", "));
   }
-  for (const checks::PipItem& i : plan.install) {
+  for (const scenarios::PipItem& i : plan.install) {
     std::string item = i.name + " " + i.version;
     if (!i.replaces.empty()) item += " (replacing " + i.replaces + ")";
     items.push_back(item);
@@ -33,9 +33,9 @@ std::string errors_phrase(size_t n) { return std::to_string(n) + (n == 1 ? " err
 }  // namespace
 
 std::string render_pip_text(const PipReport& report, const TextOptions& options) {
-  const checks::PipPlan& plan = *report.plan;
+  const scenarios::PipPlan& plan = *report.plan;
   std::ostringstream out;
-  if (report.verdict != checks::PipVerdict::kCannotCheck || !plan.install.empty()) out << plan_line(plan) << "\n";
+  if (report.verdict != scenarios::PipVerdict::kCannotCheck || !plan.install.empty()) out << plan_line(plan) << "\n";
   if (report.prediction) {
     Report fresh = *report.prediction;
     std::erase_if(fresh.findings, [](const checks::Finding& f) { return !f.is_new; });
@@ -44,21 +44,23 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
     else out << "\n" << render_text(fresh, options) << "\n";
   }
   if (report.predict_only) {
-    if (report.verdict == checks::PipVerdict::kCannotCheck) out << plan.cannot_check << "\n";
-    else if (report.verdict == checks::PipVerdict::kSafe) out << "No new errors: this change is safe to make.\n";
+    if (report.verdict == scenarios::PipVerdict::kCannotCheck) out << plan.cannot_check << "\n";
+    else if (report.verdict == scenarios::PipVerdict::kSafe) out << "No new errors: this change is safe to make.\n";
     else
-      out << "This change would introduce " << errors_phrase(checks::new_errors(report.prediction->findings)) << ".\n";
+      out << "This change would introduce " << errors_phrase(scenarios::new_errors(report.prediction->findings))
+          << ".\n";
     return out.str();
   }
   const std::string& tool = plan.installer;  // "pip" or "uv": the program that runs
   switch (report.verdict) {
-    case checks::PipVerdict::kSafe: out << "No new errors: running " << tool << ".\n"; break;
-    case checks::PipVerdict::kRefused:
-      out << "Refused: this change would introduce " << errors_phrase(checks::new_errors(report.prediction->findings))
-          << "; " << tool << " was not run and nothing changed.\n"
+    case scenarios::PipVerdict::kSafe: out << "No new errors: running " << tool << ".\n"; break;
+    case scenarios::PipVerdict::kRefused:
+      out << "Refused: this change would introduce "
+          << errors_phrase(scenarios::new_errors(report.prediction->findings)) << "; " << tool
+          << " was not run and nothing changed.\n"
           << "To make it anyway: " << report.force_command << "\n";
       break;
-    case checks::PipVerdict::kCannotCheck:
+    case scenarios::PipVerdict::kCannotCheck:
       out << plan.cannot_check << "\n";
       if (plan.dry_run_status)
         out << tool << " could not plan this change from wheels alone (envdoctor asks it with "

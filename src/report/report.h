@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
-#include "checks/cuda_summary.h"
-#include "checks/extension_load.h"
 #include "checks/finding.h"
-#include "checks/live_checks.h"
-#include "checks/pip_plan.h"
-#include "checks/simulation.h"
-#include "checks/single_file.h"
-#include "checks/why.h"
+#include "imports/extension_load.h"
+#include "queries/cuda_summary.h"
+#include "queries/live_checks.h"
+#include "queries/single_file.h"
+#include "queries/why.h"
+#include "scenarios/pip_plan.h"
+#include "scenarios/simulation.h"
 
 namespace envdoctor::report {
 
@@ -27,15 +27,15 @@ struct Report {
   std::vector<checks::Finding> findings;  // sorted, de-duplicated
   std::vector<std::string> notes;         // what was not checked, and why (text only)
   bool needs_absent_driver = false;       // files need the NVIDIA driver's libraries, and no driver is here
-  std::optional<checks::ChangeSummary> change;  // with --with/--without: the scenario and its balance
-  std::optional<image::ImageFacts> image;       // --image: the image and the interpreter it chose
+  std::optional<scenarios::ChangeSummary> change;  // with --with/--without: the scenario and its balance
+  std::optional<image::ImageFacts> image;          // --image: the image and the interpreter it chose
 
   size_t errors() const;
   size_t warnings() const;
 };
 
 // The environment examined and what one run of the checks found there.
-Report environment_report(const checks::Environment& env, checks::CheckRun run);
+Report environment_report(const environment::Environment& env, checks::CheckRun run);
 
 std::string render_json(const Report& report);
 
@@ -49,8 +49,8 @@ std::string render_text(const Report& report, const TextOptions& options);
 // `envdoctor pip`: pip's plan, the verdict, and the prediction it rests on (the environment as
 // the change leaves it, what the change brings marked new; unset when it could not be checked).
 struct PipReport {
-  const checks::PipPlan* plan = nullptr;
-  checks::PipVerdict verdict = checks::PipVerdict::kSafe;
+  const scenarios::PipPlan* plan = nullptr;
+  scenarios::PipVerdict verdict = scenarios::PipVerdict::kSafe;
   std::optional<Report> prediction;
   std::string force_command;  // the same command with --force, for the refusal's last line
   bool predict_only = false;  // a prediction that runs nothing (the MCP tool predict_install)
@@ -61,13 +61,13 @@ std::string render_pip_json(const PipReport& report);
 std::string render_pip_text(const PipReport& report, const TextOptions& options);
 
 // `envdoctor cuda`.
-std::string render_cuda_json(const checks::CudaSummary& summary);
-std::string render_cuda_text(const checks::CudaSummary& summary);
+std::string render_cuda_json(const queries::CudaSummary& summary);
+std::string render_cuda_text(const queries::CudaSummary& summary);
 
 // `ldd` and `tree`: the line after an extension module's listing that says where its C API
 // references went ("\t61 Python C API symbols bound by /usr/bin/python3.11, as at import\n",
 // "\t61 symbols left to the interpreter (...)\n"); "" when it has none.
-std::string render_extension_summary(const checks::ExtensionLoad& ext);
+std::string render_extension_summary(const imports::ExtensionLoad& ext);
 
 // `ldd` and `tree` for one file: what goes to stdout (the listing, and an extension module's
 // summary) and what to stderr (why it could not be loaded, or the errors to print, one a line).
@@ -76,22 +76,22 @@ struct FileText {
   std::string err;
 };
 // ldd's listing in ld.so's order, after a "FILE:" line when `header` (several files given).
-FileText render_ldd_file(const checks::SingleFileLoad& load, bool header);
+FileText render_ldd_file(const queries::SingleFileLoad& load, bool header);
 // tree's: each object's dependencies below it (the first time it appears), each with the rule
 // that found it, and for a library not found the paths considered.
-FileText render_tree_file(const checks::SingleFileLoad& load);
+FileText render_tree_file(const queries::SingleFileLoad& load);
 
 // `envdoctor why`.
-std::string render_why_text(const checks::WhyAnswer& answer);
+std::string render_why_text(const queries::WhyAnswer& answer);
 // data/schemas/why.schema.json (the MCP tool `why`); `name` as asked.
-std::string render_why_json(const checks::WhyAnswer& answer, const std::string& name);
+std::string render_why_json(const queries::WhyAnswer& answer, const std::string& name);
 
 // data/schemas/ldd.schema.json: for each file, ldd's listing, tree's, and the same facts as data
 // (the MCP tool `inspect_library`).
-std::string render_files_json(const std::vector<checks::SingleFileLoad>& loads);
+std::string render_files_json(const std::vector<queries::SingleFileLoad>& loads);
 
 // `envdoctor ps PID`: the objects a running process has mapped, and the findings about them.
-std::string render_ps_json(const checks::LiveExamination& process);
-std::string render_ps_text(const checks::LiveExamination& process, const TextOptions& options);
+std::string render_ps_json(const queries::LiveExamination& process);
+std::string render_ps_text(const queries::LiveExamination& process, const TextOptions& options);
 
 }  // namespace envdoctor::report

@@ -127,7 +127,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
         << s.reset() << "\n";
   else out << (e ? s.red() : s.yellow()) << plural(e, "error") << ", " << plural(w, "warning") << s.reset() << "\n";
   if (report.change) {
-    const checks::ChangeSummary& c = *report.change;
+    const scenarios::ChangeSummary& c = *report.change;
     out << s.bold() << plural(c.new_errors, "new error") << " (" << c.old_errors << " already there)";
     if (c.fixed_errors) out << "; this change fixes " << plural(c.fixed_errors, "error");
     out << s.reset() << "\n";
@@ -144,7 +144,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
 
 // `envdoctor ps PID`: the process, one line per ELF object (path, SONAME, owner, how found), then
 // the findings as `check` prints them.
-std::string render_ps_text(const checks::LiveExamination& process, const TextOptions& options) {
+std::string render_ps_text(const queries::LiveExamination& process, const TextOptions& options) {
   Style s{options.color};
   std::ostringstream out;
   out << s.bold() << "process " << process.pid << s.reset() << ": " << printable(process.exe);
@@ -152,7 +152,7 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
     out << " (Python " << printable(process.python_version) << " environment of " << printable(process.python) << ")";
   out << ", " << plural(process.objects.size(), "ELF object") << " mapped\n";
   out << "  LD_LIBRARY_PATH: " << (process.ld_library_path ? printable(*process.ld_library_path) : "(unset)") << "\n";
-  for (const checks::LiveObject& o : process.objects) {
+  for (const queries::LiveObject& o : process.objects) {
     out << "  " << printable(o.path);
     if (o.deleted) out << " " << s.yellow() << "(deleted)" << s.reset();
     if (o.replaced) out << " " << s.yellow() << "(replaced on disk)" << s.reset();
@@ -164,7 +164,7 @@ std::string render_ps_text(const checks::LiveExamination& process, const TextOpt
   }
   if (!process.differences.empty()) {
     out << "\n" << s.bold() << "Loaded other than check predicts:" << s.reset() << "\n";
-    for (const checks::LiveDifference& d : process.differences) {
+    for (const queries::LiveDifference& d : process.differences) {
       out << "  " << printable(d.soname) << ": loaded " << printable(d.loaded);
       if (!d.loaded_owner.empty()) out << " (" << printable(d.loaded_owner) << ")";
       out << "\n    check predicts ";

@@ -6,12 +6,16 @@
 
 namespace envdoctor::report {
 
+using python::AbiVerdict;
+using python::Policy;
+using python::TagAudit;
+
 namespace {
 
-using checks::AbiVerdict;
-using checks::Policy;
-using checks::TagAudit;
 using nlohmann::ordered_json;
+using python::AbiVerdict;
+using python::Policy;
+using python::TagAudit;
 
 std::vector<std::string> as_list(const std::set<std::string>& items) { return {items.begin(), items.end()}; }
 
@@ -102,8 +106,8 @@ std::vector<std::string> auditwheel_sentences(const TagAudit& a) {
     out.push_back("The following external shared libraries are required by the wheel: " + libs.dump());
   }
   eliminate_sentences(out, v, "shared library dependencies",
-                      [](const checks::PolicyBarrier& b) { return support::join(as_list(b.libs_to_eliminate)); });
-  eliminate_sentences(out, v, "black-listed symbol dependencies", [](const checks::PolicyBarrier& b) {
+                      [](const python::PolicyBarrier& b) { return support::join(as_list(b.libs_to_eliminate)); });
+  eliminate_sentences(out, v, "black-listed symbol dependencies", [](const python::PolicyBarrier& b) {
     std::vector<std::string> from;
     for (const auto& [lib, symbols] : b.blacklisted)
       from.push_back("From " + lib + ": " + support::join(as_list(symbols)));
@@ -150,7 +154,7 @@ ordered_json platform_fields(const AbiVerdict& v) {
   j["external_libs"] = std::move(external);
   ordered_json upgrades = ordered_json::object();
   for (const Policy* p : better_policies(v, v.overall)) {
-    const checks::PolicyBarrier& b = v.barriers[static_cast<size_t>(p - v.policies.policies.data())];
+    const python::PolicyBarrier& b = v.barriers[static_cast<size_t>(p - v.policies.policies.data())];
     ordered_json entry = ordered_json::object();
     if (!b.libs_to_eliminate.empty()) entry["libs_to_eliminate"] = as_list(b.libs_to_eliminate);
     if (!b.blacklisted.empty()) entry["blacklisted_symbols"] = by_library(b.blacklisted);
@@ -171,9 +175,9 @@ ordered_json envdoctor_fields(const TagAudit& a) {
   j["earned"] = earned.empty() ? ordered_json(nullptr) : ordered_json(earned);
   j["arch"] = a.verdict ? ordered_json(a.arch()) : ordered_json(nullptr);
   j["libc"] =
-      a.verdict ? ordered_json(std::string(checks::libc_name(a.verdict->policies.libc))) : ordered_json(nullptr);
+      a.verdict ? ordered_json(std::string(python::libc_name(a.verdict->policies.libc))) : ordered_json(nullptr);
   ordered_json members = ordered_json::array();
-  for (const checks::ElfAbi& m : a.members) {
+  for (const python::ElfAbi& m : a.members) {
     ordered_json e;
     e["file"] = m.file;
     e["arch"] = m.arch.empty() ? ordered_json(nullptr) : ordered_json(m.arch);
@@ -197,7 +201,7 @@ ordered_json envdoctor_fields(const TagAudit& a) {
   j["ignored"] = std::move(ignored);
   j["problems"] = a.problems;
   j["notes"] = a.notes;
-  j["policy_source"] = std::string(checks::AuditwheelPolicies::source());
+  j["policy_source"] = std::string(python::AuditwheelPolicies::source());
   return j;
 }
 
@@ -206,7 +210,7 @@ ordered_json envdoctor_fields(const TagAudit& a) {
 std::string render_wheel_tag_text(const std::vector<TagAudit>& audits) {
   std::string out;
   for (const TagAudit& a : audits) audit_text(out, a);
-  out += "policy: auditwheel's, from " + std::string(checks::AuditwheelPolicies::source()) + "\n";
+  out += "policy: auditwheel's, from " + std::string(python::AuditwheelPolicies::source()) + "\n";
   return out;
 }
 

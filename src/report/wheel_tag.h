@@ -11,11 +11,11 @@
 #include <string>
 #include <vector>
 
-#include "checks/manylinux.h"
+#include "python/manylinux.h"
 
 namespace envdoctor::report {
 
-std::string render_wheel_tag_text(const std::vector<checks::TagAudit>& audits);
-std::string render_wheel_tag_json(const std::vector<checks::TagAudit>& audits);
+std::string render_wheel_tag_text(const std::vector<python::TagAudit>& audits);
+std::string render_wheel_tag_json(const std::vector<python::TagAudit>& audits);
 
 }  // namespace envdoctor::report

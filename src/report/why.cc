@@ -1,10 +1,12 @@
-// `envdoctor why`: the answer of checks::explain_why, as text.
+// `envdoctor why`: the answer of queries::explain_why, as text.
 #include <sstream>
 
 #include "report/report.h"
 #include "support/text.h"
 
 namespace envdoctor::report {
+
+using checks::Edge;
 
 namespace {
 
@@ -16,15 +18,15 @@ std::string rule_label(const Edge& e) {
   return out;
 }
 
-void render_library(std::ostream& out, const checks::WhyLibrary& lib) {
+void render_library(std::ostream& out, const queries::WhyLibrary& lib) {
   if (lib.asked_path)
     out << lib.asked_path->path << " is " << lib.name << ", owned by " << lib.asked_path->owner << "\n";
   out << lib.name << "\n  copies the environment can reach:\n";
   if (lib.copies.empty()) out << "    none\n";
-  for (const checks::OwnedPath& c : lib.copies) out << "    " << c.path << "  (" << c.owner << ")\n";
+  for (const queries::OwnedPath& c : lib.copies) out << "    " << c.path << "  (" << c.owner << ")\n";
   out << "  needed by:\n";
   if (lib.needed_by.empty()) out << "    nothing in this environment\n";
-  for (const checks::WhyLibrary::Need& n : lib.needed_by) {
+  for (const queries::WhyLibrary::Need& n : lib.needed_by) {
     out << "    " << n.consumer.path << "  (" << n.consumer.owner << ")\n";
     if (n.edge.resolved.empty()) {
       out << "      => not found\n";
@@ -33,15 +35,15 @@ void render_library(std::ostream& out, const checks::WhyLibrary& lib) {
       continue;
     }
     out << "      => " << n.edge.resolved << "  [" << rule_label(n.edge) << "]\n";
-    for (const checks::OwnedPath& c : n.shadowed) out << "         shadows " << c.path << "  (" << c.owner << ")\n";
+    for (const queries::OwnedPath& c : n.shadowed) out << "         shadows " << c.path << "  (" << c.owner << ")\n";
   }
 }
 
-void render_package(std::ostream& out, const checks::WhyPackage& pkg) {
+void render_package(std::ostream& out, const queries::WhyPackage& pkg) {
   out << pkg.name << " " << pkg.version << "  (" << pkg.metadata_dir << ")\n";
   out << "  its ELF files and what they need:\n";
   if (pkg.files.empty()) out << "    none\n";
-  for (const checks::WhyPackage::File& f : pkg.files) {
+  for (const queries::WhyPackage::File& f : pkg.files) {
     out << "    " << f.path << "\n";
     for (const Edge& e : f.needs)
       out << "      " << e.needed << " => " << (e.resolved.empty() ? "not found" : e.resolved)
@@ -55,7 +57,7 @@ void render_package(std::ostream& out, const checks::WhyPackage& pkg) {
   }
 }
 
-void render_absent(std::ostream& out, const checks::WhyAbsent& absent) {
+void render_absent(std::ostream& out, const queries::WhyAbsent& absent) {
   out << absent.name << " is not installed\n  required by:\n";
   for (const std::string& r : absent.required_by) out << "    " << r << "\n";
 }
@@ -74,7 +76,7 @@ void render_findings(std::ostream& out, const std::vector<checks::Finding>& find
 
 }  // namespace
 
-std::string render_why_text(const checks::WhyAnswer& answer) {
+std::string render_why_text(const queries::WhyAnswer& answer) {
   std::ostringstream out;
   if (answer.package) render_package(out, *answer.package);
   if (answer.library) render_library(out, *answer.library);

@@ -5,11 +5,12 @@
 #include <thread>
 #include <unordered_map>
 
-#include "checks/file_view.h"
 #include "checks/record_checks.h"
+#include "environment/file_view.h"
 #include "loader/process.h"
 #include "support/json_text.h"
 #include "support/parallel.h"
+#include "support/text.h"
 
 namespace envdoctor::snapshot {
 
@@ -34,27 +35,18 @@ const char* rule_token(loader::Rule rule) {
   return "?";
 }
 
-std::string hex(const std::vector<u8>& bytes) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string s;
-  for (u8 b : bytes) {
-    s += kHex[b >> 4];
-    s += kHex[b & 15];
-  }
-  return s;
-}
-
 json or_null(const std::optional<std::string>& s) { return s ? json(*s) : json(nullptr); }
 json or_null(const std::string& s) { return s.empty() ? json(nullptr) : json(s); }
 
 // Paths as the snapshot writes them: relative to the environment's prefix when inside it.
 class Paths {
  public:
-  explicit Paths(const checks::Environment& env) : env_(env), prefix_(checks::normalize_path(env.python.prefix)) {}
+  explicit Paths(const environment::Environment& env)
+      : env_(env), prefix_(environment::normalize_path(env.python.prefix)) {}
 
   std::string rel(const std::string& path) const {
     if (path.empty() || path[0] != '/' || prefix_.empty() || prefix_ == "/") return path;
-    std::string p = checks::normalize_path(path);
+    std::string p = environment::normalize_path(path);
     if (p == prefix_) return ".";
     if (p.size() > prefix_.size() && p.compare(0, prefix_.size(), prefix_) == 0 && p[prefix_.size()] == '/')
       return p.substr(prefix_.size() + 1);
@@ -70,7 +62,7 @@ class Paths {
   const std::string& prefix() const { return prefix_; }
 
  private:
-  const checks::Environment& env_;
+  const environment::Environment& env_;
   std::string prefix_;
 };
 
@@ -82,7 +74,7 @@ void sort_by_dump(json& array) {
   for (auto& [key, item] : keyed) array.push_back(std::move(item));
 }
 
-json environment(const checks::Environment& env, const Paths& paths) {
+json environment(const environment::Environment& env, const Paths& paths) {
   const python::PythonEnvironment& py = env.python;
   json site = json::array();
   for (const std::string& dir : env.inventory.site_dirs) site.push_back(paths.rel(dir));
@@ -95,7 +87,7 @@ json environment(const checks::Environment& env, const Paths& paths) {
           {"site_packages", site}};
 }
 
-json packages(const checks::Environment& env, const Paths& paths) {
+json packages(const environment::Environment& env, const Paths& paths) {
   json out = json::array();
   for (const python::Distribution& d : env.inventory.distributions) {
     std::string installer = d.kind == python::Distribution::kConda ? "conda" : d.installer;
@@ -140,10 +132,10 @@ std::vector<size_t> order_by(const std::vector<T>& items, Key key) {
   return order;
 }
 
-json files(const checks::Environment& env, const Paths& paths) {
+json files(const environment::Environment& env, const Paths& paths) {
   json out = json::array();
-  for (size_t i : order_by(env.elf_files, [&](const checks::ElfRecord& r) { return paths.rel(r.path); })) {
-    const checks::ElfRecord& r = env.elf_files[i];
+  for (size_t i : order_by(env.elf_files, [&](const environment::ElfRecord& r) { return paths.rel(r.path); })) {
+    const environment::ElfRecord& r = env.elf_files[i];
     json owners = json::array();
     for (const python::Distribution* d : r.owners) owners.push_back(d->name);
     json file = {{"path", paths.rel(r.path)},
@@ -202,11 +194,11 @@ json resolutions(const checks::CheckRun& run, const Paths& paths) {
   return out;
 }
 
-json loader_facts(const checks::Environment& env, const Paths& paths) {
+json loader_facts(const environment::Environment& env, const Paths& paths) {
   const loader::LoaderConfig& config = env.loader;
   json cache = {{"path", config.cache_path}, {"sha256", nullptr}, {"entries", nullptr}};
   if (config.cache) {
-    if (auto sum = checks::sha256_file(env.host(config.cache_path))) cache["sha256"] = hex(*sum);
+    if (auto sum = environment::sha256_file(env.host(config.cache_path))) cache["sha256"] = support::hex(*sum);
     cache["entries"] = config.cache->entries().size();
   }
   // glibc splits LD_LIBRARY_PATH on ':' and ';' (elf/dl-load.c, _dl_init_paths).
@@ -278,7 +270,7 @@ json findings(const checks::CheckRun& run, const Paths& paths) {
 
 }  // namespace
 
-json take(const checks::Environment& env, const checks::CheckRun& run, const checks::CudaTarget& target) {
+json take(const environment::Environment& env, const checks::CheckRun& run, const checks::CudaTarget& target) {
   Paths paths(env);
   json s = json::object();
   s["schema"] = kSchema;
@@ -343,8 +335,8 @@ std::string digest(const json& snapshot) {
   }
   text += '}';
   auto bytes = reinterpret_cast<const u8*>(text.data());
-  std::vector<u8> sum = checks::sha256_bytes(Bytes(bytes, text.size()));
-  return sum.empty() ? "" : "sha256:" + hex(sum);
+  std::vector<u8> sum = environment::sha256_bytes(Bytes(bytes, text.size()));
+  return sum.empty() ? "" : "sha256:" + support::hex(sum);
 }
 
 std::optional<json> parse(const std::string& text, std::string* error) {

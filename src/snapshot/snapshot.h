@@ -16,9 +16,9 @@
 
 #include <string>
 
-#include "checks/cuda_checks.h"
-#include "checks/environment.h"
+#include "checks/cuda/cuda_checks.h"
 #include "checks/run.h"
+#include "environment/environment.h"
 
 namespace envdoctor::snapshot {
 
@@ -26,7 +26,7 @@ inline constexpr int kSchema = 1;
 
 // The snapshot of `env` as checked by `run` for `target`. `run` must come from run_checks on
 // this same environment.
-nlohmann::json take(const checks::Environment& env, const checks::CheckRun& run, const checks::CudaTarget& target);
+nlohmann::json take(const environment::Environment& env, const checks::CheckRun& run, const checks::CudaTarget& target);
 
 // "sha256:<hex>" over the parts of `snapshot` that decide loading (see above).
 std::string digest(const nlohmann::json& snapshot);

@@ -7,7 +7,21 @@
 #include <string_view>
 #include <vector>
 
+#include "support/types.h"
+
 namespace envdoctor::support {
+
+// Bytes as lowercase hexadecimal, two digits each: a digest as sha256sum and RECORD spell it.
+inline std::string hex(const std::vector<u8>& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (u8 b : bytes) {
+    out += kDigits[b >> 4];
+    out += kDigits[b & 15];
+  }
+  return out;
+}
 
 // `s` without its trailing newlines and spaces: a program's output as one message.
 inline std::string trimmed(std::string s) {

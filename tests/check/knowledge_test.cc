@@ -1,12 +1,12 @@
 // data/sonames.json is read as untrusted input: a malformed field is the tool's error (exit 2)
 // naming the file, the entry and the field, never an exception that ends the process.
-#include "checks/knowledge.h"
+#include "environment/knowledge.h"
 
 #include <gtest/gtest.h>
 
 #include "support/fixture.h"
 
-namespace envdoctor::checks {
+namespace envdoctor::environment {
 namespace {
 
 std::string load_error(const std::string& libraries) {
@@ -57,4 +57,4 @@ TEST(Knowledge, DriverLibrariesMatchByPrefixAndVersion) {
 }
 
 }  // namespace
-}  // namespace envdoctor::checks
+}  // namespace envdoctor::environment

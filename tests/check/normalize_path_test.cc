@@ -1,10 +1,10 @@
-// checks::normalize_path, the spelling every load-graph edge is keyed by: an already normal
+// environment::normalize_path, the spelling every load-graph edge is keyed by: an already normal
 // absolute path comes back as it is, anything else as lexically_resolve makes it.
 #include <gtest/gtest.h>
 
-#include "checks/environment.h"
+#include "environment/environment.h"
 
-namespace envdoctor::checks {
+namespace envdoctor::environment {
 namespace {
 
 TEST(NormalizePath, NormalPathsComeBackAsTheyAre) {
@@ -24,4 +24,4 @@ TEST(NormalizePath, EveryOtherSpellingIsResolvedLexically) {
 }
 
 }  // namespace
-}  // namespace envdoctor::checks
+}  // namespace envdoctor::environment

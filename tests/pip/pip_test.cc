@@ -16,7 +16,7 @@
 #include <map>
 #include <set>
 
-#include "checks/environment.h"
+#include "environment/environment.h"
 #include "python/metadata_file.h"
 #include "python/pip.h"
 #include "support/venv.h"
@@ -466,9 +466,9 @@ TEST_F(PipTest, InventoryAgreesWithPipInspect) {
       pip_says[python::normalize_name(d["metadata"]["name"].get<std::string>())] = d["metadata"]["version"];
 
     std::string error;
-    checks::EnvironmentOptions options;
+    environment::EnvironmentOptions options;
     options.python = venv.python();
-    std::unique_ptr<checks::Environment> env = checks::build_environment(options, &error);
+    std::unique_ptr<environment::Environment> env = environment::build_environment(options, &error);
     ASSERT_TRUE(env) << error;
     std::map<std::string, std::string> envdoctor_says;
     for (const python::Distribution& d : env->inventory.distributions)

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "checks/environment.h"
+#include "environment/environment.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
 #include "python/python_fixture.h"
@@ -418,7 +418,7 @@ TEST_F(RootTest, RootNeedsAnInRootPrefixAndRunsNothing) {
 TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
   loader::LoaderConfig config = loader::LoaderConfig::for_host(root_);
   loader::ObjectStore store(root_);
-  EXPECT_EQ(checks::root_glibc_version(store, config), gnu_get_libc_version());
+  EXPECT_EQ(environment::root_glibc_version(store, config), gnu_get_libc_version());
 
   // An old release's file name; a library with only its version definitions.
   TempDir other;
@@ -427,7 +427,7 @@ TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
                other);
   fs::create_symlink("libc-2.31.so", named + "/lib/x86_64-linux-gnu/libc.so.6");
   loader::ObjectStore named_store(named);
-  EXPECT_EQ(checks::root_glibc_version(named_store, loader::LoaderConfig::for_host(named)), "2.31");
+  EXPECT_EQ(environment::root_glibc_version(named_store, loader::LoaderConfig::for_host(named)), "2.31");
 
   std::string defs = other / "defs";
   std::string script = other.write("glibc.map",
@@ -436,10 +436,10 @@ TEST_F(RootTest, GlibcVersionComesFromTheRoot) {
   build_shared(defs + "/usr/lib64/libc.so.6", "int a, b, c, d;",
                "-Wl,-soname,libc.so.6 -Wl,--version-script," + quote(script), other);
   loader::ObjectStore defs_store(defs);
-  EXPECT_EQ(checks::root_glibc_version(defs_store, loader::LoaderConfig::for_host(defs)), "2.34");
+  EXPECT_EQ(environment::root_glibc_version(defs_store, loader::LoaderConfig::for_host(defs)), "2.34");
 
   loader::ObjectStore empty_store(other / "empty");
-  EXPECT_EQ(checks::root_glibc_version(empty_store, loader::LoaderConfig::for_host(other / "empty")), "");
+  EXPECT_EQ(environment::root_glibc_version(empty_store, loader::LoaderConfig::for_host(other / "empty")), "");
 }
 
 // Regression (issue 13): `why` looked for copies on this machine, where zlib is installed, instead
@@ -486,7 +486,7 @@ TEST_F(RootTest, CudaFollowsLinksInsideTheRootAsCheckDoes) {
 TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
   loader::ObjectStore store(root_);
   const support::FileRoot& root = store.file_root();
-  std::vector<std::string> files = checks::find_elf_files({kSite}, root);
+  std::vector<std::string> files = environment::find_elf_files({kSite}, root);
   std::string s = ext_suffix();
   EXPECT_EQ(files,
             (std::vector<std::string>{kSite + "/cleanpkg/_clean" + s, kSite + "/cleanpkg/lib/libclean.so",

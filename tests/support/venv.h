@@ -5,6 +5,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
@@ -139,7 +142,58 @@ class Venv {
     if (status) *status = r.status;
     EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
     if (!r.out.empty()) expect_schema_valid("check", r.out);  // every scenario's output, held to its schema
-    return nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+    nlohmann::json report = nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+    if (extra.empty()) expect_why_agrees(report, variables);
+    return report;
+  }
+
+  // `why NAME` is `check` filtered to NAME: on every scenario a test checks, `why` of the first
+  // packages and library the findings name gives exactly check's findings about it, and exit 1
+  // exactly when one of them is an error.
+  void expect_why_agrees(const nlohmann::json& report, const std::string& variables) const {
+    if (!report.contains("findings")) return;
+    auto key = [](std::string n) {
+      for (char& c : n) c = c == '_' || c == '.' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return n;
+    };
+    auto names_of = [&](const nlohmann::json& f) {
+      std::set<std::string> out;
+      if (f.contains("package") && f["package"].is_string()) out.insert(key(f["package"]));
+      if (f.contains("packages"))
+        for (const auto& p : f["packages"]) out.insert(key(p));
+      return out;
+    };
+    std::vector<std::string> packages;
+    std::string library;
+    for (const auto& f : report["findings"]) {
+      for (const std::string& p : names_of(f))
+        if (packages.size() < 2 && std::find(packages.begin(), packages.end(), p) == packages.end())
+          packages.push_back(p);
+      if (library.empty() && f.contains("library") && f["library"].is_string()) library = f["library"];
+    }
+    auto ask = [&](const std::string& name, auto about) {
+      CommandResult w = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
+                            " why --json --python " + quote(python()) + " " + quote(name));
+      ASSERT_TRUE(w.status == 0 || w.status == 1) << "why " << name << ": " << w.err;
+      nlohmann::json answer = nlohmann::json::parse(w.out);
+      nlohmann::json expected = nlohmann::json::array();
+      bool error = false;
+      for (const auto& f : report["findings"])
+        if (about(f)) {
+          expected.push_back(f);
+          error |= f["severity"] == "error";
+        }
+      EXPECT_EQ(answer["findings"], expected) << "why " << name << " says other findings than check about it";
+      EXPECT_EQ(w.status, error ? 1 : 0) << "why " << name;
+    };
+    for (const std::string& p : packages) ask(p, [&](const nlohmann::json& f) { return names_of(f).count(p) != 0; });
+    if (!library.empty() && library.find('/') == std::string::npos && !report["findings"].empty() &&
+        std::none_of(packages.begin(), packages.end(), [&](const std::string& p) { return key(library) == p; }))
+      ask(library, [&](const nlohmann::json& f) {
+        if (!f.contains("library") || !f["library"].is_string()) return false;
+        std::string l = f["library"];
+        return l == library || std::filesystem::path(l).filename() == library;
+      });
   }
 
  private:

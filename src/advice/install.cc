@@ -1,0 +1,160 @@
+#include "advice/install.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "python/pip.h"
+
+namespace envdoctor::advice {
+
+using environment::Environment;
+
+namespace fs = std::filesystem;
+
+std::string shell_word(const std::string& s) {
+  bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view("/._-+=:,@%").find(c) != std::string_view::npos;
+  });
+  if (plain) return s;
+  std::string out = "'";
+  for (char c : s) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// The environment's interpreter as a path that works from any directory.
+std::string environment_python(const Environment& env) {
+  if (!env.python.executable.empty()) return env.python.executable;
+  return env.python.prefix + "/bin/python";
+}
+
+namespace {
+
+// What pip or uv is given to install `dist` again from where it came: the requirement and the
+// options it needs (`-e DIR`), already shell words; "" when the origin is gone, with `note` saying so.
+std::string origin_argument(const Environment& env, const python::Distribution& dist, std::string* note) {
+  const python::DirectUrl& o = dist.origin;
+  std::error_code ec;
+  switch (o.kind) {
+    case python::DirectUrl::kNone:
+      *note =
+          "from the package index (" + (dist.installer.empty() ? "pip" : dist.installer) + " recorded no other origin)";
+      return shell_word(dist.name + "==" + dist.version);
+    case python::DirectUrl::kVcs: {
+      // PEP 440 direct reference: "name @ git+URL@COMMIT#subdirectory=..."
+      std::string url = o.vcs + "+" + o.url + (o.commit_id.empty() ? "" : "@" + o.commit_id) +
+                        (o.subdirectory.empty() ? "" : "#subdirectory=" + o.subdirectory);
+      *note =
+          "from " + o.url + (o.commit_id.empty() ? "" : " at commit " + o.commit_id) + ", where it was installed from";
+      return shell_word(dist.name + " @ " + url);
+    }
+    case python::DirectUrl::kArchive:
+    case python::DirectUrl::kDirectory: {
+      std::optional<std::string> local = python::file_url_path(o.url);
+      if (!local) {  // a remote archive
+        *note = "from " + o.url + ", where it was installed from";
+        return shell_word(dist.name + " @ " + o.url);
+      }
+      std::string path = *local;
+      if (!fs::exists(env.host(path), ec)) {
+        *note = dist.name + " was installed from " + path + ", which is no longer there: rebuild it, then install it";
+        return "";
+      }
+      *note = "from " + path + ", where it was installed from";
+      std::string target = path + (o.subdirectory.empty() ? "" : "/" + o.subdirectory);
+      return (o.editable ? "-e " : "") + shell_word(target);
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string uninstall_command(const Environment& env, const python::Distribution& dist) {
+  if (dist.installer == "uv")
+    return "uv pip uninstall --python " + shell_word(environment_python(env)) + " " + shell_word(dist.name);
+  if (dist.installer == "pip" || dist.installer.empty()) return pip_for(env) + " uninstall -y " + shell_word(dist.name);
+  return "";
+}
+
+std::string pip_for(const Environment& env) {
+  if (env.inventory.find("pip")) return shell_word(environment_python(env)) + " -m pip";
+  return "python3 -m pip --python " + shell_word(environment_python(env));
+}
+
+Fix reinstall(const Environment& env, const python::Distribution& dist) {
+  const std::string& installer = dist.installer;
+  if (installer == "debian")
+    return {.hint = "reinstall Debian's package " + dist.installer_package,
+            .command = "apt-get install --reinstall " + shell_word(dist.installer_package)};
+  if (installer == "conda") {
+    bool own = dist.installer_package.empty();
+    std::string prefix = env.python.prefix.empty() ? dist.site_dir.string() : env.python.prefix;
+    return {.hint = "reinstall " + (own ? dist.name : dist.installer_package) + " with conda, which installed it",
+            .command = "conda install -p " + shell_word(prefix) + " --force-reinstall " +
+                       shell_word((own ? dist.name : dist.installer_package) + "=" +
+                                  (own ? dist.version : dist.installer_version))};
+  }
+  Fix fix;
+  if (installer == "uv" || installer == "pip" || installer.empty()) {
+    std::string what = origin_argument(env, dist, &fix.hint);
+    if (what.empty()) return fix;
+    if (installer == "uv")
+      fix.command = "uv pip install --python " + shell_word(environment_python(env)) + " --reinstall --no-deps " + what;
+    else fix.command = pip_for(env) + " install --force-reinstall --no-deps " + what;
+    fix.hint = "reinstall " + dist.name + " " + dist.version + " " + fix.hint;
+    return fix;
+  }
+  fix.hint = "reinstall " + dist.name + " " + dist.version + " with " + installer + ", which installed it";
+  return fix;
+}
+
+Fix reinstall_because(const Environment& env, const python::Distribution& dist, const std::string& why) {
+  Fix fix = reinstall(env, dist);
+  fix.hint = why.empty() ? fix.hint : fix.hint.empty() ? why : why + "; " + fix.hint;
+  return fix;
+}
+
+Fix invalid_file(const Environment& env, const std::string& path) {
+  std::string why = path + " is not a loadable ELF file (truncated or damaged)";
+  if (const python::Distribution* d = env.owner(path)) return reinstall_because(env, *d, why);
+  return {.hint = why + ": replace it"};
+}
+
+Fix install_requirement(const Environment& env, const python::Distribution& consumer,
+                        const python::Requirement& requirement) {
+  Fix fix;
+  std::string spec = requirement.name + requirement.specifier;
+  if (!requirement.url.empty()) spec = requirement.name + " @ " + requirement.url;
+  if (consumer.installer == "debian" || consumer.installer == "conda") {
+    fix.hint = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
+    return fix;
+  }
+  if (consumer.origin.kind != python::DirectUrl::kNone && requirement.url.empty()) {
+    // consumer did not come from an index, so nothing says its requirement should.
+    fix.hint = consumer.name + " was not installed from an index (" + consumer.origin.url + "): install " + spec +
+               " from where you got " + consumer.name;
+    return fix;
+  }
+  if (consumer.installer == "uv")
+    fix.command = "uv pip install --python " + shell_word(environment_python(env)) + " " + shell_word(spec);
+  else if (consumer.installer == "pip" || consumer.installer.empty())
+    fix.command = pip_for(env) + " install " + shell_word(spec);
+  else fix.hint = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
+  return fix;
+}
+
+// The command that installs `spec` from an index with the installer that installed `by` (pip or
+// uv); "" for another installer.
+std::string index_install(const Environment& env, const python::Distribution* by, const std::string& spec,
+                          bool upgrade) {
+  std::string installer = by ? by->installer : "pip";
+  if (installer == "uv")
+    return "uv pip install --python " + shell_word(environment_python(env)) + (upgrade ? " --upgrade " : " ") +
+           shell_word(spec);
+  if (installer == "pip" || installer.empty())
+    return pip_for(env) + " install" + (upgrade ? " --upgrade " : " ") + shell_word(spec);
+  return "";
+}
+
+}  // namespace envdoctor::advice

@@ -1,0 +1,57 @@
+#include "checks/cuda/driver_libraries.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "support/text.h"
+
+namespace envdoctor::checks {
+
+using environment::Knowledge;
+
+namespace fs = std::filesystem;
+using support::join;
+using support::join_some;
+
+namespace {
+
+bool is_missing_driver_library(const Knowledge& knowledge, const Finding& f) {
+  if (f.code != Code::kMissingLibrary && f.code != Code::kProgramWillNotStart) return false;
+  if (!f.library) return false;
+  // A program's finding keeps the library of its first fatal error; only "not found" is ours.
+  if (f.code == Code::kProgramWillNotStart && f.message.find("cannot open shared object file") == std::string::npos)
+    return false;
+  return knowledge.driver_library(fs::path(*f.library).filename().string()) != nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> account_driver_libraries(const Knowledge& knowledge, const CudaTarget& target,
+                                                  std::vector<Finding>& findings) {
+  std::map<std::string, std::set<std::string>> consumers;  // library -> files that need it
+  std::erase_if(findings, [&](const Finding& f) {
+    if (!is_missing_driver_library(knowledge, f)) return false;
+    consumers[fs::path(*f.library).filename().string()].insert(fs::path(f.file).lexically_normal().string());
+    return true;
+  });
+  if (consumers.empty()) return {};
+  std::vector<std::string> libraries;
+  std::set<std::string> files;
+  for (const auto& [library, by] : consumers) {
+    libraries.push_back(library);
+    files.insert(by.begin(), by.end());
+  }
+  std::vector<std::string> names;
+  for (const std::string& f : files) names.push_back(fs::path(f).filename().string());
+  std::string needed = join(libraries) + (libraries.size() == 1 ? " is" : " are") + " the NVIDIA driver's, needed by " +
+                       std::to_string(files.size()) + (files.size() == 1 ? " file: " : " files: ") + join_some(names);
+  if (!target.driver)
+    return {"no NVIDIA driver: the GPU libraries cannot load here (" + needed +
+            "); pass --driver VERSION to check the environment for a GPU node"};
+  return {needed + "; taken as present, from driver " + target.driver->text + " (" + target.driver_source +
+          "): on the host the driver installs them, in a container the NVIDIA container toolkit mounts them"};
+}
+
+}  // namespace envdoctor::checks

@@ -1,0 +1,521 @@
+#include "environment/environment.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <set>
+#include <thread>
+
+#include "elf/elf_types.h"
+#include "python/extension_module.h"
+#include "python/record.h"
+#include "support/parallel.h"
+
+namespace envdoctor::environment {
+
+using python::is_extension_module;
+
+namespace fs = std::filesystem;
+
+// An absolute path with no empty, "." or ".." component and no trailing slash is its own lexical
+// normal form: it has no "//", and every "/." starts a name longer than "." and "..".
+static bool already_normal(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) return true;
+  if (path.back() == '/' || path.find("//") != std::string_view::npos) return false;
+  for (size_t dot = path.find("/."); dot != std::string_view::npos; dot = path.find("/.", dot + 1)) {
+    std::string_view rest = path.substr(dot + 1);
+    if (rest == "." || rest == ".." || rest.starts_with("./") || rest.starts_with("../")) return false;
+  }
+  return true;
+}
+
+std::string normalize_path(const std::string& path) {
+  // This runs for every path of every load, and nearly every path is already normal: no
+  // std::filesystem::path (which splits the path into components) for those, and getcwd only
+  // for a relative path.
+  if (already_normal(path)) return path;
+  if (!path.empty() && path[0] == '/') return python::lexically_resolve("/", path).string();
+  return python::lexically_resolve(fs::current_path(), path).string();
+}
+
+bool has_elf_magic(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  unsigned char magic[4];
+  bool ok = ::read(fd, magic, 4) == 4 && std::memcmp(magic,
+                                                     "\x7f"
+                                                     "ELF",
+                                                     4) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// importlib.machinery.EXTENSION_SUFFIXES on Linux CPython ends with the bare ".so", which
+// covers the others (".cpython-311-x86_64-linux-gnu.so", ".abi3.so"): any "<identifier>.<...>so"
+// is a name `import <identifier>` opens with dlopen, whatever the file holds.
+bool named_as_extension_module(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  if (!name.ends_with(".so")) return false;
+  std::string module = name.substr(0, name.find('.'));
+  if (module.empty() || (module[0] >= '0' && module[0] <= '9')) return false;
+  return std::all_of(module.begin(), module.end(), [](char c) {
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           static_cast<unsigned char>(c) >= 0x80;
+  });
+}
+
+namespace {
+
+// Names that a program file never has: Python's own sources and bytecode, the C sources and
+// headers wheels ship, and the text and data files beside them (a wheel's files mostly). A file
+// so named is not asked whether it is executable, which saves a system call for nearly every
+// file of an environment; an ELF program named `tool.py` would go unseen.
+bool named_as_non_program(std::string_view name) {
+  static constexpr std::string_view kSuffixes[] = {".py",  ".pyc", ".pyi", ".pyx",  ".pxd", ".txt",  ".json", ".h",
+                                                   ".hpp", ".c",   ".cc",  ".cpp",  ".md",  ".rst",  ".html", ".js",
+                                                   ".css", ".csv", ".pem", ".toml", ".cfg", ".ini",  ".yaml", ".yml",
+                                                   ".xml", ".svg", ".png", ".mo",   ".po",  ".typed"};
+  return std::any_of(std::begin(kSuffixes), std::end(kSuffixes),
+                     [&](std::string_view suffix) { return name.ends_with(suffix); });
+}
+
+// One directory walk: each directory read with getdents64, whose d_type says what an entry is
+// without a system call of its own; only an entry of unknown type, and a regular file that is
+// not named *.so* but may be a program (its permissions decide), is asked with fstatat. Links
+// are names, not files: the loader model follows them when it resolves; a link to a directory
+// is not followed (as std::filesystem's recursive walk does not).
+class ElfWalk {
+ public:
+  struct Candidate {
+    std::string path;  // as the environment spells it (in-root under --root)
+    std::string host;  // where this machine reads it
+    bool operator<(const Candidate& o) const { return path < o.path; }
+    bool operator==(const Candidate& o) const { return path == o.path; }
+  };
+
+  ElfWalk(const std::set<std::string>& roots, std::vector<Candidate>& out) : roots_(roots), out_(out) {}
+
+  // Walks `host_dir`, which the environment spells `dir`.
+  void walk(const std::string& dir, const std::string& host_dir) {
+    dir_ = &dir;
+    int fd = ::open(host_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd >= 0) read_directory(fd, dir, host_dir);
+  }
+
+ private:
+  // Reads the directory open at `fd` (closed here) and descends into its subdirectories.
+  void read_directory(int fd, const std::string& path, const std::string& host) {
+    std::vector<std::pair<std::string, bool>> subdirs;  // name, and whether its type was unknown
+    alignas(8) char buf[32768];
+    for (ssize_t n; (n = ::getdents64(fd, buf, sizeof buf)) > 0;) {
+      for (ssize_t at = 0; at < n;) {
+        const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
+        at += d->d_reclen;
+        std::string_view name = d->d_name;
+        if (name == "." || name == "..") continue;
+        unsigned char type = d->d_type;
+        mode_t mode = 0;
+        bool asked = false;
+        if (type == DT_UNKNOWN) {
+          if (!stat_at(fd, name, mode)) continue;
+          type = S_ISDIR(mode) ? DT_DIR : S_ISREG(mode) ? DT_REG : DT_LNK;
+          asked = true;
+        }
+        if (type == DT_DIR) {
+          subdirs.emplace_back(name, asked);
+        } else if (type == DT_REG) {
+          consider_file(fd, path, host, name, asked ? std::optional<mode_t>(mode) : std::nullopt);
+        }
+      }
+    }
+    for (const auto& [name, unknown] : subdirs) {
+      std::string child = path + "/" + name;
+      if (!descend(name, child)) continue;
+      int sub = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) read_directory(sub, child, host + "/" + name);
+    }
+    ::close(fd);
+  }
+
+  static bool stat_at(int fd, std::string_view name, mode_t& mode) {
+    struct stat st;
+    if (::fstatat(fd, std::string(name).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) return false;
+    mode = st.st_mode;
+    return true;
+  }
+
+  // Another site directory is walked on its own, if it is on sys.path at all (a venv's base
+  // interpreter keeps its site-packages inside the standard library directory).
+  bool descend(std::string_view name, const std::string& path) const {
+    bool root = roots_.count(path) != 0;
+    if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !root)) return false;
+    return !(root && path != *dir_);
+  }
+
+  // A regular file may be loaded when it is named *.so* or is executable.
+  void consider_file(int fd, const std::string& path, const std::string& host, std::string_view name,
+                     std::optional<mode_t> mode) {
+    if (name.find(".so") == std::string_view::npos) {
+      if (!mode && named_as_non_program(name)) return;
+      mode_t m = 0;
+      if (mode) m = *mode;
+      else if (!stat_at(fd, name, m) || !S_ISREG(m)) return;
+      if ((m & (S_IXUSR | S_IXGRP | S_IXOTH)) == 0) return;
+    }
+    out_.push_back({path + "/" + std::string(name), host + "/" + std::string(name)});
+  }
+
+  const std::set<std::string>& roots_;
+  std::vector<Candidate>& out_;
+  const std::string* dir_ = nullptr;
+};
+
+}  // namespace
+
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root) {
+  std::set<std::string> roots(dirs.begin(), dirs.end());
+  std::vector<ElfWalk::Candidate> candidates;
+  ElfWalk walk(roots, candidates);
+  // Under a root the walk starts at the directory resolved inside it; below that, links are not
+  // followed, so nothing leads out of the root.
+  for (const std::string& dir : dirs) walk.walk(dir, root.host(dir));
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+  std::vector<char> is_elf(candidates.size(), 0);
+  support::parallel_for(candidates.size(), [&](size_t i) { is_elf[i] = has_elf_magic(candidates[i].host); });
+  std::vector<std::string> out;
+  for (size_t i = 0; i < candidates.size(); ++i)
+    if (is_elf[i] || named_as_extension_module(candidates[i].path)) out.push_back(std::move(candidates[i].path));
+  return out;
+}
+
+const std::vector<const python::Distribution*>& Environment::owners(const std::string& path) const {
+  return owners_of_file(normalize_path(path));
+}
+
+const std::vector<const python::Distribution*>& Environment::owners_of_file(const std::string& path) const {
+  const auto& owners = ownership->owners(path);
+  if (!owners.empty() || debian_.empty()) return owners;
+  // Debian installs more than its RECORDs say (torch/bin/test_jit): dpkg's lists have the rest.
+  if (auto pkg = dpkg->owner(path))
+    if (auto it = debian_.find(pkg->name); it != debian_.end()) return it->second;
+  return owners;
+}
+
+const python::Distribution* Environment::owner(const std::string& path) const {
+  const auto& o = owners(path);
+  return o.empty() ? nullptr : o.front();
+}
+
+std::optional<python::DpkgPackage> Environment::debian_owner(const std::string& path) const {
+  if (!dpkg) return std::nullopt;
+  return dpkg->owner(normalize_path(path));
+}
+
+std::string Environment::owner_label(const std::string& path) const {
+  if (const python::Distribution* d = owner(path)) {
+    std::string label = d->name + " " + d->version;
+    if (d->installer == "debian") label += " (Debian package " + d->installer_package + ")";
+    return label;
+  }
+  if (dpkg)
+    if (auto p = dpkg->owner(path)) return "Debian package " + p->name + (p->version.empty() ? "" : " " + p->version);
+  return "no package";
+}
+
+std::string Environment::installer() const {
+  std::error_code ec;
+  if (!python.prefix.empty() && fs::is_directory(host(python.prefix + "/conda-meta"), ec)) return "conda";
+  if (python.in_venv() || fs::exists(host(python.prefix + "/pyvenv.cfg"), ec)) {
+    // uv writes "uv = 0.4.0" into the pyvenv.cfg of the environments it creates.
+    std::string cfg = files.read_text(python.prefix + "/pyvenv.cfg", 1 << 16);
+    return cfg.find("\nuv = ") != std::string::npos || cfg.starts_with("uv = ") ? "uv" : "pip";
+  }
+  const std::string& exe = python.program();
+  if (!exe.empty() && dpkg && dpkg->owner(exe)) return "debian";
+  return "";
+}
+
+void Environment::index_installers() {
+  debian_.clear();
+  for (const python::Distribution& d : inventory.distributions)
+    if (d.installer == "debian") debian_[d.installer_package].push_back(&d);
+  for (auto& [package, dists] : debian_) {
+    // A package with a .dist-info and an .egg-info (python3-cryptography) answers by the first:
+    // both are one installation.
+    dists.resize(1);
+  }
+}
+
+const ElfRecord* Environment::elf(const std::string& path) const {
+  auto it = by_path_.find(path);
+  return it == by_path_.end() ? nullptr : &elf_files[it->second];
+}
+
+void Environment::add_elf_file(const std::string& path, std::shared_ptr<const loader::OpenResult> opened) {
+  ElfRecord r;
+  r.path = path;
+  r.opened = std::move(opened);
+  // Objects of another class or machine (cubins, cross builds) are never loaded, unless Python
+  // would open them as extension modules: then the loader's refusal is the import's error.
+  loader::Verdict v = loader::verify(*r.opened, host_class, host_data, host_machine);
+  bool foreign = v.kind == loader::Verdict::Kind::kOtherClass || v.kind == loader::Verdict::Kind::kOtherMachine ||
+                 (v.kind == loader::Verdict::Kind::kAccept && !r.opened->elf->has_dynamic);
+  if (foreign && !named_as_extension_module(path)) {
+    ++foreign_elf_files;
+    return;
+  }
+  if (v.kind == loader::Verdict::Kind::kAccept) {
+    const elf::ElfFile& e = *r.opened->elf;
+    r.extension_module = is_extension_module(r.path, *r.opened->elf);
+    r.executable = !r.extension_module &&
+                   (e.type == ET_EXEC || (e.interp && !e.soname && r.path.find(".so") == std::string::npos));
+  }
+  r.owners = owners_of_file(r.path);
+  elf_files.push_back(std::move(r));
+}
+
+void Environment::refresh() {
+  ownership = std::make_unique<python::OwnershipIndex>(inventory.distributions);
+  index_installers();
+  std::erase_if(elf_files, [&](const ElfRecord& r) { return files.removed(r.path); });
+  for (ElfRecord& r : elf_files) r.owners = owners_of_file(r.path);
+  std::sort(elf_files.begin(), elf_files.end(), [](const ElfRecord& a, const ElfRecord& b) { return a.path < b.path; });
+  index_elf_files();
+}
+
+const cuda::FatbinInfo& Environment::fatbins(const elf::ElfFile& file) const {
+  {
+    std::lock_guard lock(fatbin_mu_);
+    if (auto it = fatbins_.find(&file); it != fatbins_.end()) return *it->second;
+  }
+  auto info = std::make_unique<const cuda::FatbinInfo>(cuda::read_fatbins(file));
+  std::lock_guard lock(fatbin_mu_);
+  return *fatbins_.emplace(&file, std::move(info)).first->second;
+}
+
+void Environment::index_elf_files() {
+  by_path_.clear();
+  for (size_t i = 0; i < elf_files.size(); ++i) by_path_[elf_files[i].path] = i;
+}
+
+std::vector<const python::Distribution*> Environment::requirement_closure(const python::Distribution& dist) const {
+  std::vector<const python::Distribution*> order;
+  std::set<const python::Distribution*> visiting;
+  std::function<void(const python::Distribution&)> visit = [&](const python::Distribution& d) {
+    if (!visiting.insert(&d).second) return;
+    for (const python::Requirement& r : d.requirements_for(python.markers)) {
+      const python::Distribution* dep = inventory.find(r.name);
+      if (dep) visit(*dep);
+    }
+    if (&d != &dist) order.push_back(&d);
+  };
+  visit(dist);
+  return order;
+}
+
+namespace {
+
+// "2.36" from "GLIBC_2.36" or "2.36" text; nullopt unless it is digits and dots.
+std::optional<std::vector<int>> version_numbers(std::string_view text) {
+  std::vector<int> out;
+  int n = -1;
+  for (char c : text) {
+    if (c >= '0' && c <= '9') {
+      n = (n < 0 ? 0 : n * 10) + (c - '0');
+      if (n > 100000) return std::nullopt;
+    } else if (c == '.' && n >= 0) {
+      out.push_back(n);
+      n = -1;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (n < 0) return std::nullopt;
+  out.push_back(n);
+  return out;
+}
+
+std::string version_text(const std::vector<int>& v) {
+  std::string s;
+  for (int n : v) s += (s.empty() ? "" : ".") + std::to_string(n);
+  return s;
+}
+
+// glibc's csu/version.c banner: "... stable release version 2.36." (or "development release
+// version"); __libc_version, which gnu_get_libc_version returns, is the same VERSION string.
+std::string banner_version(Bytes bytes) {
+  static constexpr std::string_view kMark = "release version ";
+  std::string_view text(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (size_t pos = text.find(kMark); pos != text.npos; pos = text.find(kMark, pos + 1)) {
+    size_t start = pos + kMark.size(), end = start;
+    while (end < text.size() && ((text[end] >= '0' && text[end] <= '9') || text[end] == '.')) ++end;
+    std::string_view v = text.substr(start, end - start);
+    while (!v.empty() && v.back() == '.') v.remove_suffix(1);  // the sentence's full stop
+    if (auto numbers = version_numbers(v); numbers && numbers->size() >= 2) return version_text(*numbers);
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string root_glibc_version(loader::ObjectStore& store, const loader::LoaderConfig& config) {
+  std::vector<std::string> dirs = config.default_dirs;
+  for (const char* d : {"/lib64", "/usr/lib64"}) dirs.push_back(d);
+  for (const std::string& dir : dirs) {
+    std::string path = dir + "/libc.so.6";
+    auto opened = store.open(path);
+    if (opened->status != loader::OpenResult::Status::kOk) continue;
+    // Before glibc 2.34 libc.so.6 was a link to libc-2.N.so.
+    std::string real = store.host_path(path);
+    std::string name = fs::path(real).filename().string();
+    if (name.starts_with("libc-") && name.ends_with(".so"))
+      if (auto v = version_numbers(std::string_view(name).substr(5, name.size() - 8)); v && v->size() >= 2)
+        return version_text(*v);
+    if (std::string v = banner_version(opened->elf->bytes()); !v.empty()) return v;
+    std::vector<int> best;
+    for (const elf::VersionDef& d : opened->elf->verdef) {
+      if (!d.name.starts_with("GLIBC_") || (d.flags & VER_FLG_BASE)) continue;
+      if (auto v = version_numbers(d.name.substr(6)); v && *v > best) best = *v;
+    }
+    if (!best.empty()) return version_text(best);
+  }
+  return "";
+}
+
+namespace {
+
+// Under --root the inventory is read from this machine's paths below the root; its paths are
+// turned back into the container's own here, in one place. A path outside the root (an
+// absolute RECORD row) already is the container's.
+void paths_into_root(python::Inventory& inv, const support::FileRoot& root) {
+  auto inside = [&](const fs::path& p) {
+    std::string s = root.strip(p.string());
+    return s.empty() ? p : fs::path(s);
+  };
+  auto text = [&](std::string& s) {
+    for (size_t pos; (pos = s.find(root.dir() + "/")) != std::string::npos;) s.erase(pos, root.dir().size());
+  };
+  for (std::string& dir : inv.site_dirs) dir = inside(dir).string();
+  for (std::string& p : inv.problems) text(p);
+  for (python::Distribution& d : inv.distributions) {
+    d.metadata_dir = inside(d.metadata_dir);
+    d.site_dir = inside(d.site_dir);
+    for (python::RecordEntry& e : d.record) e.resolved = inside(e.resolved);
+    for (std::string& p : d.problems) text(p);
+  }
+}
+
+// sys.path's directories inside the root, each with its links resolved there (so the ELF walk,
+// the records and the loader spell every file alike), in order, without duplicates.
+std::vector<std::string> site_dirs_in_root(const python::PythonEnvironment& py, const support::FileRoot& root) {
+  std::vector<std::string> out;
+  std::set<std::string> seen;
+  for (const std::string& entry : py.sys_path) {
+    if (entry.empty() || entry[0] != '/') continue;
+    std::error_code ec;
+    std::string host = root.host(entry);
+    if (!fs::is_directory(host, ec)) continue;
+    std::string dir = root.strip(host);
+    if (!dir.empty() && seen.insert(dir).second) out.push_back(dir);
+  }
+  return out;
+}
+
+python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, const std::vector<std::string>& dirs,
+                                         const support::FileRoot& root) {
+  python::PythonEnvironment on_host = py;
+  on_host.sys_path.clear();
+  for (const std::string& d : dirs) on_host.sys_path.push_back(root.dir() + d);
+  on_host.prefix = root.host(py.prefix);
+  python::Inventory inv = python::read_inventory(on_host);
+  paths_into_root(inv, root);
+  return inv;
+}
+
+}  // namespace
+
+std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error) {
+  auto env = std::make_unique<Environment>();
+  env->store = std::make_unique<loader::ObjectStore>(options.root);
+  env->dpkg = std::make_unique<python::DpkgIndex>(options.root);
+  if (!options.root.empty()) {
+    if (options.prefix.empty()) {
+      *error =
+          "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "
+          "cannot be run here";
+      return nullptr;
+    }
+    env->root = env->store->file_root();
+    env->files.set_root(env->root);
+  }
+  // What does not depend on the interpreter is read on another thread meanwhile: the probe takes
+  // a process start and a few imports on one core. The root's own ld.so.cache and directories
+  // (under a root, its C library, not this machine's), and dpkg's database, which the owners of
+  // system libraries come from. Joined before the loader's configuration is first needed, or on
+  // any return.
+  loader::LoaderConfig config;
+  std::jthread early([&] {
+    config = loader::LoaderConfig::for_host(options.root);
+    env->dpkg->prefetch();
+  });
+
+  // discover
+  std::optional<python::PythonEnvironment> py;
+  if (!options.prefix.empty()) {
+    py = python::environment_from_prefix(options.prefix, error, env->root);
+  } else {
+    python::DiscoverOptions d;
+    d.python = options.python;
+    py = python::discover_interpreter(d, error);
+  }
+  if (!py) return nullptr;
+  env->python = std::move(*py);
+  if (env->python.program().empty())
+    env->problems.push_back(
+        "no interpreter found in the environment: extension modules are checked without the "
+        "symbols the interpreter would give them");
+  // inventory
+  std::vector<std::string> dirs;
+  if (env->root.empty()) {
+    dirs = env->python.site_dirs();
+    env->inventory = python::read_inventory(env->python);
+  } else {
+    dirs = site_dirs_in_root(env->python, env->root);
+    env->inventory = read_inventory_in_root(env->python, dirs, env->root);
+  }
+  python::identify_installers(env->inventory, *env->dpkg);
+  env->ownership = std::make_unique<python::OwnershipIndex>(env->inventory.distributions);
+  env->index_installers();
+
+  // elf index
+  std::vector<std::string> paths = find_elf_files(dirs, env->root);
+  std::vector<std::shared_ptr<const loader::OpenResult>> opened(paths.size());
+  support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
+
+  // The interpreter decides which objects are this machine's: others are never loaded.
+  auto interp = env->store->open(env->python.program());
+  if (interp->status == loader::OpenResult::Status::kOk) {
+    env->host_class = interp->elf->elf_class;
+    env->host_data = interp->elf->data;
+    env->host_machine = interp->elf->machine;
+  }
+  for (size_t i = 0; i < paths.size(); ++i) env->add_elf_file(paths[i], opened[i]);
+  env->index_elf_files();
+
+  early.join();
+  env->loader = std::move(config);
+  if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
+  env->loader.glibc_tunables = options.glibc_tunables;
+  if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
+  return env;
+}
+
+}  // namespace envdoctor::environment

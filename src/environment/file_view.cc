@@ -1,0 +1,127 @@
+#include "environment/file_view.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <fstream>
+#include <memory>
+
+#include "support/lazy_library.h"
+#include "support/text.h"
+
+namespace envdoctor::environment {
+
+namespace {
+
+// The part of libcrypto SHA-256 needs, opened on the first hash (see support::LazyLibrary).
+struct Libcrypto {
+  decltype(::EVP_MD_CTX_new)* ctx_new;
+  decltype(::EVP_MD_CTX_free)* ctx_free;
+  decltype(::EVP_sha256)* sha256;
+  decltype(::EVP_md5)* md5;  // dpkg's md5sums
+  decltype(::EVP_DigestInit_ex)* init;
+  decltype(::EVP_DigestUpdate)* update;
+  decltype(::EVP_DigestFinal_ex)* final;
+};
+
+// libcrypto's functions, or nullptr with `error` saying why it could not be loaded.
+const Libcrypto* libcrypto(std::string* error = nullptr) {
+  static support::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
+  static Libcrypto api;
+  static std::string why;
+  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) &&
+                         lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) && lib.get(api.sha256, "EVP_sha256", &why) &&
+                         lib.get(api.md5, "EVP_md5", &why) && lib.get(api.init, "EVP_DigestInit_ex", &why) &&
+                         lib.get(api.update, "EVP_DigestUpdate", &why) &&
+                         lib.get(api.final, "EVP_DigestFinal_ex", &why);
+  if (!ok && error) *error = "cannot compute SHA-256: " + why;
+  return ok ? &api : nullptr;
+}
+
+}  // namespace
+
+bool sha256_available(std::string* error) { return libcrypto(error) != nullptr; }
+
+namespace {
+
+std::vector<u8> digest_bytes(Bytes b, bool md5) {
+  const Libcrypto* crypto = libcrypto();
+  if (!crypto) return {};  // no libcrypto: the file counts as unreadable, as any failure to hash
+  std::vector<u8> digest(md5 ? 16 : 32);
+  unsigned len = 0;
+  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(crypto->ctx_new(), crypto->ctx_free);
+  if (!ctx || !crypto->init(ctx.get(), md5 ? crypto->md5() : crypto->sha256(), nullptr) ||
+      !crypto->update(ctx.get(), b.data(), b.size()) || !crypto->final(ctx.get(), digest.data(), &len))
+    return {};
+  return digest;
+}
+
+}  // namespace
+
+std::vector<u8> sha256_bytes(Bytes b) { return digest_bytes(b, false); }
+
+std::optional<std::string> md5_hex_file(const std::string& path) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) return std::nullopt;
+  std::vector<u8> digest = digest_bytes(file->bytes(), true);
+  if (digest.empty()) return std::nullopt;
+  return support::hex(digest);
+}
+
+std::optional<std::vector<u8>> sha256_file(const std::string& path) {
+  std::string err;
+  auto file = MappedFile::open(path, &err);
+  if (!file) return std::nullopt;
+  std::vector<u8> digest = sha256_bytes(file->bytes());
+  if (digest.empty()) return std::nullopt;
+  return digest;
+}
+
+std::optional<FileView::Facts> FileView::stat(const std::string& path) const {
+  if (auto it = added_.find(path); it != added_.end()) return Facts{it->second.size, false};
+  if (removed_.count(path)) return std::nullopt;
+  struct stat st;
+  if (::lstat(root_.host_no_follow(path).c_str(), &st) != 0) return std::nullopt;
+  return Facts{static_cast<u64>(st.st_size), S_ISLNK(st.st_mode)};
+}
+
+std::optional<std::vector<u8>> FileView::sha256(const std::string& path) const {
+  if (auto it = added_.find(path); it != added_.end()) return it->second.sha256;
+  if (removed_.count(path)) return std::nullopt;
+  return sha256_file(root_.host(path));
+}
+
+std::optional<std::string> FileView::md5(const std::string& path) const {
+  if (added_.count(path) || removed_.count(path)) return std::nullopt;  // a wheel's file: not dpkg's
+  return md5_hex_file(root_.host(path));
+}
+
+void FileView::remove(const std::string& path) {
+  added_.erase(path);
+  removed_.insert(path);
+}
+
+void FileView::add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,
+                   std::optional<std::string> text) {
+  removed_.erase(path);
+  added_[path] = Added{size, std::move(sha256), std::move(text)};
+}
+
+std::string FileView::read_text(const std::string& path, u64 limit) const {
+  if (auto it = added_.find(path); it != added_.end()) return it->second.text.value_or("").substr(0, limit);
+  if (removed_.count(path)) return "";
+  std::ifstream in(root_.empty() ? path : root_.host(path), std::ios::binary);
+  std::string text(limit, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  text.resize(static_cast<size_t>(in.gcount()));
+  return text;
+}
+
+std::vector<std::string> FileView::changed_paths() const {
+  std::vector<std::string> out(removed_.begin(), removed_.end());
+  for (const auto& [path, added] : added_) out.push_back(path);
+  return out;
+}
+
+}  // namespace envdoctor::environment

@@ -1,0 +1,104 @@
+#include "environment/knowledge.h"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+namespace envdoctor::environment {
+
+namespace {
+
+// "12" -> 12: one to three digits, nothing else.
+std::optional<int> cuda_major_of(const std::string& text) {
+  if (text.empty() || text.size() > 3) return std::nullopt;
+  int n = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return std::nullopt;
+    n = n * 10 + (c - '0');
+  }
+  return n > 0 ? std::optional<int>(n) : std::nullopt;
+}
+
+// data/driver_libraries.json's rows into `out`; false with `error` set when unreadable.
+bool load_driver_libraries(const std::string& path, std::vector<DriverLibrary>& out, std::string* error) {
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return false;
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    for (const nlohmann::json& lib : j.at("libraries"))
+      out.push_back({lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()});
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = path + ": " + e.what();
+    return false;
+  }
+}
+
+}  // namespace
+
+std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::string* error) {
+  std::string path = data_dir + "/sonames.json";
+  std::ifstream in(path);
+  if (!in) {
+    if (error) *error = path + ": cannot be read";
+    return std::nullopt;
+  }
+  try {
+    nlohmann::json j = nlohmann::json::parse(in);
+    Knowledge k;
+    const nlohmann::json& libraries = j.at("libraries");
+    for (size_t i = 0; i < libraries.size(); ++i) {
+      const nlohmann::json& lib = libraries[i];
+      std::string cuda = lib.value("cuda", "");
+      std::optional<int> major = cuda.empty() ? std::optional<int>(0) : cuda_major_of(cuda);
+      if (!major) {
+        if (error) *error = path + ": libraries[" + std::to_string(i) + "].cuda: \"" + cuda + "\" is not a CUDA major";
+        return std::nullopt;
+      }
+      k.libraries_.push_back(
+          {lib.at("soname").get<std::string>(), lib.at("package").get<std::string>(), *major, lib.value("folder", "")});
+    }
+    for (const auto& p : j.value("placeholders", nlohmann::json::array()))
+      k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
+    if (!load_driver_libraries(data_dir + "/driver_libraries.json", k.driver_libraries_, error)) return std::nullopt;
+    return k;
+  } catch (const std::exception& e) {
+    if (error) *error = path + ": " + e.what();
+    return std::nullopt;
+  }
+}
+
+std::vector<const KnownLibrary*> Knowledge::providers(std::string_view soname) const {
+  std::vector<const KnownLibrary*> out;
+  for (const KnownLibrary& l : libraries_)
+    if (l.soname == soname) out.push_back(&l);
+  return out;
+}
+
+const KnownPlaceholder* Knowledge::placeholder(std::string_view normalized_name) const {
+  for (const KnownPlaceholder& p : placeholders_)
+    if (p.name == normalized_name) return &p;
+  return nullptr;
+}
+
+const DriverLibrary* Knowledge::driver_library(std::string_view name) const {
+  // The container toolkit matches ld.so.cache entries by prefix (nvc_info.c); a prefix followed
+  // by anything but a version would be another library (libcuda.so vs libcudart.so.13).
+  for (const DriverLibrary& l : driver_libraries_)
+    if (name.starts_with(l.prefix) && (name.size() == l.prefix.size() || name[l.prefix.size()] == '.')) return &l;
+  return nullptr;
+}
+
+int Knowledge::cuda_major(std::string_view soname) const {
+  int major = 0;
+  for (const KnownLibrary& l : libraries_) {
+    if (l.soname != soname || l.cuda == 0) continue;
+    if (major != 0 && major != l.cuda) return 0;
+    major = l.cuda;
+  }
+  return major;
+}
+
+}  // namespace envdoctor::environment

@@ -1,0 +1,55 @@
+// What envdoctor knows about the world outside the environment: which pip packages ship which
+// SONAMEs (NVIDIA's CUDA 11/12/13 wheels, into which folder), and which releases are known
+// placeholders. Read once from data/sonames.json. And which libraries are the NVIDIA driver's
+// (libcuda.so.1, libnvidia-ml.so.1): they come with the driver, never from a package
+// (data/driver_libraries.json, the NVIDIA container toolkit's list).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace envdoctor::environment {
+
+struct KnownLibrary {
+  std::string soname;
+  std::string package;  // the pip name
+  int cuda = 0;         // CUDA major (12), 0 when not a CUDA library
+  std::string folder;   // where the wheel installs it, relative to site-packages
+};
+
+// One of the NVIDIA driver's user-space libraries, as the NVIDIA container toolkit names it.
+struct DriverLibrary {
+  std::string prefix;      // "libcuda.so": the SONAME is this, or this and a version
+  std::string capability;  // "compute", "utility", "video" (NVIDIA_DRIVER_CAPABILITIES)
+};
+
+struct KnownPlaceholder {
+  std::string name;
+  std::string note;
+};
+
+class Knowledge {
+ public:
+  // Reads `<data_dir>/sonames.json` and `driver_libraries.json`; nullopt with `error` set when missing or malformed
+  // (the file, the entry and the field named: "data/sonames.json: libraries[3].cuda: ...").
+  static std::optional<Knowledge> load(const std::string& data_dir, std::string* error);
+
+  // Every package known to ship `soname`, in table order.
+  std::vector<const KnownLibrary*> providers(std::string_view soname) const;
+  const KnownPlaceholder* placeholder(std::string_view normalized_name) const;
+  // The CUDA major a file name belongs to, from the table ("libcudart.so.12" -> 12); 0 if
+  // unknown or ambiguous.
+  int cuda_major(std::string_view soname) const;
+  const std::vector<KnownLibrary>& libraries() const { return libraries_; }
+  // The driver library `name` (a NEEDED entry or SONAME: "libcuda.so.1") is, or nullptr.
+  const DriverLibrary* driver_library(std::string_view name) const;
+
+ private:
+  std::vector<KnownLibrary> libraries_;
+  std::vector<KnownPlaceholder> placeholders_;
+  std::vector<DriverLibrary> driver_libraries_;
+};
+
+}  // namespace envdoctor::environment

@@ -1,0 +1,102 @@
+#include "queries/single_file.h"
+
+#include <sys/stat.h>
+
+#include <algorithm>
+
+#include "environment/environment.h"
+#include "python/interpreter.h"
+#include "support/root.h"
+
+namespace envdoctor::queries {
+
+using environment::has_elf_magic;
+using imports::load_as_extension;
+
+using loader::LoadError;
+using loader::Process;
+
+namespace {
+
+// Why `path` is not something the loader model can be asked about: a directory, a device, or a
+// file without the ELF magic (a script, text, data); empty for an ELF file. Asked only after the
+// load failed, so a run over healthy files pays nothing for it.
+std::string not_an_elf_file(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";  // the loader's own words say it
+  if (S_ISDIR(st.st_mode)) return "is a directory, not an ELF file";
+  if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  if (has_elf_magic(path)) return "";
+  return "is not an ELF file (a script or data file has no libraries to load)";
+}
+
+// The file given could not be loaded at all: a file that cannot be opened, or that is no ELF
+// file at all, is the tool's failure (exit 2, "envdoctor: FILE: why"); an ELF file the loader
+// would reject is a load failure (exit 1), in the loader's words.
+void judge_unloadable(const std::string& host_path, SingleFileLoad& r) {
+  r.not_an_elf_file = not_an_elf_file(host_path);
+  if (!r.not_an_elf_file.empty()) {
+    r.unreadable = true;
+    return;
+  }
+  r.unreadable = r.process.errors().front().kind == LoadError::Kind::kMissingLibrary;
+}
+
+// Moves the undefined symbols that wait for a missing library out of `errors` into counts, one
+// per library and object, in the order of each group's first symbol.
+void count_waiting(SingleFileLoad& r) {
+  std::vector<LoadError> kept;
+  for (LoadError& e : r.errors) {
+    if (e.kind != LoadError::Kind::kUndefinedSymbol || e.waiting_for.empty()) {
+      kept.push_back(std::move(e));
+      continue;
+    }
+    auto same = [&](const WaitingSymbols& w) { return w.library == e.waiting_for && w.path == e.path; };
+    auto group = std::find_if(r.waiting.begin(), r.waiting.end(), same);
+    if (group == r.waiting.end()) group = r.waiting.insert(r.waiting.end(), {e.waiting_for, e.path});
+    ++group->symbols;
+  }
+  r.errors = std::move(kept);
+}
+
+// The errors to print for a loaded file: the loader's as they are, except that with -r an
+// extension module's undefined symbols are those of an import into `python` (unless --exact),
+// with a line that says what the interpreter bound or was left (the ExtensionLoad kept for it),
+// and that symbols waiting for a missing library are counted (unless --exact).
+void judge_errors(const SingleFileRun& run, const std::string& in_root, SingleFileLoad& r) {
+  const Process& p = r.process;
+  r.errors = p.errors();
+  if (run.exact || !run.bind_symbols) return;
+  r.extension = load_as_extension(p, in_root, run.python, run.store);
+  if (r.extension) {
+    std::erase_if(r.errors, [](const LoadError& e) { return e.kind == LoadError::Kind::kUndefinedSymbol; });
+    r.errors.insert(r.errors.end(), r.extension->symbol_errors.begin(), r.extension->symbol_errors.end());
+  }
+  count_waiting(r);
+}
+
+}  // namespace
+
+SingleFileLoad load_single_file(const SingleFileRun& run, const std::string& file) {
+  SingleFileLoad r{Process(run.config, run.store, run.searches), file};
+  support::FileRoot root(run.config.root);
+  std::string in_root = root.inside(file);
+  r.loaded = r.process.load_main(in_root, run.bind_symbols);
+  if (!r.loaded) judge_unloadable(root.host(in_root), r);
+  else judge_errors(run, in_root, r);
+  return r;
+}
+
+std::vector<std::string> extension_interpreters(const std::string& root, const std::string& python, bool exact) {
+  if (exact) return {};
+  if (!python.empty()) return {support::FileRoot(root).inside(python)};
+  if (!root.empty()) return {};
+  std::vector<std::string> out;
+  if (std::optional<std::string> found = python::default_python(nullptr)) out.push_back(*found);
+  for (int minor = 6; minor <= 20; ++minor)
+    for (std::string& versioned : python::find_on_path("python3." + std::to_string(minor)))
+      out.push_back(std::move(versioned));
+  return out;
+}
+
+}  // namespace envdoctor::queries

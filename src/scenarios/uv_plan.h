@@ -1,0 +1,55 @@
+// `envdoctor uv pip`: uv's plan for the user's `uv pip install|uninstall`, as a change the
+// simulation can check, with the verdict, prompt and exit statuses of `envdoctor pip`
+// (scenarios/pip_plan.h: the plan is a PipPlan whose installer is "uv").
+//
+// The environment is the one uv would change, found as uv documents it (python/uv.h).
+// uninstall needs no resolver: the names given and those of `-r` files, every RECORD path of each
+// removed with it, including paths another distribution also lists (uv deletes those too,
+// astral-sh/uv#15238).
+// install: wheel files given on the command line are read in place, as `check --with` reads
+// them, and uv is not asked when nothing else needs resolving (--no-deps, or every requirement of
+// those wheels already met). Otherwise uv's own plan is read from `uv pip install --dry-run
+// --only-binary :all: ARGS` (python/uv.h's lines), and each planned distribution that is not such
+// a file is laid out by uv into a private scratch directory (`uv pip install --target DIR
+// --no-deps --only-binary :all: NAME==VERSION` with the user's index options, from uv's cache),
+// read from there as a wheel would be (python/laid_out.h), and removed with the plan.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scenarios/pip_plan.h"
+
+namespace envdoctor::scenarios {
+
+// The interpreter whose environment the user's `uv pip` ARGS would change (python/uv.h's
+// discovery, from this process's environment variables and working directory). nullopt with
+// `error` in uv's words when uv would find none.
+std::optional<std::string> uv_python(const std::vector<std::string>& args, std::string* error);
+
+// Whether uv can be asked at all: `uv` is on PATH, and ARGS change the environment's own scheme
+// (not uv's --target or --prefix, which install into another directory, which the simulation
+// does not model). false with `error` when not; nothing is run.
+bool uv_can_plan(const std::vector<std::string>& args, std::string* error);
+
+// uv pip uninstall ARGS. nullopt with `error` when a `-r` file cannot be read.
+std::optional<PipPlan> plan_uv_uninstall(const environment::Environment& env, const std::vector<std::string>& args,
+                                         std::string* error);
+
+// uv pip install ARGS. A plan with `cannot_check` when uv's dry run fails (its words, its status)
+// or a planned distribution cannot be laid out; nullopt with `error` when uv cannot be run or
+// its dry run prints no plan that envdoctor can read.
+std::optional<PipPlan> plan_uv_install(const environment::Environment& env, const std::vector<std::string>& args,
+                                       std::string* error);
+
+// uv's plan for ACTION ARGS checked as a change (check_planned_change).
+std::optional<PipCheck> check_uv_change(environment::Environment& env, const environment::Knowledge& knowledge,
+                                        const cuda::CudaTables& tables, checks::CheckSettings settings,
+                                        const std::string& action, const std::vector<std::string>& args,
+                                        std::string* error);
+
+// The user's own command: uv pip ACTION ARGS, exactly as given (uv as PATH finds it).
+std::vector<std::string> uv_command(const std::string& action, const std::vector<std::string>& args);
+
+}  // namespace envdoctor::scenarios
