@@ -246,15 +246,9 @@ class ImageTest : public ::testing::Test {
 
   // Referee 2: the import in a chroot, with the image's environment. "" when it succeeds.
   static std::string chroot_import(const std::string& root, const std::string& module, const std::string& ld_path) {
-    CommandResult r =
-        run(std::string("env -i PATH=") + kImagePath + (ld_path.empty() ? "" : " LD_LIBRARY_PATH=" + ld_path) + " " +
-            chroot_program() + " " + quote(root) + " /opt/venv/bin/python3 -c " + quote("import " + module));
-    if (r.status == 0) return "";
-    std::string err = r.err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    std::string last = err.substr(err.rfind('\n') + 1);
-    const std::string prefix = "ImportError: ";
-    return last.rfind(prefix, 0) == 0 ? last.substr(prefix.size()) : last;
+    return import_error(run(std::string("env -i PATH=") + kImagePath +
+                            (ld_path.empty() ? "" : " LD_LIBRARY_PATH=" + ld_path) + " " + chroot_program() + " " +
+                            quote(root) + " /opt/venv/bin/python3 -c " + quote("import " + module)));
   }
 
   static Images* images_;
