@@ -413,14 +413,51 @@ TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
 
 // A layout made by tests/data/image/make_layout.py from `spec`, opened with a cache of its own
 // (`--prefix /`: these roots hold no Python).
-std::optional<image::OpenedImage> open_made_layout(const TempDir& tmp, const json& spec, std::string* error) {
+std::optional<image::OpenedImage> open_made_layout(const TempDir& tmp, const json& spec, std::string* error,
+                                                   const std::string& prefix = "/") {
   CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
                         " " + quote(tmp / "layout") + " " + quote(spec.dump()));
   EXPECT_EQ(r.status, 0) << r.err;
   image::ImageOptions options;
   options.cache = tmp / "cache";
-  options.prefix = "/";
+  options.prefix = prefix;
   return image::open_image(tmp / "layout:t", options, error);
+}
+
+// The Python a container would run: the configuration's command when it is one, else python3 on
+// its PATH; a virtual environment by its pyvenv.cfg, a base interpreter by the file it resolves to.
+TEST(ImageInterpreter, CommandThenPathThenLayout) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  json entries =
+      json::array({{{"name", "opt/conda/bin/python3.11"}, {"data", "x"}, {"mode", 493}},
+                   {{"name", "opt/conda/bin/python"}, {"type", "symlink"}, {"target", "python3.11"}},
+                   {{"name", "usr/bin/python3.11"}, {"data", "x"}, {"mode", 493}},
+                   {{"name", "usr/local/bin/python3"}, {"type", "symlink"}, {"target", "/usr/bin/python3.11"}},
+                   {{"name", "v/bin/python3"}, {"type", "symlink"}, {"target", "/usr/bin/python3.11"}},
+                   {{"name", "v/pyvenv.cfg"}, {"data", "home = /usr/bin\n"}}});
+  json layers = json::array({{{"compression", "gzip"}, {"entries", entries}}});
+  auto chosen = [&](json spec) {
+    TempDir tmp;
+    spec["layers"] = layers;
+    std::string error;
+    std::optional<image::OpenedImage> opened = open_made_layout(tmp, spec, &error, "");
+    EXPECT_TRUE(opened) << error;
+    return opened ? opened->facts.interpreter + " " + opened->facts.interpreter_source + " " + opened->facts.prefix
+                  : error;
+  };
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/opt/conda/bin/python", "-m", "serve"}}}),
+            "/opt/conda/bin/python Cmd /opt/conda");
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"entrypoint", {"python"}}, {"cmd", {"x"}}}),
+            "/usr/local/bin/python3 PATH /usr");  // no `python` on the PATH: then python3 there
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/bin/sh", "-c", "python3 x.py"}}}),
+            "/usr/local/bin/python3 PATH /usr");
+  EXPECT_EQ(chosen({{"env", {"PATH=/v/bin:/usr/bin"}}}), "/v/bin/python3 PATH /v");
+  TempDir tmp;
+  std::string error;
+  EXPECT_FALSE(open_made_layout(tmp, {{"env", {"PATH=/nowhere"}}, {"layers", layers}}, &error, ""));
+  EXPECT_EQ(error, "--image " + (tmp / "layout:t") +
+                       ": no python3 on the image's PATH (/nowhere): give --python with the interpreter's path in "
+                       "the image, or --prefix");
 }
 
 bool has(const std::vector<std::string>& v, const std::string& s) {

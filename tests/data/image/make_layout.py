@@ -2,7 +2,7 @@
 each layer a list of tar entries, compressed as asked (gzip, zstd through the zstd tool, or none).
 
 Usage: make_layout.py DIR SPEC_JSON, where SPEC is
-  {"tag": "t", "env": ["PATH=/usr/bin"],
+  {"tag": "t", "env": ["PATH=/usr/bin"], "entrypoint": [...], "cmd": [...],
    "layers": [{"compression": "gzip|zstd|none",
                "entries": [{"name": "a/b", "type": "file|dir|symlink|hardlink", "data": "text",
                             "target": "for links", "mode": 420}, ...]}, ...]}
@@ -51,7 +51,11 @@ for layer in spec["layers"]:
         blob, media = tar_bytes, "application/vnd.oci.image.layer.v1.tar"
     layers.append({"mediaType": media, "digest": put(blob), "size": len(blob)})
 
-config = json.dumps({"architecture": "amd64", "os": "linux", "config": {"Env": spec.get("env", [])},
+process = {"Env": spec.get("env", [])}
+for key, name in (("entrypoint", "Entrypoint"), ("cmd", "Cmd")):
+    if key in spec:
+        process[name] = spec[key]
+config = json.dumps({"architecture": "amd64", "os": "linux", "config": process,
                      "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
 manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
