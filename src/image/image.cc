@@ -474,7 +474,6 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
     return std::nullopt;
   };
   if (!fs::exists(file, ec)) return failed("no such file or directory");
-  if (!libarchive_available(error)) return failed(*error);
   std::optional<std::string> root;
   if (fs::is_directory(file, ec)) {
     if (!fs::exists(file + "/index.json", ec)) return failed("not an OCI image layout (no index.json)");
@@ -509,6 +508,8 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
       facts.env = parse_environment_file(s.str());
     }
   } else {
+    // Only an archive needs libarchive before its root is cached: a layout's cached root opens no layer.
+    if (!libarchive_available(error)) return failed(*error);
     OuterArchive archive(file, options.counter);
     bool docker = archive.has_member("manifest.json");
     if (!docker && !archive.has_member("index.json"))
