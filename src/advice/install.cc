@@ -10,6 +10,7 @@ namespace envdoctor::advice {
 using environment::Environment;
 
 namespace fs = std::filesystem;
+using Tool = python::Distribution::Tool;
 
 std::string shell_word(const std::string& s) {
   bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
@@ -71,10 +72,12 @@ std::string origin_argument(const Environment& env, const python::Distribution& 
 }  // namespace
 
 std::string uninstall_command(const Environment& env, const python::Distribution& dist) {
-  if (dist.installer == "uv")
-    return "uv pip uninstall --python " + shell_word(environment_python(env)) + " " + shell_word(dist.name);
-  if (dist.installer == "pip" || dist.installer.empty()) return pip_for(env) + " uninstall -y " + shell_word(dist.name);
-  return "";
+  switch (dist.tool()) {
+    case Tool::kUv:
+      return "uv pip uninstall --python " + shell_word(environment_python(env)) + " " + shell_word(dist.name);
+    case Tool::kPip: return pip_for(env) + " uninstall -y " + shell_word(dist.name);
+    default: return "";
+  }
 }
 
 std::string pip_for(const Environment& env) {
@@ -84,10 +87,10 @@ std::string pip_for(const Environment& env) {
 
 Fix reinstall(const Environment& env, const python::Distribution& dist) {
   const std::string& installer = dist.installer;
-  if (installer == "debian")
+  if (dist.tool() == Tool::kDebian)
     return {.hint = "reinstall Debian's package " + dist.installer_package,
             .command = "apt-get install --reinstall " + shell_word(dist.installer_package)};
-  if (installer == "conda") {
+  if (dist.tool() == Tool::kConda) {
     bool own = dist.installer_package.empty();
     std::string prefix = env.python.prefix.empty() ? dist.site_dir.string() : env.python.prefix;
     return {.hint = "reinstall " + (own ? dist.name : dist.installer_package) + " with conda, which installed it",
@@ -96,10 +99,10 @@ Fix reinstall(const Environment& env, const python::Distribution& dist) {
                                   (own ? dist.version : dist.installer_version))};
   }
   Fix fix;
-  if (installer == "uv" || installer == "pip" || installer.empty()) {
+  if (dist.tool() == Tool::kUv || dist.tool() == Tool::kPip) {
     std::string what = origin_argument(env, dist, &fix.hint);
     if (what.empty()) return fix;
-    if (installer == "uv")
+    if (dist.tool() == Tool::kUv)
       fix.command = "uv pip install --python " + shell_word(environment_python(env)) + " --reinstall --no-deps " + what;
     else fix.command = pip_for(env) + " install --force-reinstall --no-deps " + what;
     fix.hint = "reinstall " + dist.name + " " + dist.version + " " + fix.hint;
@@ -126,7 +129,7 @@ Fix install_requirement(const Environment& env, const python::Distribution& cons
   Fix fix;
   std::string spec = requirement.name + requirement.specifier;
   if (!requirement.url.empty()) spec = requirement.name + " @ " + requirement.url;
-  if (consumer.installer == "debian" || consumer.installer == "conda") {
+  if (consumer.tool() == Tool::kDebian || consumer.tool() == Tool::kConda) {
     fix.hint = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
     return fix;
   }
@@ -136,10 +139,9 @@ Fix install_requirement(const Environment& env, const python::Distribution& cons
                " from where you got " + consumer.name;
     return fix;
   }
-  if (consumer.installer == "uv")
+  if (consumer.tool() == Tool::kUv)
     fix.command = "uv pip install --python " + shell_word(environment_python(env)) + " " + shell_word(spec);
-  else if (consumer.installer == "pip" || consumer.installer.empty())
-    fix.command = pip_for(env) + " install " + shell_word(spec);
+  else if (consumer.tool() == Tool::kPip) fix.command = pip_for(env) + " install " + shell_word(spec);
   else fix.hint = "install " + spec + " with " + consumer.installer + ", which installed " + consumer.name;
   return fix;
 }
@@ -148,12 +150,11 @@ Fix install_requirement(const Environment& env, const python::Distribution& cons
 // uv); "" for another installer.
 std::string index_install(const Environment& env, const python::Distribution* by, const std::string& spec,
                           bool upgrade) {
-  std::string installer = by ? by->installer : "pip";
-  if (installer == "uv")
+  Tool tool = by ? by->tool() : Tool::kPip;
+  if (tool == Tool::kUv)
     return "uv pip install --python " + shell_word(environment_python(env)) + (upgrade ? " --upgrade " : " ") +
            shell_word(spec);
-  if (installer == "pip" || installer.empty())
-    return pip_for(env) + " install" + (upgrade ? " --upgrade " : " ") + shell_word(spec);
+  if (tool == Tool::kPip) return pip_for(env) + " install" + (upgrade ? " --upgrade " : " ") + shell_word(spec);
   return "";
 }
 

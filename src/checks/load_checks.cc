@@ -388,12 +388,12 @@ void LoadChecker::check_file(Process& context, int caller, const ElfRecord& file
   context.rollback(std::move(before));
 }
 
-// The distributions an import context loads: the package and what it requires.
-std::set<std::string> context_dists(const Environment& env, const python::Distribution* dist) {
-  std::set<std::string> out;
+// The releases an import context loads: the package and what it requires.
+std::set<python::Distribution::Id> context_dists(const Environment& env, const python::Distribution* dist) {
+  std::set<python::Distribution::Id> out;
   if (!dist) return out;
-  out.insert(dist->key() + "==" + dist->version);
-  for (const python::Distribution* d : env.requirement_closure(*dist)) out.insert(d->key() + "==" + d->version);
+  out.insert(dist->release());
+  for (const python::Distribution* d : env.requirement_closure(*dist)) out.insert(d->release());
   return out;
 }
 
@@ -418,7 +418,7 @@ bool LoadChecker::reuse(Context& c) {
   auto it = memo_->contexts.find(c.key);
   if (it == memo_->contexts.end()) return false;
   const LoadMemo::Context& before = it->second;
-  auto changed = [&](const std::string& id) { return memo_->changed_dists.count(id.substr(0, id.find("=="))) != 0; };
+  auto changed = [&](const python::Distribution::Id& id) { return memo_->changed_dists.count(id.key) != 0; };
   if (!before.clean || before.files != c.learnt.files || before.dists != c.learnt.dists ||
       std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(), changed) || memo_->reaches(before.dirs))
     return false;
@@ -464,7 +464,7 @@ void LoadChecker::load(const Process& base, int caller, Context& c) {
     footprint(context, c.learnt.dirs);
     // torch's preload globs nvidia/*/lib on sys.path: a library added there changes the context.
     bool torch = std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(),
-                             [](const std::string& id) { return id.rfind("torch==", 0) == 0; });
+                             [](const python::Distribution::Id& id) { return id.key == "torch"; });
     if (torch)
       for (const std::string& site : env_.inventory.site_dirs) c.learnt.dirs.insert(site + "/nvidia");
   }

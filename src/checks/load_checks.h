@@ -54,8 +54,8 @@ struct LoadCheckResult {
 struct LoadMemo {
   struct Context {
     std::vector<std::string> files;
-    std::set<std::string> dists;  // "name==version" of the package and what it requires
-    std::set<std::string> dirs;   // every directory its loads looked in, as spelled and resolved
+    std::set<python::Distribution::Id> dists;  // the releases of the package and of what it requires
+    std::set<std::string> dirs;                // every directory its loads looked in, as spelled and resolved
     bool clean = false;
     std::vector<Edge> edges;
     ResolutionMap resolutions;

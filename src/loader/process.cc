@@ -145,16 +145,18 @@ int Process::add_object(const std::string& path, std::shared_ptr<const OpenResul
 bool Process::try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner,
                        bool quiet_if_absent) {
   auto op = store_.open(path);
-  auto attempt = [&](std::string outcome) { s.out->attempts.push_back({path, std::move(outcome)}); };
+  auto attempt = [&](std::string outcome, Attempt::Kind kind) {
+    s.out->attempts.push_back({path, std::move(outcome), kind});
+  };
   auto fatal = [&](const std::string& message) {
-    attempt(message);
+    attempt(message, Attempt::Kind::kRejected);
     s.fatal = path + ": " + message;
     s.path = path;
     return true;
   };
   if (op->status == OpenResult::Status::kMissing) {
     // Whether open_path moves on depends on this errno (see search_dirs).
-    if (!(quiet_if_absent && op->errnum == ENOENT)) attempt(op->error);
+    if (!(quiet_if_absent && op->errnum == ENOENT)) attempt(op->error, Attempt::Kind::kMissing);
     s.last_errno = op->errnum;
     return false;
   }
@@ -166,11 +168,12 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   switch (v.kind) {
     case Verdict::Kind::kOtherClass:
       s.last_errno = ENOENT;
-      attempt(std::string("wrong ELF class: ") + elf::elf_class_name(op->ident.elf_class) + " (skipped)");
+      attempt(std::string("wrong ELF class: ") + elf::elf_class_name(op->ident.elf_class) + " (skipped)",
+              Attempt::Kind::kOtherClass);
       return false;
     case Verdict::Kind::kOtherMachine:
       s.last_errno = ENOENT;
-      attempt("wrong machine (skipped)");
+      attempt("wrong machine (skipped)", Attempt::Kind::kOtherMachine);
       return false;
     case Verdict::Kind::kReject: return fatal(v.message);
     case Verdict::Kind::kAccept: break;
@@ -213,7 +216,7 @@ void Process::search_dirs(Search& s, const std::vector<std::string>& dirs, Rule 
     // (another RPATH, LD_LIBRARY_PATH, the cache...) is still tried. Relative directories
     // count as existing without a stat (fillin_rpath).
     if (s.last_errno != ENOENT && s.last_errno != EACCES && s.last_errno != 0 && is_directory(dir)) {
-      s.out->attempts.push_back({path, "the rest of this list is not searched"});
+      s.out->attempts.push_back({path, "the rest of this list is not searched", Attempt::Kind::kNote});
       return;
     }
   }
@@ -277,10 +280,11 @@ void Process::search(Search& s, int requester) {
             if (path.compare(0, d.size() + 1, d + "/") == 0) in_system_dir = true;
           if (!(nodeflib && in_system_dir)) try_path(s, path, Rule::kLdSoCache, config_->cache_path, -1);
           else
-            r.attempts.push_back({path, "in " + config_->cache_path + ", but in a system directory (DF_1_NODEFLIB)"});
+            r.attempts.push_back({path, "in " + config_->cache_path + ", but in a system directory (DF_1_NODEFLIB)",
+                                  Attempt::Kind::kNote});
         } else {
           // Said for the explanation: the cache was asked and had nothing.
-          r.attempts.push_back({config_->cache_path, "no entry for " + name});
+          r.attempts.push_back({config_->cache_path, "no entry for " + name, Attempt::Kind::kNote});
         }
       }
     }
@@ -290,7 +294,7 @@ void Process::search(Search& s, int requester) {
   if (!s.opened) {
     r.rule = Rule::kNotFound;
     if (s.fatal) {
-      r.attempts.push_back({"", *s.fatal});
+      r.attempts.push_back({"", *s.fatal, Attempt::Kind::kFatal});
       r.rejected = s.path;
     }
   }
@@ -388,8 +392,8 @@ static LoadError resolution_error(const Resolution& r, int obj, const std::strin
   err.path = requester;
   err.library = r.name;
   bool other_class = std::any_of(r.attempts.begin(), r.attempts.end(),
-                                 [](const Attempt& a) { return a.outcome.rfind("wrong ELF class", 0) == 0; });
-  if (!r.attempts.empty() && r.attempts.back().path.empty()) {
+                                 [](const Attempt& a) { return a.kind == Attempt::Kind::kOtherClass; });
+  if (r.ended_fatally()) {
     err.kind = LoadError::Kind::kInvalidElf;
     err.path = r.rejected;
     err.message = r.attempts.back().outcome;
@@ -442,7 +446,7 @@ bool Process::map_filtee(DepsWalk& w, int obj, const elf::ElfFile::Filtee& filte
   Resolution r = resolve(filtee.name, obj);
   int f = r.object;
   if (f < 0) {
-    bool fatal = !r.attempts.empty() && r.attempts.back().path.empty();
+    bool fatal = r.ended_fatally();
     // A missing auxiliary object is ignored; only trace mode lists it (as a fake entry).
     if (filtee.auxiliary && (fatal || !trace)) {
       objects_[obj].deps.push_back(std::move(r));

@@ -43,8 +43,18 @@ const char* rule_name(Rule rule);
 
 // One path the search tried, and why it was not used.
 struct Attempt {
+  // What the candidate was to the search.
+  enum class Kind {
+    kMissing,       // not there, or not openable: `outcome` is the errno's words
+    kOtherClass,    // an ELF file of the other class: skipped, the search goes on
+    kOtherMachine,  // an ELF file of another machine: skipped, the search goes on
+    kRejected,      // a file open_verify refused: its error ends the search
+    kNote,          // no file tried: what the cache had, or why the rest of a list is not searched
+    kFatal,         // the error that ended the search, with no path: the last attempt, if any
+  };
   std::string path;
   std::string outcome;  // "No such file or directory", "wrong ELF class: ELFCLASS32 (skipped)", ...
+  Kind kind = Kind::kMissing;
   // For a path of an empty element of RPATH, LD_LIBRARY_PATH or RUNPATH (`$ORIGIN:`), that list's
   // rule: glibc keeps the element as "" (elf/dl-load.c, fillin_rpath), so the candidates are
   // relative paths, opened from the current working directory. kNotFound for any other path.
@@ -58,7 +68,9 @@ struct Resolution {
   int rpath_owner = -1;           // for kRpath: the object whose DT_RPATH it was
   int object = -1;                // index into Process::objects(); -1 when not found
   std::vector<Attempt> attempts;  // every path tried, in order
-  std::string rejected;           // a file open_verify rejected, which ended the search (kNotFound)
+  // Whether an error open_verify met ended the search (the last attempt says it, kFatal).
+  bool ended_fatally() const { return !attempts.empty() && attempts.back().kind == Attempt::Kind::kFatal; }
+  std::string rejected;  // a file open_verify rejected, which ended the search (kNotFound)
 };
 
 struct LoadedObject {

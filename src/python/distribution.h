@@ -51,6 +51,15 @@ struct Distribution {
   // "uv", "conda", "poetry", ...); "conda" for a conda-meta record; "debian" for a distribution
   // without INSTALLER whose metadata dpkg owns (identify_installers); "" when nobody says.
   std::string installer;
+  // The tool that changes it, from `installer`: pip also for a distribution no installer names
+  // (setup.py install, an .egg-info), since pip is what uninstalls and reinstalls those.
+  enum class Tool { kPip, kUv, kConda, kDebian, kOther };
+  Tool tool() const {
+    if (installer == "uv") return Tool::kUv;
+    if (installer == "conda") return Tool::kConda;
+    if (installer == "debian") return Tool::kDebian;
+    return installer.empty() || installer == "pip" ? Tool::kPip : Tool::kOther;
+  }
   // The installer's own name and version for it, when they are not the distribution's: the
   // Debian package ("python3-torch", "1.13.1+dfsg-4"), or the conda record that installed this
   // .dist-info ("pytorch", "2.1.0").
@@ -66,6 +75,15 @@ struct Distribution {
 
   // PEP 503 normalized name, for matching.
   std::string key() const;
+  // Which release is installed where: what a change to the environment changes.
+  struct Id {
+    std::string key;           // key()
+    std::string version;       // as METADATA spells it
+    std::string metadata_dir;  // "" where only the release matters
+    auto operator<=>(const Id&) const = default;
+  };
+  Id id() const { return {key(), version, metadata_dir.string()}; }
+  Id release() const { return {key(), version, ""}; }
   // Requires-Dist lines that apply to `env` (no extras requested).
   std::vector<Requirement> requirements_for(const MarkerEnvironment& env,
                                             const std::vector<std::string>& extras = {}) const;

@@ -252,7 +252,8 @@ std::vector<std::string> pip_command(const Environment& env, const std::string& 
 
 std::string uv_note(const Environment& env) {
   bool by_uv = false;
-  for (const python::Distribution& d : env.inventory.distributions) by_uv |= d.installer == "uv";
+  for (const python::Distribution& d : env.inventory.distributions)
+    by_uv |= d.tool() == python::Distribution::Tool::kUv;
   if (!by_uv || !support::find_program("uv")) return "";
   std::string note =
       "note: uv installed packages of this environment (their INSTALLER says uv), and uv is on PATH: a `uv pip` "

@@ -192,14 +192,13 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
   return true;
 }
 
-std::set<std::string> distribution_identities(const Environment& env) {
-  std::set<std::string> out;
-  for (const python::Distribution& d : env.inventory.distributions)
-    out.insert(d.key() + "==" + d.version + "@" + d.metadata_dir.string());
+std::set<python::Distribution::Id> distribution_identities(const Environment& env) {
+  std::set<python::Distribution::Id> out;
+  for (const python::Distribution& d : env.inventory.distributions) out.insert(d.id());
   return out;
 }
 
-void note_changes(const Environment& env, const std::set<std::string>& identities_before, LoadMemo& memo) {
+void note_changes(const Environment& env, const std::set<python::Distribution::Id>& identities_before, LoadMemo& memo) {
   memo.changed_paths.clear();
   for (const std::string& path : env.files.changed_paths()) {
     memo.changed_paths.insert(path);
@@ -207,11 +206,11 @@ void note_changes(const Environment& env, const std::set<std::string>& identitie
     fs::path canonical = fs::weakly_canonical(env.host(path), ec);
     if (!ec) memo.changed_paths.insert(canonical.string());
   }
-  std::set<std::string> after = distribution_identities(env);
+  std::set<python::Distribution::Id> after = distribution_identities(env);
   memo.changed_dists.clear();
-  auto note = [&](const std::set<std::string>& side, const std::set<std::string>& other) {
-    for (const std::string& id : side)
-      if (!other.count(id)) memo.changed_dists.insert(id.substr(0, id.find("==")));
+  auto note = [&](const std::set<python::Distribution::Id>& side, const std::set<python::Distribution::Id>& other) {
+    for (const python::Distribution::Id& id : side)
+      if (!other.count(id)) memo.changed_dists.insert(id.key);
   };
   note(identities_before, after);
   note(after, identities_before);
@@ -235,7 +234,7 @@ std::optional<CheckRun> ChangeCheck::after(Environment& env, const Changes& chan
                                            ChangeSummary* summary) {
   // The environment as pip would leave it, checked the same way; what the change brings is new.
   std::vector<Finding> change_findings;
-  std::set<std::string> identities = distribution_identities(env);
+  std::set<python::Distribution::Id> identities = distribution_identities(env);
   if (!apply_changes(env, changes, &change_findings, error)) return std::nullopt;
   note_changes(env, identities, memo_);
   CheckRun after = run_checks(env, knowledge_, tables_, settings_);

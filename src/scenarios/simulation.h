@@ -41,11 +41,11 @@ bool apply_changes(environment::Environment& env, const Changes& changes, std::v
                    std::string* error);
 
 // "name==version@metadata_dir" of every distribution: compared before and after a change.
-std::set<std::string> distribution_identities(const environment::Environment& env);
+std::set<python::Distribution::Id> distribution_identities(const environment::Environment& env);
 
 // Tells `memo` (filled by the run before the change) what the change touched: every path removed
 // or written (as spelled and resolved) and every distribution that came, went or changed.
-void note_changes(const environment::Environment& env, const std::set<std::string>& identities_before,
+void note_changes(const environment::Environment& env, const std::set<python::Distribution::Id>& identities_before,
                   checks::LoadMemo& memo);
 
 // What a change did, for people and programs: the scenario and its balance of errors.
