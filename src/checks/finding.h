@@ -40,6 +40,7 @@ enum class Code {
   kProgramWillNotStart,
   kLibraryReplacedOnDisk,
   kSearchesCurrentDirectory,
+  kContainerRequirementUnmet,
 };
 inline constexpr Code kAllCodes[] = {
     Code::kMissingLibrary,
@@ -64,6 +65,7 @@ inline constexpr Code kAllCodes[] = {
     Code::kProgramWillNotStart,
     Code::kLibraryReplacedOnDisk,
     Code::kSearchesCurrentDirectory,
+    Code::kContainerRequirementUnmet,
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);
