@@ -38,6 +38,7 @@ const char* code_name(Code c) {
     case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
     case Code::kRuntimeLibraryMissing: return "runtime-library-missing";
     case Code::kSearchesCurrentDirectory: return "searches-current-directory";
+    case Code::kContainerRequirementUnmet: return "container-requirement-unmet";
   }
   return "?";
 }

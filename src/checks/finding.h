@@ -41,6 +41,7 @@ enum class Code {
   kLibraryReplacedOnDisk,
   kRuntimeLibraryMissing,
   kSearchesCurrentDirectory,
+  kContainerRequirementUnmet,
 };
 inline constexpr Code kAllCodes[] = {
     Code::kMissingLibrary,
@@ -66,6 +67,7 @@ inline constexpr Code kAllCodes[] = {
     Code::kLibraryReplacedOnDisk,
     Code::kRuntimeLibraryMissing,
     Code::kSearchesCurrentDirectory,
+    Code::kContainerRequirementUnmet,
 };
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);

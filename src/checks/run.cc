@@ -1,6 +1,7 @@
 #include "checks/run.h"
 
 #include "checks/causes.h"
+#include "checks/container_checks.h"
 #include "checks/cuda/driver_libraries.h"
 #include "checks/import_order.h"
 #include "checks/library_checks.h"
@@ -57,6 +58,9 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
   run.cuda = index_cuda(env, knowledge, loads.resolutions, loads.findings);
   CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
+  // --image: whether the NVIDIA container toolkit starts it on this node at all.
+  ContainerCheckResult container = check_container_requirements(env, settings.gpu, tables);
+  run.findings.insert(run.findings.end(), container.findings.begin(), container.findings.end());
   attribute_installers(env, run.findings);
   link_causes(run.findings);
   sort_and_dedupe(run.findings);
@@ -67,6 +71,7 @@ CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cu
     for (const std::string& p : d.problems) run.notes.push_back(d.name + " " + d.version + ": " + p);
   run.notes.insert(run.notes.end(), driver_notes.begin(), driver_notes.end());
   run.notes.insert(run.notes.end(), gpu.notes.begin(), gpu.notes.end());
+  run.notes.insert(run.notes.end(), container.notes.begin(), container.notes.end());
   run.edges = std::move(loads.edges);
   return run;
 }

@@ -60,9 +60,13 @@ int run_check(const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
   const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
   std::string error;
-  std::optional<checks::CudaTarget> gpu_target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
-  if (!gpu_target) return tool_failure(error);
+  std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
+  if (!gpu_target) return 2;
   if (options.verify_hashes && !environment::sha256_available(&error)) return tool_failure(error);
+  if (options.verify_hashes && !options.loader.image.empty())
+    return tool_failure(
+        "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
+        "(ELF files, package records): check the unpacked root with --root DIR instead");
   for (const std::string& wheel : options.with)
     if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
   std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});

@@ -37,6 +37,7 @@ struct CheckOptions {
   std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
   std::vector<std::string> gpus;     // --gpu sm_XX (repeatable): else this machine's GPUs
   std::string driver;                // --driver VERSION: else this machine's driver
+  std::string node;                  // --node SNAPSHOT: the driver and GPUs of the node it was taken on
 };
 
 struct CudaCommandOptions {
@@ -45,6 +46,7 @@ struct CudaCommandOptions {
   environment::LoaderOptions loader;
   std::vector<std::string> gpus;
   std::string driver;
+  std::string node;  // --node SNAPSHOT
   bool json = false;
 };
 

@@ -12,9 +12,8 @@ using environment::open_session;
 using environment::Session;
 
 int run_cuda(const CudaCommandOptions& options) {
-  std::string error;
-  std::optional<checks::CudaTarget> target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
-  if (!target) return tool_failure(error);
+  std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
+  if (!target) return 2;
   std::optional<Session> session = open_session({options.python, options.prefix, false, options.loader});
   if (!session) return 2;
   const environment::Environment& env = *session->env;

@@ -77,6 +77,14 @@ struct LoaderArguments {
         ->type_name("PATHS");
     takers.push_back(cmd);
   }
+  // --image REF, for the commands that read one environment as check does.
+  void add_image_to(CLI::App* cmd) {
+    add_to(cmd);
+    cmd->add_option("--image", loader.image,
+                    "a container image, read without running it: an OCI layout (DIR[:TAG]), an OCI or docker "
+                    "archive (FILE[:TAG]), or a squashfs image; its layers are cached in $XDG_CACHE_HOME/envdoctor")
+        ->type_name("REF");
+  }
   // After parsing: --ld-library-path where given, then this machine's LD_LIBRARY_PATH and
   // GLIBC_TUNABLES unless --root (they are not a container's).
   LoaderOptions resolve() {
@@ -87,11 +95,13 @@ struct LoaderArguments {
   }
 };
 
-// --gpu and --driver: another machine's GPUs and driver.
+// --gpu and --driver: another machine's GPUs and driver; --node: those a node's snapshot recorded.
 template <typename Options>
 void add_target_options(CLI::App* cmd, Options& o, const char* gpu_help, const char* driver_help) {
   cmd->add_option("--gpu", o.gpus, gpu_help)->type_name("SM");
   cmd->add_option("--driver", o.driver, driver_help)->type_name("VERSION");
+  cmd->add_option("--node", o.node, "take the driver and GPUs of the node an `envdoctor snapshot` was taken on")
+      ->type_name("SNAPSHOT");
 }
 
 Command check_command(CLI::App& app, LoaderArguments& loader) {
@@ -121,7 +131,7 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       ->type_name("PKG");
   cmd->add_option("--with", o->with, "check the environment as `pip install WHEEL` would leave it (repeatable)")
       ->type_name("WHEEL");
-  loader.add_to(cmd);
+  loader.add_image_to(cmd);
   cmd->footer(
       "Examples:\n"
       "  envdoctor check                                  the environment python3 would run in\n"
@@ -130,6 +140,7 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       "  envdoctor check --without nvidia-cudnn-cu12      what `pip uninstall` would break\n"
       "  envdoctor check --with dist/flash_attn-2.8.3-cp311-cp311-linux_x86_64.whl\n"
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
+      "  envdoctor check --image pytorch.sqsh --node node1.snapshot   an image, on that node\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
   return {cmd, [o](const LoaderOptions& l) {
             o->loader = l;
@@ -192,7 +203,7 @@ Command why_command(CLI::App& app, LoaderArguments& loader) {
   cmd->add_option("--python", o->python, kPythonHelp)->type_name("EXE");
   cmd->add_option("--prefix", o->prefix, kPrefixHelp)->type_name("DIR");
   cmd->add_flag("--json", o->json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/why.schema.json)");
-  loader.add_to(cmd);
+  loader.add_image_to(cmd);
   cmd->footer(
       "Examples:\n"
       "  envdoctor why libcudnn.so.9\n"
@@ -246,7 +257,7 @@ Command cuda_command(CLI::App& app, LoaderArguments& loader) {
   add_target_options(cmd, *o, "show coverage for this GPU instead of this machine's (repeatable)",
                      "take this driver version instead of this machine's");
   cmd->add_flag("--json", o->json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
-  loader.add_to(cmd);
+  loader.add_image_to(cmd);
   cmd->footer(
       "Examples:\n"
       "  envdoctor cuda\n"
@@ -266,7 +277,7 @@ Command snapshot_command(CLI::App& app, LoaderArguments& loader) {
   add_target_options(cmd, *o, "take these GPUs instead of this machine's (repeatable)",
                      "take this driver version instead of this machine's");
   cmd->add_flag("--digest", *digest_only, "print only the digest (identical environments print identical lines)");
-  loader.add_to(cmd);
+  loader.add_image_to(cmd);
   cmd->footer(
       "Examples:\n"
       "  envdoctor snapshot > node1.snapshot\n"

@@ -4,7 +4,11 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
+#include <sstream>
+
+#include "snapshot/snapshot.h"
 
 namespace envdoctor::cli {
 
@@ -23,6 +27,28 @@ bool use_color() {
 int tool_failure(const std::string& why) {
   std::cerr << "envdoctor: " << why << "\n";
   return 2;
+}
+
+std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gpus, const std::string& driver,
+                                              const std::string& node) {
+  std::string error;
+  if (node.empty()) {
+    std::optional<checks::CudaTarget> target = checks::resolve_cuda_target(gpus, driver, &error);
+    if (!target) tool_failure(error);
+    return target;
+  }
+  if (!gpus.empty() || !driver.empty())
+    return tool_failure("--node takes the driver and GPUs from its snapshot: give --node, or --gpu and --driver"),
+           std::nullopt;
+  std::ifstream in(node, std::ios::binary);
+  if (!in) return tool_failure("--node " + node + ": cannot read"), std::nullopt;
+  std::stringstream text;
+  text << in.rdbuf();
+  std::optional<nlohmann::json> snapshot = snapshot::parse(text.str(), &error);
+  if (!snapshot) return tool_failure("--node " + node + ": " + error), std::nullopt;
+  std::optional<checks::CudaTarget> target = snapshot::node_target(*snapshot, node, &error);
+  if (!target) tool_failure(error);
+  return target;
 }
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "checks/cuda/inventory.h"
 #include "cli/commands.h"
 #include "environment/session.h"
 
@@ -20,6 +21,11 @@ int tool_failure(const std::string& why);
 
 // Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
 bool use_color();
+
+// The GPUs and driver to check against: --node's snapshot, else --gpu and --driver with this
+// machine's for what they leave out. nullopt after printing why (exit status 2).
+std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gpus, const std::string& driver,
+                                              const std::string& node);
 
 // nullopt after printing "envdoctor: <why>" on stderr.
 std::optional<Session> open_session(const EnvironmentRequest& request);

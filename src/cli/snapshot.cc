@@ -26,8 +26,9 @@ using nlohmann::json;
 // saying why on stderr (exit status 2).
 std::optional<json> snapshot_now(const CheckOptions& options) {
   std::string error;
-  std::optional<checks::CudaTarget> target = checks::resolve_cuda_target(options.gpus, options.driver, &error);
-  if (!target || !environment::sha256_available(&error)) {
+  std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
+  if (!target) return std::nullopt;
+  if (!environment::sha256_available(&error)) {
     tool_failure(error);
     return std::nullopt;
   }

@@ -13,6 +13,7 @@
 
 #include "cuda/fatbin.h"
 #include "environment/file_view.h"
+#include "image/image.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
 #include "python/distribution.h"
@@ -60,6 +61,9 @@ class Environment {
   // the container's own; host() says where this machine reads it.
   support::FileRoot root;
   std::string host(const std::string& path) const { return root.host(path); }
+  // --image: the image whose composed root `root` is, its configuration's environment and the
+  // interpreter chosen from it.
+  std::optional<image::ImageFacts> image;
 
   // The distributions whose records list `path` (lexically normalized first); for a file no
   // record lists, the Debian-managed distribution of the package whose dpkg list has it.

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "image/image.h"
 #include "support/root.h"
 
 namespace envdoctor::environment {
@@ -55,9 +56,32 @@ std::string python_argument(const std::string& python) {
   return python.find('/') == std::string::npos ? "./" + python : python;
 }
 
+// --image: the request turned into the --root request of the image's composed root, with the
+// interpreter the image would run.
+std::optional<image::ImageFacts> open_image_request(EnvironmentRequest& request, std::string* error) {
+  if (!request.loader.root.empty()) {
+    *error = "--image and --root both name the container's root: give one";
+    return std::nullopt;
+  }
+  image::ImageOptions options;
+  options.python = request.python;
+  options.prefix = request.prefix;
+  std::optional<image::OpenedImage> opened = image::open_image(request.loader.image, options, error);
+  if (!opened) return std::nullopt;
+  request.loader.root = opened->root;
+  request.prefix = opened->facts.prefix;
+  request.python.clear();
+  request.no_exec = true;
+  if (!request.loader.ld_library_path)
+    request.loader.ld_library_path = opened->facts.env_value("LD_LIBRARY_PATH").value_or("");
+  return std::move(opened->facts);
+}
+
 }  // namespace
 
 std::optional<Session> open_session(EnvironmentRequest request, std::string* error) {
+  std::optional<image::ImageFacts> image_facts;
+  if (!request.loader.image.empty() && !(image_facts = open_image_request(request, error))) return std::nullopt;
   request.python = python_argument(request.python);
   if (!validate(request, error)) return std::nullopt;
   support::FileRoot file_root(request.loader.root);
@@ -70,6 +94,9 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   Session s;
   s.env = build_environment(options, error);
   if (!s.env) return std::nullopt;
+  if (image_facts)
+    for (const std::string& p : image_facts->problems) s.env->problems.push_back("--image: " + p);
+  s.env->image = std::move(image_facts);
   auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
   if (!knowledge) return std::nullopt;
   auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
@@ -80,7 +107,7 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
 }
 
 void inherit_process_loader(LoaderOptions& loader) {
-  if (!loader.root.empty()) return;
+  if (!loader.root.empty() || !loader.image.empty()) return;
   if (!loader.ld_library_path)
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
   // The Python that users start from this shell inherits GLIBC_TUNABLES, which sizes its static TLS.

@@ -1,6 +1,6 @@
 // What every environment-level question (check, why, cuda, pip, ps, and the MCP tools) starts
 // from: the environment built from the common options (--python, --prefix, --no-exec, --root,
-// --ld-library-path) with the knowledge tables. The command line prints a failure and exits 2
+// --ld-library-path, --image) with the knowledge tables. The command line prints a failure and exits 2
 // (cli::open_session); the MCP server returns it as a tool error; both say the same sentence.
 #pragma once
 
@@ -16,6 +16,7 @@ namespace envdoctor::environment {
 
 struct LoaderOptions {
   std::string root;                            // --root
+  std::string image;                           // --image REF: the root its layers make (image/image.h)
   std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
   std::string glibc_tunables;                  // GLIBC_TUNABLES of the environment (static TLS)
 };
@@ -46,12 +47,15 @@ struct Session {
 
 // nullopt with `error` set to a sentence naming the option or file that is wrong: options that
 // do not go together (--root without --prefix, a venv's directory given as --python), an
-// environment that cannot be read, tables that cannot be loaded.
+// environment that cannot be read, tables that cannot be loaded. Under --image, the image's
+// composed root is the root, its Python (or --python/--prefix, paths inside the image) the
+// environment, read without running anything, and its Env's LD_LIBRARY_PATH the loader's unless
+// --ld-library-path says otherwise.
 std::optional<Session> open_session(EnvironmentRequest request, std::string* error);
 
 // LD_LIBRARY_PATH and GLIBC_TUNABLES as a Python started from this process would have them,
-// where the request does not say: this machine's are not a container's, so under --root only
-// what the request says counts.
+// where the request does not say: this machine's are not a container's, so under --root or
+// --image only what the request (or the image) says counts.
 void inherit_process_loader(LoaderOptions& loader);
 
 }  // namespace envdoctor::environment

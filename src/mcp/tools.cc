@@ -59,7 +59,7 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
     r.prefix = text_arg(args, "prefix");
   }
   // A container's root: this machine's LD_LIBRARY_PATH and GLIBC_TUNABLES are not its own.
-  if (args.contains("root")) r.loader = {text_arg(args, "root"), std::nullopt, ""};
+  if (args.contains("root")) r.loader = {text_arg(args, "root"), "", std::nullopt, ""};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
   return r;

@@ -61,10 +61,24 @@ Report environment_report(const environment::Environment& env, checks::CheckRun 
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
   r.needs_absent_driver = run.needs_absent_driver;
+  r.image = env.image;
   return r;
 }
 
 namespace {
+
+ordered_json or_null(const std::string& s) { return s.empty() ? ordered_json(nullptr) : ordered_json(s); }
+
+ordered_json image_json(const image::ImageFacts& image) {
+  return {{"reference", image.reference},
+          {"format", image.format},
+          {"digest", or_null(image.digest)},
+          {"config_digest", or_null(image.config_digest)},
+          {"layers", image.layers},
+          {"interpreter", or_null(image.interpreter)},
+          {"interpreter_from", image.interpreter_source},
+          {"prefix", image.prefix}};
+}
 
 ordered_json check_document(const Report& report) {
   ordered_json out;
@@ -75,6 +89,7 @@ ordered_json check_document(const Report& report) {
                         {"packages", report.packages},
                         {"elf_files", report.elf_files}};
   out["environment"]["installer"] = report.installer.empty() ? ordered_json(nullptr) : ordered_json(report.installer);
+  if (report.image) out["environment"]["image"] = image_json(*report.image);
   out["findings"] = findings_json(report.findings);
   if (report.change)
     out["change"] = {{"added", report.change->added},
@@ -120,6 +135,7 @@ std::string render_pip_json(const PipReport& report) {
                  {"not_installed", plan.not_installed}};
   out["verdict"] = scenarios::verdict_name(report.verdict);
   out["cannot_check"] = plan.cannot_check.empty() ? ordered_json(nullptr) : ordered_json(plan.cannot_check);
+  if (!plan.not_found.empty()) out["not_found"] = plan.not_found;
   out["prediction"] = report.prediction ? check_document(*report.prediction) : ordered_json(nullptr);
   return dump(out);
 }

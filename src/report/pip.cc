@@ -62,6 +62,13 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
       break;
     case scenarios::PipVerdict::kCannotCheck:
       out << plan.cannot_check << "\n";
+      if (!plan.not_found.empty()) {
+        out << support::join(plan.not_found) << (plan.not_found.size() == 1 ? " is" : " are")
+            << " offered in no form, wheel or source, by the indexes and links " << tool
+            << " was given (`pip index versions` finds none): nothing was installed, and installing unchecked "
+               "would fail the same way.\n";
+        break;
+      }
       if (plan.dry_run_status)
         out << tool << " could not plan this change from wheels alone (envdoctor asks it with "
             << (tool == "uv" ? "--only-binary :all:" : "--only-binary=:all:")

@@ -28,6 +28,7 @@ struct Report {
   std::vector<std::string> notes;         // what was not checked, and why (text only)
   bool needs_absent_driver = false;       // files need the NVIDIA driver's libraries, and no driver is here
   std::optional<scenarios::ChangeSummary> change;  // with --with/--without: the scenario and its balance
+  std::optional<image::ImageFacts> image;          // --image: the image and the interpreter it chose
 
   size_t errors() const;
   size_t warnings() const;

@@ -41,6 +41,21 @@ std::string printable(const std::string& s) {
 
 std::string plural(size_t n, const char* word) { return std::to_string(n) + " " + word + (n == 1 ? "" : "s"); }
 
+const std::string kContainerGroup = "\x01container";
+
+// --image: which image, which of its digests, and how its Python was chosen.
+std::string image_line(const image::ImageFacts& image) {
+  std::string digest = !image.digest.empty() ? image.digest : image.config_digest;
+  std::string how = image.interpreter_source == "PATH" ? "python3 on its PATH"
+                    : image.interpreter_source == "Entrypoint" || image.interpreter_source == "Cmd"
+                        ? "its " + image.interpreter_source
+                        : image.interpreter_source;
+  std::string chosen = image.interpreter.empty() ? "the environment at " + image.prefix + " (" + how + ")"
+                                                 : image.interpreter + " (" + how + ")";
+  return "image " + printable(image.reference) + " (" + image.format + (digest.empty() ? "" : ", " + digest) + ", " +
+         plural(image.layers, "layer") + "): its Python is " + printable(chosen);
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextOptions& options) {
@@ -49,6 +64,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   out << s.bold() << report.python << s.reset() << " (Python " << report.version
       << (report.installer.empty() ? "" : ", managed by " + report.installer)
       << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
+  if (report.image) out << image_line(*report.image) << "\n";
   if (report.change) {
     // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
     std::string scenario;
@@ -62,7 +78,8 @@ std::string render_text(const Report& report, const TextOptions& options) {
   std::map<std::string, std::vector<const checks::Finding*>> groups;
   std::map<std::string, std::string> installers;
   for (const checks::Finding& f : report.findings) {
-    std::string key = f.package.value_or("");
+    // The toolkit's refusal is the container's, before any package loads.
+    std::string key = f.code == checks::Code::kContainerRequirementUnmet ? kContainerGroup : f.package.value_or("");
     if (!groups.count(key)) order.push_back(key);
     groups[key].push_back(&f);
     if (f.installer) installers[key] = *f.installer;
@@ -81,7 +98,12 @@ std::string render_text(const Report& report, const TextOptions& options) {
     bool any_error = std::any_of(group.begin(), group.end(),
                                  [](const checks::Finding* f) { return f->severity == checks::Severity::kError; });
     if (options.only_errors && !any_error) continue;
-    out << "\n" << s.bold() << (pkg.empty() ? "(files no package owns)" : pkg) << s.reset();
+    out << "\n"
+        << s.bold()
+        << (pkg.empty()              ? "(files no package owns)"
+            : pkg == kContainerGroup ? "(the container, at its start)"
+                                     : pkg)
+        << s.reset();
     if (auto it = installers.find(pkg); it != installers.end()) out << " (installed by " << it->second << ")";
     out << "\n";
     std::map<std::string, size_t> shown;

@@ -169,6 +169,35 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
   return uninstall_plan(env, "pip", *names);
 }
 
+namespace {
+
+// The requirements of a failed dry run that no index or link offers at all. Asked with
+// --only-binary=:all:, pip says "No matching distribution found for NAME" both for a project
+// that has only source distributions and for one that does not exist; `pip index versions`,
+// which reads the same indexes and links and builds nothing, tells them apart.
+std::vector<std::string> offered_nowhere(const Environment& env, const std::vector<std::string>& args,
+                                         const std::string& pip_error) {
+  constexpr std::string_view kNotFound = "No matching distribution found for ";
+  std::vector<std::string> out;
+  std::vector<std::string> index = python::index_options(args);
+  size_t at = 0;
+  while ((at = pip_error.find(kNotFound, at)) != std::string::npos) {
+    at += kNotFound.size();
+    std::string requirement = pip_error.substr(at, pip_error.find('\n', at) - at);
+    std::string name = requirement.substr(0, requirement.find_first_of("<>=!~;[ @("));
+    if (name.empty()) continue;
+    std::vector<std::string> argv = {env.python.executable,        "-m", "pip", "index", "versions", name,
+                                     "--disable-pip-version-check"};
+    argv.insert(argv.end(), index.begin(), index.end());
+    std::string ignored;
+    std::optional<support::ProcessResult> r = support::run_process(argv, kPipTimeout, kMaxPipOutput, &ignored);
+    if (r && r->status != 0 && r->err.find(kNotFound) != std::string::npos) out.push_back(name);
+  }
+  return out;
+}
+
+}  // namespace
+
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error) {
   if (!pip_can_plan(env, "install", args, error)) return std::nullopt;
   std::vector<std::string> argv = {env.python.executable,
@@ -189,6 +218,7 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   if (r->status != 0) {
     plan.cannot_check = support::trimmed(r->err);
     plan.dry_run_status = r->status;
+    plan.not_found = offered_nowhere(env, args, r->err);
     return plan;
   }
   std::optional<std::vector<python::ReportItem>> items = python::parse_install_report(report_text(r->out), error);

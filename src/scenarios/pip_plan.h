@@ -45,6 +45,10 @@ struct PipPlan {
   // when its dry run failed (0 otherwise: then envdoctor's refusal is status 1).
   std::string cannot_check;
   int dry_run_status = 0;
+  // Requirements pip found no distribution of in any form, wheel or source, on the indexes and
+  // links it was given (`pip index versions` lists none): pip's own reason is the whole story,
+  // and installing unchecked would fail the same way.
+  std::vector<std::string> not_found;
   // The wheels pip fetched or the distributions uv laid out, removed with the plan.
   std::shared_ptr<support::ScratchDir> scratch;
 

@@ -361,4 +361,28 @@ std::optional<json> parse(const std::string& text, std::string* error) {
   return s;
 }
 
+std::optional<checks::CudaTarget> node_target(const json& snapshot, const std::string& source, std::string* error) {
+  checks::CudaTarget t;
+  const json& facts = snapshot.contains("cuda") && snapshot["cuda"].is_object() ? snapshot["cuda"] : json::object();
+  auto bad = [&](const std::string& what) -> std::optional<checks::CudaTarget> {
+    *error = "--node " + source + ": " + what;
+    return std::nullopt;
+  };
+  if (facts.contains("driver") && facts["driver"].is_string()) {
+    t.driver = cuda::DriverVersion::parse(facts["driver"].get<std::string>());
+    if (!t.driver) return bad("cuda.driver is not a driver version");
+    t.driver_source = "--node " + source;
+  }
+  if (facts.contains("driver_cuda") && facts["driver_cuda"].is_string())
+    t.driver_cuda = cuda::MajorMinor::parse(facts["driver_cuda"].get<std::string>());
+  if (facts.contains("gpus") && facts["gpus"].is_array())
+    for (const json& g : facts["gpus"]) {
+      if (!g.is_object() || !g.contains("sm") || !g["sm"].is_number_integer()) return bad("a GPU without its sm");
+      std::string name = g.contains("name") && g["name"].is_string() ? g["name"].get<std::string>() : "";
+      t.gpus.push_back({name, g["sm"].get<int>()});
+    }
+  if (!t.gpus.empty()) t.gpus_source = "--node " + source;
+  return t;
+}
+
 }  // namespace envdoctor::snapshot

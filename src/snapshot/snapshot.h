@@ -35,4 +35,10 @@ std::string digest(const nlohmann::json& snapshot);
 // not JSON, not an envdoctor snapshot, another schema.
 std::optional<nlohmann::json> parse(const std::string& text, std::string* error);
 
+// The node a snapshot was taken on, as a target to check against (`--node SNAPSHOT`): its
+// driver, the CUDA version that driver reported, and its GPUs, exactly as recorded (a snapshot
+// of a node without a driver has none). nullopt with `error` set when the facts are malformed.
+std::optional<checks::CudaTarget> node_target(const nlohmann::json& snapshot, const std::string& source,
+                                              std::string* error);
+
 }  // namespace envdoctor::snapshot

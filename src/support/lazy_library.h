@@ -1,8 +1,8 @@
 // A shared library that only some commands need, opened on first use with dlopen: libzip (read
-// a wheel for --with) and libcrypto (SHA-256 for --verify-hashes). Linking them would make every
-// start pay for loading and relocating them (1.2 ms of a 1.9 ms start on this machine, most of
-// a one-file `envdoctor ldd`), and a machine without them could not even list a library. This is
-// systemd's way with its optional dependencies (dlopen_many_sym_or_warn).
+// a wheel for --with), libcrypto (SHA-256 for --verify-hashes), libarchive and libsquashfs (read
+// a container image for --image). Linking them would make every start pay for loading and relocating them (1.2 ms of
+// a 1.9 ms start on this machine, most of a one-file `envdoctor ldd`), and a machine without them could not even list a
+// library. This is systemd's way with its optional dependencies (dlopen_many_sym_or_warn).
 #pragma once
 
 #include <mutex>

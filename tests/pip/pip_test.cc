@@ -321,6 +321,44 @@ TEST_F(PipTest, SdistOnlyRequirementCannotBeChecked) {
   EXPECT_TRUE(doc["prediction"].is_null());
 }
 
+// A requirement no index or link offers in any form: pip's own reason ("from versions: none") is
+// the answer, not source distributions, and no --force is offered, since pip itself (the referee)
+// fails the same way. A project with only a source distribution still gets the --force line.
+TEST_F(PipTest, RequirementNoIndexOffersIsPipsOwnReason) {
+  auto venv = venv_with_pip();
+  CommandResult r = envdoctor_pip(*venv, "", "install", "nosuchpkg");
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_NE(
+      r.out.find("ERROR: Could not find a version that satisfies the requirement nosuchpkg (from versions: none)"),
+      std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("nosuchpkg is offered in no form, wheel or source, by the indexes and links pip was given"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("source distribution"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("--force"), std::string::npos) << r.out;
+  int status = -1;
+  json doc = envdoctor_pip_json(*venv, "install", "nosuchpkg", &status);
+  EXPECT_EQ(doc["verdict"], "cannot-check");
+  EXPECT_EQ(doc["not_found"], json::array({"nosuchpkg"}));
+  // The referee: pip itself, unchecked, cannot install it either.
+  CommandResult pip = run(quote(venv->python()) + " -m pip install --no-index --find-links " + quote(tmp_ / "wheels") +
+                          " --disable-pip-version-check nosuchpkg");
+  EXPECT_NE(pip.status, 0) << pip.out << pip.err;
+  EXPECT_NE(pip.err.find("No matching distribution found for nosuchpkg"), std::string::npos) << pip.err;
+
+  std::string src =
+      tmp_.write("src/onlysrc-1.0/setup.py", "from setuptools import setup\nsetup(name='onlysrc', version='1.0')\n");
+  tmp_.write("src/onlysrc-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: onlysrc\nVersion: 1.0\n");
+  ASSERT_EQ(run("tar -czf " + quote(tmp_ / "wheels/onlysrc-1.0.tar.gz") + " -C " + quote(tmp_ / "src") + " onlysrc-1.0")
+                .status,
+            0);
+  CommandResult sdist = envdoctor_pip(*venv, "", "install", "onlysrc");
+  EXPECT_NE(sdist.out.find("from wheels alone"), std::string::npos) << sdist.out;
+  EXPECT_NE(sdist.out.find("To install it unchecked:"), std::string::npos) << sdist.out;
+  EXPECT_FALSE(envdoctor_pip_json(*venv, "install", "onlysrc", &status).contains("not_found"));
+}
+
 // --force on a refused change: the prediction is printed, then pip runs, and what it breaks
 // breaks as predicted.
 TEST_F(PipTest, ForceRunsPipOnARefusedChange) {

@@ -85,6 +85,17 @@ inline std::set<std::string> files_under(const std::string& dir) {
   return out;
 }
 
+// What `python -c "import M"` said: "" when it succeeded, else the ImportError's message (the
+// last line of stderr, without "ImportError: ").
+inline std::string import_error(const CommandResult& r) {
+  if (r.status == 0) return "";
+  std::string err = r.err;
+  while (!err.empty() && err.back() == '\n') err.pop_back();
+  std::string last = err.substr(err.rfind('\n') + 1);
+  const std::string prefix = "ImportError: ";
+  return last.rfind(prefix, 0) == 0 ? last.substr(prefix.size()) : last;
+}
+
 class Venv {
  public:
   // `BASE -m venv --without-pip OPTIONS TMP/NAME` (OPTIONS: --system-site-packages).
@@ -121,14 +132,8 @@ class Venv {
   // The referee: a real import, with `variables` ("LD_LIBRARY_PATH=/x") in its environment.
   // Returns "" on success, else the ImportError's message.
   std::string import(const std::string& module, const std::string& variables = "") const {
-    CommandResult r = run("cd / && " + (variables.empty() ? "" : "env " + variables + " ") + quote(python()) + " -c " +
-                          quote("import " + module));
-    if (r.status == 0) return "";
-    std::string err = r.err;
-    while (!err.empty() && err.back() == '\n') err.pop_back();
-    std::string last = err.substr(err.rfind('\n') + 1);
-    const std::string prefix = "ImportError: ";
-    return last.rfind(prefix, 0) == 0 ? last.substr(prefix.size()) : last;
+    return import_error(run("cd / && " + (variables.empty() ? "" : "env " + variables + " ") + quote(python()) +
+                            " -c " + quote("import " + module)));
   }
   // `envdoctor SUBCOMMAND --python VENV ARGS`.
   CommandResult envdoctor_run(const std::string& subcommand, const std::string& args) const {
@@ -174,15 +179,19 @@ class Venv {
     auto ask = [&](const std::string& name, auto about) {
       CommandResult w = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
                             " why --json --python " + quote(python()) + " " + quote(name));
-      ASSERT_TRUE(w.status == 0 || w.status == 1) << "why " << name << ": " << w.err;
-      nlohmann::json answer = nlohmann::json::parse(w.out);
       nlohmann::json expected = nlohmann::json::array();
-      bool error = false;
+      bool error = false, only_debian = true;
       for (const auto& f : report["findings"])
         if (about(f)) {
           expected.push_back(f);
           error |= f["severity"] == "error";
+          only_debian &= f.value("installer", nlohmann::json()) == "debian";
         }
+      // A system library's Debian package (libgomp1) is an owner check names, not a Python
+      // distribution why can be asked about.
+      if (w.status == 2 && only_debian) return;
+      ASSERT_TRUE(w.status == 0 || w.status == 1) << "why " << name << ": " << w.err;
+      nlohmann::json answer = nlohmann::json::parse(w.out);
       EXPECT_EQ(answer["findings"], expected) << "why " << name << " says other findings than check about it";
       EXPECT_EQ(w.status, error ? 1 : 0) << "why " << name;
     };

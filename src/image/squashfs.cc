@@ -1,0 +1,250 @@
+#include "image/squashfs.h"
+
+#include <fcntl.h>
+#include <sqfs/compressor.h>
+#include <sqfs/data_reader.h>
+#include <sqfs/dir_reader.h>
+#include <sqfs/id_table.h>
+#include <sqfs/inode.h>
+#include <sqfs/io.h>
+#include <sqfs/super.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include "support/lazy_library.h"
+
+namespace envdoctor::image {
+
+namespace {
+
+// The part of libsquashfs the image reader uses, opened on the first squashfs image.
+struct Libsquashfs {
+  decltype(::sqfs_open_file)* open_file;
+  decltype(::sqfs_super_read)* super_read;
+  decltype(::sqfs_compressor_config_init)* compressor_config_init;
+  decltype(::sqfs_compressor_create)* compressor_create;
+  decltype(::sqfs_id_table_create)* id_table_create;
+  decltype(::sqfs_id_table_read)* id_table_read;
+  decltype(::sqfs_dir_reader_create)* dir_reader_create;
+  decltype(::sqfs_dir_reader_get_full_hierarchy)* get_full_hierarchy;
+  decltype(::sqfs_dir_tree_destroy)* dir_tree_destroy;
+  decltype(::sqfs_data_reader_create)* data_reader_create;
+  decltype(::sqfs_data_reader_load_fragment_table)* load_fragment_table;
+  decltype(::sqfs_data_reader_read)* data_reader_read;
+  decltype(::sqfs_inode_get_file_size)* inode_get_file_size;
+};
+
+const Libsquashfs* libsquashfs(std::string* error) {
+  static support::LazyLibrary lib(ENVDOCTOR_LIBSQUASHFS_SONAME);
+  static Libsquashfs api;
+  static std::string why;
+  static const bool ok = lib.get(api.open_file, "sqfs_open_file", &why) &&
+                         lib.get(api.super_read, "sqfs_super_read", &why) &&
+                         lib.get(api.compressor_config_init, "sqfs_compressor_config_init", &why) &&
+                         lib.get(api.compressor_create, "sqfs_compressor_create", &why) &&
+                         lib.get(api.id_table_create, "sqfs_id_table_create", &why) &&
+                         lib.get(api.id_table_read, "sqfs_id_table_read", &why) &&
+                         lib.get(api.dir_reader_create, "sqfs_dir_reader_create", &why) &&
+                         lib.get(api.get_full_hierarchy, "sqfs_dir_reader_get_full_hierarchy", &why) &&
+                         lib.get(api.dir_tree_destroy, "sqfs_dir_tree_destroy", &why) &&
+                         lib.get(api.data_reader_create, "sqfs_data_reader_create", &why) &&
+                         lib.get(api.load_fragment_table, "sqfs_data_reader_load_fragment_table", &why) &&
+                         lib.get(api.data_reader_read, "sqfs_data_reader_read", &why) &&
+                         lib.get(api.inode_get_file_size, "sqfs_inode_get_file_size", &why);
+  if (!ok && error) *error = "cannot read squashfs images: " + why;
+  return ok ? &api : nullptr;
+}
+
+// libsquashfs objects are released through their own destroy function (sqfs_destroy).
+struct Destroy {
+  void operator()(void* obj) const {
+    if (obj) sqfs_destroy(obj);
+  }
+};
+template <typename T>
+using Owned = std::unique_ptr<T, Destroy>;
+
+u64 le64(const unsigned char* p) {
+  u64 v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  return v;
+}
+
+// FNV-1a, 64 bits: the key names a cache directory, it guards no secret.
+void fnv(u64& h, const unsigned char* p, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+}
+
+struct Node {
+  std::string path;
+  const sqfs_tree_node_t* node;
+};
+
+// Pre-order: a directory before what it holds, as a tar stream lists them.
+void flatten(const sqfs_tree_node_t* node, const std::string& path, std::vector<Node>& out) {
+  for (const sqfs_tree_node_t* child = node->children; child; child = child->next) {
+    std::string p = path.empty() ? reinterpret_cast<const char*>(child->name)
+                                 : path + "/" + reinterpret_cast<const char*>(child->name);
+    out.push_back({p, child});
+    flatten(child, p, out);
+  }
+}
+
+class SquashfsReader : public EntryReader {
+ public:
+  bool open(const Libsquashfs& sq, const std::string& path, std::string* error) {
+    sq_ = &sq;
+    auto fail = [&](const std::string& what) {
+      *error = path + ": " + what;
+      return false;
+    };
+    file_.reset(sq.open_file(path.c_str(), SQFS_FILE_OPEN_READ_ONLY));
+    if (!file_) return fail("cannot open");
+    if (sq.super_read(&super_, file_.get()) != 0) return fail("not a squashfs image (bad superblock)");
+    sqfs_compressor_config_t cfg;
+    sqfs_compressor_t* cmp = nullptr;
+    if (sq.compressor_config_init(&cfg, static_cast<SQFS_COMPRESSOR>(super_.compression_id), super_.block_size,
+                                  SQFS_COMP_FLAG_UNCOMPRESS) != 0 ||
+        sq.compressor_create(&cfg, &cmp) != 0)
+      return fail("its compressor is not supported");
+    compressor_.reset(cmp);
+    ids_.reset(sq.id_table_create(0));
+    if (!ids_ || sq.id_table_read(ids_.get(), file_.get(), &super_, compressor_.get()) != 0)
+      return fail("unreadable id table");
+    dirs_.reset(sq.dir_reader_create(&super_, compressor_.get(), file_.get(), 0));
+    data_.reset(sq.data_reader_create(file_.get(), super_.block_size, compressor_.get(), 0));
+    if (!dirs_ || !data_ || sq.load_fragment_table(data_.get(), &super_) != 0) return fail("unreadable tables");
+    sqfs_tree_node_t* root = nullptr;
+    if (sq.get_full_hierarchy(dirs_.get(), ids_.get(), nullptr, SQFS_TREE_NO_DEVICES, &root) != 0 || !root)
+      return fail("unreadable directory table");
+    tree_ = std::unique_ptr<sqfs_tree_node_t, void (*)(sqfs_tree_node_t*)>(root, sq.dir_tree_destroy);
+    flatten(root, "", nodes_);
+    return true;
+  }
+
+  bool next(RawEntry& e, std::string*) override {
+    if (at_ >= nodes_.size()) return false;
+    current_ = &nodes_[at_++];
+    offset_ = 0;
+    const sqfs_inode_generic_t* inode = current_->node->inode;
+    e.path = current_->path;
+    e.mode = inode->base.mode & 07777;
+    e.size = 0;
+    e.link.clear();
+    switch (inode->base.type) {
+      case SQFS_INODE_FILE:
+      case SQFS_INODE_EXT_FILE: {
+        sqfs_u64 size = 0;
+        sq_->inode_get_file_size(inode, &size);
+        e.type = EntryType::kFile;
+        e.size = size;
+        break;
+      }
+      case SQFS_INODE_DIR:
+      case SQFS_INODE_EXT_DIR: e.type = EntryType::kDirectory; break;
+      case SQFS_INODE_SLINK:
+      case SQFS_INODE_EXT_SLINK: {
+        u32 n =
+            inode->base.type == SQFS_INODE_SLINK ? inode->data.slink.target_size : inode->data.slink_ext.target_size;
+        n = std::min<u32>(n, static_cast<u32>(inode->payload_bytes_used));
+        e.type = EntryType::kSymlink;
+        e.link.assign(reinterpret_cast<const char*>(inode->extra), n);
+        break;
+      }
+      default: e.type = EntryType::kOther;
+    }
+    size_ = e.size;
+    return true;
+  }
+
+  i64 read(void* buffer, size_t n, std::string* error) override {
+    if (!current_ || offset_ >= size_) return 0;
+    u32 want = static_cast<u32>(std::min<u64>({n, size_ - offset_, 1u << 30}));
+    sqfs_s32 got = sq_->data_reader_read(data_.get(), current_->node->inode, offset_, buffer, want);
+    if (got < 0) {
+      *error = current_->path + ": unreadable data block";
+      return -1;
+    }
+    offset_ += static_cast<u64>(got);
+    return got;
+  }
+
+ private:
+  const Libsquashfs* sq_ = nullptr;
+  Owned<sqfs_file_t> file_;
+  sqfs_super_t super_{};
+  Owned<sqfs_compressor_t> compressor_;
+  Owned<sqfs_id_table_t> ids_;
+  Owned<sqfs_dir_reader_t> dirs_;
+  Owned<sqfs_data_reader_t> data_;
+  std::unique_ptr<sqfs_tree_node_t, void (*)(sqfs_tree_node_t*)> tree_{nullptr, nullptr};
+  std::vector<Node> nodes_;
+  size_t at_ = 0;
+  const Node* current_ = nullptr;
+  u64 offset_ = 0, size_ = 0;
+};
+
+}  // namespace
+
+bool is_squashfs(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) return false;
+  char magic[4] = {};
+  bool ok = std::fread(magic, 1, 4, f) == 4 && std::memcmp(magic, "hsqs", 4) == 0;
+  std::fclose(f);
+  return ok;
+}
+
+std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* counter, std::string* error) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    *error = path + ": " + std::strerror(errno);
+    return std::nullopt;
+  }
+  struct stat st;
+  unsigned char super[96];
+  bool ok = ::fstat(fd, &st) == 0 && ::pread(fd, super, sizeof super, 0) == sizeof super &&
+            std::memcmp(super, "hsqs", 4) == 0;
+  u64 h = 0xcbf29ce484222325ULL;
+  if (ok) {
+    fnv(h, super, sizeof super);
+    u64 bytes_used = le64(super + 40), inode_table = le64(super + 64);
+    u64 end = std::min<u64>(bytes_used, static_cast<u64>(st.st_size));
+    std::vector<unsigned char> chunk(1 << 20);
+    for (u64 at = inode_table; ok && at < end;) {
+      ssize_t n = ::pread(fd, chunk.data(), std::min<u64>(chunk.size(), end - at), static_cast<off_t>(at));
+      if (n <= 0) {
+        ok = false;
+        break;
+      }
+      fnv(h, chunk.data(), static_cast<size_t>(n));
+      if (counter) counter->bytes += static_cast<u64>(n);
+      at += static_cast<u64>(n);
+    }
+  }
+  ::close(fd);
+  if (!ok) {
+    *error = path + ": not a squashfs image";
+    return std::nullopt;
+  }
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
+  return std::string("sqsh-") + hex;
+}
+
+std::unique_ptr<EntryReader> open_squashfs(const std::string& path, std::string* error) {
+  const Libsquashfs* sq = libsquashfs(error);
+  if (!sq) return nullptr;
+  auto reader = std::make_unique<SquashfsReader>();
+  if (!reader->open(*sq, path, error)) return nullptr;
+  return reader;
+}
+
+}  // namespace envdoctor::image

@@ -1,0 +1,661 @@
+// `check --image`: real images made by real tools (umoci's layers and whiteouts, skopeo's docker
+// and OCI archives, mksquashfs), a root with this machine's own Debian python3, and the suite's
+// own wheels. Referee 1: every format gives the findings `check --root` gives on the root that
+// `umoci unpack` (or `unsquashfs`) makes. Referee 2: `chroot ROOT python3 -c "import M"`.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "image/image.h"
+#include "image/requirements.h"
+#include "support/fixture.h"
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+const char* kPython = "/usr/bin/python3.11";  // Debian's own, which the image root copies
+const char* kImagePath = "/opt/venv/bin:/usr/bin:/bin";
+const char* kImageLibraryPath = "/usr/local/cuda/lib64:/opt/libs";
+
+// A step of building the images; a failure ends the building (build_images says why).
+void sh(const std::string& command) {
+  CommandResult r = run("set -e; " + command);
+  if (r.status != 0) throw std::runtime_error(command + "\n" + r.out + r.err);
+}
+
+u64 file_size(const std::string& path) {
+  std::error_code ec;
+  return fs::file_size(path, ec);
+}
+
+// The images, built once for the whole binary.
+struct Images {
+  TempDir tmp;
+  std::string oci, oci_archive, docker_archive, squashfs;
+  std::string unpacked;  // umoci unpack of oci:app
+  std::string unsquashed;
+  std::string skip;   // why the images cannot be made here (a tool is missing)
+  std::string error;  // a step that failed
+  std::string cache() const { return tmp / "cache"; }
+};
+
+// A root file system with Debian's python3.11: the interpreter, the libraries ldd names, the
+// standard library modules an interpreter imports at start, and ld.so.cache made by ldconfig.
+void make_python_root(const std::string& root) {
+  sh("R=" + quote(root) +
+     "; mkdir -p $R/usr/bin $R/usr/lib/x86_64-linux-gnu $R/usr/lib64 $R/etc/ld.so.conf.d $R/usr/lib/python3.11"
+     "; ln -s usr/lib $R/lib; ln -s usr/bin $R/bin; ln -s usr/lib64 $R/lib64"
+     "; cp " +
+     std::string(kPython) +
+     " $R/usr/bin/; ln -s python3.11 $R/usr/bin/python3"
+     "; for l in $(ldd " +
+     kPython +
+     " | awk '/=>/ {print $3}'); do cp -L $l $R/usr/lib/x86_64-linux-gnu/; done"
+     "; cp -L /lib64/ld-linux-x86-64.so.2 $R/usr/lib/x86_64-linux-gnu/"
+     "; ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 $R/usr/lib64/ld-linux-x86-64.so.2"
+     "; cp /etc/ld.so.conf $R/etc/; cp /etc/ld.so.conf.d/x86_64-linux-gnu.conf $R/etc/ld.so.conf.d/"
+     "; " +
+     kPython +
+     " -c 'import sys; print(\"\\n\".join(m.__file__ for m in list(sys.modules.values()) if getattr(m, \"__file__\", None)))'"
+     " | while read f; do cp -L --parents \"$f\" $R; done"
+     "; cp -rL /usr/lib/python3.11/encodings $R/usr/lib/python3.11/"
+     "; ldconfig -r $R");
+}
+
+// Package `name` 1.0 whose extension module _`name` needs `library` (gcc-built), unpacked from
+// its wheel into `site` as an installer would leave it.
+void install_module_package(const TempDir& tmp, const std::string& site, const std::string& name,
+                            const std::string& library) {
+  std::string lib = tmp / ("build/" + library);
+  std::string fn = name + "_fn";
+  build_shared(lib, "int " + fn + "(void) { return 1; }", "-Wl,-soname," + library, tmp);
+  std::string ext = tmp / ("build/" + name + "/_" + name + ext_suffix());
+  build_shared(ext, extension_source("_" + name, "int " + fn + "(void);", fn + "()"),
+               "-I" + quote(python_include()) + " " + quote(lib), tmp);
+  std::string wheel = make_wheel(tmp / "wheels", {{"name", name},
+                                                  {"version", "1.0"},
+                                                  {"tag", "cp311-cp311-linux_x86_64"},
+                                                  {"purelib", false},
+                                                  {"files", {{name + "/__init__.py", "from . import _" + name + "\n"}}},
+                                                  {"paths", {{name + "/_" + name + ext_suffix(), ext}}}});
+  sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
+}
+
+// DESIGN.md's first problem, installed into `site`: fake-cudnn-cu12 and fake-cudnn-cu13 both own
+// fakenv/cudnn/lib/libfakecudnn.so.9, which faketorch's _C needs through its RPATH.
+void install_two_owners(const TempDir& tmp, const std::string& site) {
+  std::string lib = tmp / "build/libfakecudnn.so.9";
+  build_shared(lib, "int cudnn_fn(void) { return 9; }", "-Wl,-soname,libfakecudnn.so.9", tmp);
+  std::string ext = tmp / ("build/faketorch/_C" + ext_suffix());
+  build_shared(ext, extension_source("_C", "int cudnn_fn(void);", "cudnn_fn()"),
+               "-I" + quote(python_include()) + " " + quote(lib) + " -Wl,-rpath,'$ORIGIN/../fakenv/cudnn/lib'", tmp);
+  for (const char* owner : {"fake-cudnn-cu12", "fake-cudnn-cu13"})
+    sh("python3 -m zipfile -e " +
+       quote(make_wheel(tmp / "wheels", {{"name", owner},
+                                         {"version", "9.1"},
+                                         {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                         {"purelib", false},
+                                         {"paths", {{"fakenv/cudnn/lib/libfakecudnn.so.9", lib}}}})) +
+       " " + quote(site));
+  sh("python3 -m zipfile -e " +
+     quote(make_wheel(tmp / "wheels", {{"name", "faketorch"},
+                                       {"version", "2.0"},
+                                       {"tag", "cp311-cp311-linux_x86_64"},
+                                       {"purelib", false},
+                                       {"requires", {"fake-cudnn-cu13"}},
+                                       {"files", {{"faketorch/__init__.py", "from . import _C\n"}}},
+                                       {"paths", {{"faketorch/_C" + ext_suffix(), ext}}}})) +
+     " " + quote(site));
+}
+
+// DESIGN.md's second problem in a CUDA 13 image: cu12ext's extension was linked against
+// libcudart.so.12 (its symbols versioned libcudart.so.12); the image has CUDA 13's runtime in
+// /usr/local/cuda/lib64 (on its LD_LIBRARY_PATH) and a libcudart.so.12 -> libcudart.so.13 link.
+void install_cuda12_extension(const TempDir& tmp, const std::string& rootfs, const std::string& site) {
+  for (const char* major : {"12", "13"}) {
+    std::string soname = std::string("libcudart.so.") + major;
+    std::string script =
+        tmp.write("build/" + soname + ".map", soname + " { global: cudaRuntimeGetVersion; local: *; };\n");
+    build_shared(tmp / ("build/cuda" + std::string(major) + "/" + soname),
+                 "int cudaRuntimeGetVersion(int* v) { *v = " + std::string(major) + "000; return 0; }",
+                 "-Wl,-soname," + soname + " -Wl,--version-script=" + quote(script), tmp);
+  }
+  std::string ext = tmp / ("build/cu12ext/_cu12ext" + ext_suffix());
+  build_shared(ext,
+               extension_source("_cu12ext", "int cudaRuntimeGetVersion(int*);", "cudaRuntimeGetVersion(&(int){0})"),
+               "-I" + quote(python_include()) + " " + quote(tmp / "build/cuda12/libcudart.so.12"), tmp);
+  std::string cuda = rootfs + "/usr/local/cuda/lib64";
+  sh("mkdir -p " + quote(cuda) + " && cp " + quote(tmp / "build/cuda13/libcudart.so.13") + " " + quote(cuda) +
+     " && ln -s libcudart.so.13 " + quote(cuda + "/libcudart.so.12"));
+  sh("python3 -m zipfile -e " +
+     quote(make_wheel(tmp / "wheels", {{"name", "cu12ext"},
+                                       {"version", "1.0"},
+                                       {"tag", "cp311-cp311-linux_x86_64"},
+                                       {"purelib", false},
+                                       {"files", {{"cu12ext/__init__.py", "from . import _cu12ext\n"}}},
+                                       {"paths", {{"cu12ext/_cu12ext" + ext_suffix(), ext}}}})) +
+     " " + quote(site));
+}
+
+// oci:base (the Python root), oci:app (base; then /opt/libs with libimgfoo and libimgbar and a
+// venv with imgfoo, imgbar and the two cuDNN owners with faketorch; then a layer whose
+// whiteouts delete libimgbar and, as `pip uninstall fake-cudnn-cu12` does, the cuDNN both list), oci:other (base;
+// then imgfoo alone), oci:cuda and oci:cuda-disabled (base, with NVIDIA_REQUIRE_CUDA).
+void build(Images& images);
+
+Images* build_images() {
+  auto* images = new Images;
+  try {
+    build(*images);
+  } catch (const std::exception& e) {
+    images->error = e.what();
+  }
+  return images;
+}
+
+void build(Images& image_set) {
+  Images* images = &image_set;
+  for (const char* tool : {"umoci", "skopeo", "mksquashfs", "unsquashfs", "gcc", "ldconfig"})
+    if (!have_tool(tool)) {
+      images->skip = std::string("needs ") + tool + " (scripts/install-deps.sh --test)";
+      return;
+    }
+  if (!fs::exists(kPython) || !fs::exists(python_include() + "/Python.h")) {
+    images->skip = "needs Debian's python3.11 and Python.h";
+    return;
+  }
+  const TempDir& t = images->tmp;
+  fs::create_directories(t / "wheels");
+  std::string rootless = ::geteuid() == 0 ? "" : " --rootless";
+  std::string oci = t / "oci";
+  auto unpack = [&](const std::string& tag, const std::string& bundle) {
+    sh("umoci unpack" + rootless + " --image " + quote(oci + ":" + tag) + " " + quote(bundle) + " >/dev/null");
+    return bundle + "/rootfs";
+  };
+  auto repack = [&](const std::string& tag, const std::string& bundle) {
+    sh("umoci repack --image " + quote(oci + ":" + tag) + " " + quote(bundle));
+  };
+  auto env = [&](const std::string& tag, const std::vector<std::string>& vars) {
+    std::string cmd = "umoci config --image " + quote(oci + ":" + tag);
+    for (const std::string& v : vars) cmd += " --config.env " + quote(v);
+    sh(cmd);
+  };
+  sh("umoci init --layout " + quote(oci) + " && umoci new --image " + quote(oci + ":base"));
+  make_python_root(unpack("base", t / "b1"));
+  repack("base", t / "b1");
+
+  std::string rootfs = unpack("base", t / "b2");
+  std::string site = rootfs + "/opt/venv/lib/python3.11/site-packages";
+  sh("mkdir -p " + quote(rootfs + "/opt/libs") + " " + quote(site) + " " + quote(rootfs + "/opt/venv/bin") +
+     "; printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = 3.11.2\\n' > " +
+     quote(rootfs + "/opt/venv/pyvenv.cfg") + "; ln -s /usr/bin/python3.11 " + quote(rootfs + "/opt/venv/bin/python3") +
+     "; ln -s python3 " + quote(rootfs + "/opt/venv/bin/python"));
+  install_module_package(t, site, "imgfoo", "libimgfoo.so.1");
+  install_module_package(t, site, "imgbar", "libimgbar.so.1");
+  sh("cp " + quote(t / "build/libimgfoo.so.1") + " " + quote(t / "build/libimgbar.so.1") + " " +
+     quote(rootfs + "/opt/libs/"));
+  install_two_owners(t, site);
+  install_cuda12_extension(t, rootfs, site);
+  repack("app", t / "b2");
+  std::string top = unpack("app", t / "b3");
+  std::string top_site = top + "/opt/venv/lib/python3.11/site-packages";
+  sh("rm -r " + quote(top + "/opt/libs/libimgbar.so.1") + " " + quote(top_site + "/fake_cudnn_cu12-9.1.dist-info") +
+     " " + quote(top_site + "/fakenv/cudnn/lib/libfakecudnn.so.9"));
+  repack("app", t / "b3");
+  env("app",
+      {std::string("PATH=") + kImagePath, std::string("LD_LIBRARY_PATH=") + kImageLibraryPath, "CUDA_VERSION=13.0.0"});
+
+  std::string other = unpack("base", t / "b4");
+  std::string other_site = other + "/opt/venv/lib/python3.11/site-packages";
+  sh("mkdir -p " + quote(other + "/opt/libs") + " " + quote(other_site) + " " + quote(other + "/opt/venv/bin") +
+     "; cp " + quote(rootfs + "/opt/venv/pyvenv.cfg") + " " + quote(other + "/opt/venv/") + "; cp -a " +
+     quote(rootfs + "/opt/venv/bin/.") + " " + quote(other + "/opt/venv/bin/") + "; cp " +
+     quote(t / "build/libimgfoo.so.1") + " " + quote(other + "/opt/libs/") + "; cp -a " + quote(site + "/.") + " " +
+     quote(other_site + "/") + "; rm -r " + quote(other_site + "/imgbar") + " " + quote(other_site) + "/imgbar-*");
+  repack("other", t / "b4");
+  env("other", {std::string("PATH=") + kImagePath, "LD_LIBRARY_PATH=/opt/libs"});
+
+  for (const char* tag : {"cuda", "cuda-disabled"}) {
+    sh("umoci tag --image " + quote(oci + ":base") + " " + tag);
+    env(tag, {std::string("PATH=") + kImagePath, "CUDA_VERSION=12.4.1",
+              "NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471"});
+  }
+  env("cuda-disabled", {"NVIDIA_DISABLE_REQUIRE=true"});
+
+  images->oci = oci + ":app";
+  images->oci_archive = t / "app-oci.tar";
+  images->docker_archive = t / "app-docker.tar";
+  sh("skopeo copy -q oci:" + quote(oci + ":app") + " oci-archive:" + quote(images->oci_archive + ":app"));
+  sh("skopeo copy -q oci:" + quote(oci + ":app") + " docker-archive:" + quote(images->docker_archive + ":app:latest"));
+  images->unpacked = unpack("app", t / "unpacked");
+  // enroot's image: the root flattened, its environment in /etc/environment.
+  std::string flat = unpack("app", t / "flat");
+  sh(std::string("printf 'PATH=") + kImagePath + "\\nLD_LIBRARY_PATH=" + kImageLibraryPath + "\\n' > " +
+     quote(flat + "/etc/environment"));
+  images->squashfs = t / "app.sqsh";
+  sh("mksquashfs " + quote(flat) + " " + quote(images->squashfs) + " -noappend -quiet -no-progress >/dev/null");
+  images->unsquashed = t / "unsquashed";
+  sh("unsquashfs -q -d " + quote(images->unsquashed) + " " + quote(images->squashfs) + " >/dev/null");
+}
+
+class ImageTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { images_ = build_images(); }
+  static void TearDownTestSuite() {
+    delete images_;
+    images_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_TRUE(images_->error.empty()) << images_->error;
+    if (!images_->skip.empty()) GTEST_SKIP() << images_->skip;
+  }
+
+  // `envdoctor check --json ARGS` with the images' cache.
+  static json check(const std::string& args, int* status = nullptr) {
+    CommandResult r =
+        run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " check --json " + args);
+    if (status) *status = r.status;
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << args << "\n" << r.err;
+    if (!r.out.empty()) expect_schema_valid("check", r.out);
+    return json::parse(r.out.empty() ? "{}" : r.out);
+  }
+
+  static std::string chroot_program() {
+    CommandResult r = run("command -v chroot");
+    return r.out.substr(0, r.out.find('\n'));
+  }
+
+  // Referee 2: the import in a chroot, with the image's environment. "" when it succeeds.
+  static std::string chroot_import(const std::string& root, const std::string& module, const std::string& ld_path) {
+    return import_error(run(std::string("env -i PATH=") + kImagePath +
+                            (ld_path.empty() ? "" : " LD_LIBRARY_PATH=" + ld_path) + " " + chroot_program() + " " +
+                            quote(root) + " /opt/venv/bin/python3 -c " + quote("import " + module)));
+  }
+
+  static Images* images_;
+};
+
+Images* ImageTest::images_ = nullptr;
+
+TEST_F(ImageTest, EveryFormatGivesTheFindingsOfItsUnpackedRoot) {
+  json referee =
+      check("--root " + quote(images_->unpacked) + " --prefix /opt/venv --ld-library-path " + kImageLibraryPath);
+  json referee_sqsh =
+      check("--root " + quote(images_->unsquashed) + " --prefix /opt/venv --ld-library-path " + kImageLibraryPath);
+  // libimgbar (a whiteout), libfakecudnn (an uninstall in a later layer) and the record that lost it.
+  ASSERT_EQ(findings(referee, "missing-library").size(), 2u) << referee.dump(1);
+  ASSERT_EQ(findings(referee, "record-missing-file").size(), 1u) << referee.dump(1);
+  ASSERT_EQ(findings(referee, "missing-version").size(), 1u) << referee.dump(1);  // CUDA 12's cudart in 13's image
+  EXPECT_EQ(plain(referee), plain(referee_sqsh));
+  for (const std::string& ref : {images_->oci, images_->oci_archive, images_->docker_archive, images_->squashfs}) {
+    json j = check("--image " + quote(ref));
+    EXPECT_EQ(plain(j), plain(referee)) << ref << "\n" << j.dump(1);
+    EXPECT_EQ(j["environment"]["packages"], referee["environment"]["packages"]) << ref;
+    EXPECT_EQ(j["environment"]["elf_files"], referee["environment"]["elf_files"]) << ref;
+  }
+}
+
+TEST_F(ImageTest, ErrorsAreTheImportsThatFailInAChroot) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
+  json j = check("--image " + quote(images_->oci));
+  for (const char* module : {"imgfoo", "imgbar", "faketorch", "cu12ext"}) {
+    std::string real = chroot_import(images_->unpacked, module, kImageLibraryPath);
+    std::vector<std::string> predicted;
+    for (const json& f : j["findings"])
+      if (f["severity"] == "error" && f["package"] == module) predicted.push_back(f["message"]);
+    if (real.empty()) {
+      EXPECT_TRUE(predicted.empty()) << module << ": " << j.dump(1);
+    } else {
+      // The first error is the loader's (findings of one file in glibc's order). For cu12ext the
+      // load checks also bind the symbol the missing version leaves unbound (undefined-symbol),
+      // which ld.so never reaches: the version error stops it first.
+      ASSERT_EQ(predicted.size(), std::string(module) == "cu12ext" ? 2u : 1u) << module << ": " << real << "\n"
+                                                                              << j.dump(1);
+      EXPECT_EQ(predicted[0], real) << module;
+    }
+  }
+  // The whiteout removed libimgbar; libimgfoo is found only through the image's LD_LIBRARY_PATH.
+  EXPECT_EQ(chroot_import(images_->unpacked, "imgbar", kImageLibraryPath),
+            "libimgbar.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_EQ(chroot_import(images_->unpacked, "imgfoo", kImageLibraryPath), "");
+  EXPECT_EQ(chroot_import(images_->unpacked, "cu12ext", kImageLibraryPath),
+            "/usr/local/cuda/lib64/libcudart.so.12: version `libcudart.so.12' not found (required by "
+            "/opt/venv/lib/python3.11/site-packages/cu12ext/_cu12ext" +
+                ext_suffix() + ")");
+  EXPECT_EQ(chroot_import(images_->unpacked, "faketorch", kImageLibraryPath),
+            "libfakecudnn.so.9: cannot open shared object file: No such file or directory");
+  std::string without = chroot_import(images_->unpacked, "imgfoo", "");
+  EXPECT_EQ(without, "libimgfoo.so.1: cannot open shared object file: No such file or directory");
+  json bare = check("--image " + quote(images_->oci) + " --ld-library-path ''");
+  bool found = false;
+  for (const json& f : bare["findings"])
+    if (f["package"] == "imgfoo" && f["severity"] == "error") found = f["message"] == without;
+  EXPECT_TRUE(found) << bare.dump(1);
+}
+
+TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  json index = json::parse(std::ifstream(layout + "/index.json"));
+  std::string digest;
+  for (const json& m : index["manifests"])
+    if (m["annotations"]["org.opencontainers.image.ref.name"] == "app") digest = m["digest"];
+  json j = check("--image " + quote(images_->oci));
+  const json& image = j["environment"]["image"];
+  EXPECT_EQ(image["reference"], images_->oci);
+  EXPECT_EQ(image["format"], "oci-layout");
+  EXPECT_EQ(image["digest"], digest);
+  EXPECT_EQ(image["layers"], 3);
+  EXPECT_EQ(image["interpreter"], "/opt/venv/bin/python3");
+  EXPECT_EQ(image["interpreter_from"], "PATH");
+  EXPECT_EQ(image["prefix"], "/opt/venv");
+  EXPECT_EQ(check("--image " + quote(images_->squashfs))["environment"]["image"]["format"], "squashfs");
+  EXPECT_EQ(check("--image " + quote(images_->docker_archive))["environment"]["image"]["format"], "docker-archive");
+  CommandResult text = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
+                           " check --image " + quote(images_->oci));
+  EXPECT_NE(text.out.find("image " + images_->oci + " (oci-layout, " + digest +
+                          ", 3 layers): its Python is /opt/venv/bin/python3 (python3 on its PATH)\n"),
+            std::string::npos)
+      << text.out;
+}
+
+// NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471: CUDA 12.4 or a 470 driver.
+TEST_F(ImageTest, RequirementsGetTheContainerToolkitsVerdicts) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  auto unmet = [&](const std::string& tag, const std::string& driver) {
+    json j = check("--image " + quote(layout + ":" + tag) + " --driver " + driver + " --gpu sm_80");
+    return findings(j, "container-requirement-unmet");
+  };
+  EXPECT_TRUE(unmet("cuda", "550.54.15").empty());  // CUDA 12.4
+  EXPECT_TRUE(unmet("cuda", "470.57.02").empty());  // the second alternative
+  std::vector<json> refused = unmet("cuda", "460.32.03");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_EQ(refused[0]["message"],
+            "nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.4, please update your driver to "
+            "a newer version, or use an earlier cuda container");
+  EXPECT_EQ(refused[0]["severity"], "error");
+  EXPECT_TRUE(unmet("cuda-disabled", "460.32.03").empty());
+  int status = 0;
+  check("--image " + quote(layout + ":cuda") + " --driver 460.32.03 --gpu sm_80", &status);
+  EXPECT_EQ(status, 1);
+}
+
+// The cache: a second image that shares the first's base layer reads only its own layer, and an
+// image read before reads no layer at all.
+TEST_F(ImageTest, ASecondImageReadsOnlyItsNewLayers) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  TempDir cache;
+  auto open = [&](const std::string& tag) {
+    image::ReadCounter counter;
+    image::ImageOptions options;
+    options.cache = cache.path().string();
+    options.counter = &counter;
+    std::string error;
+    std::optional<image::OpenedImage> opened = image::open_image(layout + ":" + tag, options, &error);
+    EXPECT_TRUE(opened) << error;
+    return counter.bytes.load();
+  };
+  // The blobs an image's manifest names: its JSON documents and its layers.
+  auto blobs = [&](const std::string& tag, u64* json_bytes) {
+    json index = json::parse(std::ifstream(layout + "/index.json"));
+    std::vector<std::string> layers;
+    *json_bytes = file_size(layout + "/index.json");
+    for (const json& m : index["manifests"]) {
+      if (m["annotations"]["org.opencontainers.image.ref.name"] != tag) continue;
+      std::string manifest_path = layout + "/blobs/sha256/" + m["digest"].get<std::string>().substr(7);
+      json manifest = json::parse(std::ifstream(manifest_path));
+      *json_bytes += file_size(manifest_path) +
+                     file_size(layout + "/blobs/sha256/" + manifest["config"]["digest"].get<std::string>().substr(7));
+      for (const json& l : manifest["layers"]) layers.push_back(l["digest"].get<std::string>().substr(7));
+    }
+    return layers;
+  };
+  u64 app_json = 0, other_json = 0;
+  std::vector<std::string> app_layers = blobs("app", &app_json), other_layers = blobs("other", &other_json);
+  ASSERT_EQ(app_layers.size(), 3u);
+  ASSERT_EQ(other_layers.size(), 2u);
+  ASSERT_EQ(app_layers[0], other_layers[0]);  // the shared base
+  u64 base = file_size(layout + "/blobs/sha256/" + app_layers[0]);
+  u64 own = file_size(layout + "/blobs/sha256/" + other_layers[1]);
+
+  u64 first = open("app");
+  EXPECT_GE(first, base);
+  u64 second = open("other");
+  EXPECT_LE(second, other_json + own);
+  EXPECT_GE(second, other_json + own / 2);  // its own layer was read
+  EXPECT_EQ(open("other"), other_json);     // cached: the JSON documents alone
+}
+
+// A node's snapshot carries its driver and GPUs to another machine's check of an image.
+TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  std::string snap = images_->tmp / "node.snapshot";
+  sh("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " snapshot --image " +
+     quote(layout + ":base") + " --driver 460.32.03 --gpu sm_80 > " + quote(snap));
+  std::vector<json> refused =
+      findings(check("--image " + quote(layout + ":cuda") + " --node " + quote(snap)), "container-requirement-unmet");
+  ASSERT_EQ(refused.size(), 1u);
+  EXPECT_NE(refused[0]["hint"].get<std::string>().find("driver 460.32.03 (--node " + snap + ")"), std::string::npos)
+      << refused[0]["hint"];
+  CommandResult both = run(quote(envdoctor()) + " check --image " + quote(layout + ":cuda") + " --node " + quote(snap) +
+                           " --driver 550.54.15");
+  EXPECT_EQ(both.status, 2);
+  EXPECT_EQ(both.err,
+            "envdoctor: --node takes the driver and GPUs from its snapshot: give --node, or --gpu and --driver\n");
+}
+
+// A layout made by tests/data/image/make_layout.py from `spec`, opened with a cache of its own
+// (`--prefix /`: these roots hold no Python).
+std::optional<image::OpenedImage> open_made_layout(const TempDir& tmp, const json& spec, std::string* error,
+                                                   const std::string& prefix = "/") {
+  CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
+                        " " + quote(tmp / "layout") + " " + quote(spec.dump()));
+  EXPECT_EQ(r.status, 0) << r.err;
+  image::ImageOptions options;
+  options.cache = tmp / "cache";
+  options.prefix = prefix;
+  return image::open_image(tmp / "layout:t", options, error);
+}
+
+// The Python a container would run: the configuration's command when it is one, else python3 on
+// its PATH; a virtual environment by its pyvenv.cfg, a base interpreter by the file it resolves to.
+TEST(ImageInterpreter, CommandThenPathThenLayout) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  json entries =
+      json::array({{{"name", "opt/conda/bin/python3.11"}, {"data", "x"}, {"mode", 493}},
+                   {{"name", "opt/conda/bin/python"}, {"type", "symlink"}, {"target", "python3.11"}},
+                   {{"name", "usr/bin/python3.11"}, {"data", "x"}, {"mode", 493}},
+                   {{"name", "usr/local/bin/python3"}, {"type", "symlink"}, {"target", "/usr/bin/python3.11"}},
+                   {{"name", "v/bin/python3"}, {"type", "symlink"}, {"target", "/usr/bin/python3.11"}},
+                   {{"name", "v/pyvenv.cfg"}, {"data", "home = /usr/bin\n"}}});
+  json layers = json::array({{{"compression", "gzip"}, {"entries", entries}}});
+  auto chosen = [&](json spec) {
+    TempDir tmp;
+    spec["layers"] = layers;
+    std::string error;
+    std::optional<image::OpenedImage> opened = open_made_layout(tmp, spec, &error, "");
+    EXPECT_TRUE(opened) << error;
+    return opened ? opened->facts.interpreter + " " + opened->facts.interpreter_source + " " + opened->facts.prefix
+                  : error;
+  };
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/opt/conda/bin/python", "-m", "serve"}}}),
+            "/opt/conda/bin/python Cmd /opt/conda");
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"entrypoint", {"python"}}, {"cmd", {"x"}}}),
+            "/usr/local/bin/python3 PATH /usr");  // no `python` on the PATH: then python3 there
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/bin/sh", "-c", "python3 x.py"}}}),
+            "/usr/local/bin/python3 PATH /usr");
+  EXPECT_EQ(chosen({{"env", {"PATH=/v/bin:/usr/bin"}}}), "/v/bin/python3 PATH /v");
+  TempDir tmp;
+  std::string error;
+  EXPECT_FALSE(open_made_layout(tmp, {{"env", {"PATH=/nowhere"}}, {"layers", layers}}, &error, ""));
+  EXPECT_EQ(error, "--image " + (tmp / "layout:t") +
+                       ": no python3 on the image's PATH (/nowhere): give --python with the interpreter's path in "
+                       "the image, or --prefix");
+}
+
+bool has(const std::vector<std::string>& v, const std::string& s) {
+  return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+TEST(ImageLayers, HostileEntriesStayInsideTheRoot) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  TempDir tmp;
+  std::string marker = "envdoctor-escape-" + std::to_string(::getpid());
+  json entries = json::array({
+      {{"name", "ok/file"}, {"data", "x"}},
+      {{"name", "../" + marker}, {"data", "evil"}},
+      {{"name", "root"}, {"type", "symlink"}, {"target", "/"}},
+      {{"name", "root/" + marker + "-abs"}, {"data", "a"}},
+      {{"name", "up"}, {"type", "symlink"}, {"target", "../../../../../../../tmp"}},
+      {{"name", "up/" + marker + "-rel"}, {"data", "b"}},
+      {{"name", "hl"}, {"type", "hardlink"}, {"target", "../../etc/passwd"}},
+      {{"name", "hl2"}, {"type", "hardlink"}, {"target", "missing"}},
+  });
+  std::string error;
+  std::optional<image::OpenedImage> opened =
+      open_made_layout(tmp, {{"layers", json::array({{{"compression", "gzip"}, {"entries", entries}}})}}, &error);
+  ASSERT_TRUE(opened) << error;
+  const std::string& root = opened->root;
+  EXPECT_TRUE(fs::exists(root + "/ok/file"));
+  EXPECT_TRUE(fs::exists(root + "/" + marker + "-abs"));      // through "root -> /": the image's /
+  EXPECT_TRUE(fs::exists(root + "/tmp/" + marker + "-rel"));  // ".." stops at the image's root
+  EXPECT_FALSE(fs::exists("/" + marker + "-abs"));
+  EXPECT_FALSE(fs::exists("/tmp/" + marker + "-rel"));
+  EXPECT_FALSE(fs::exists(fs::path(root).parent_path() / marker));
+  EXPECT_FALSE(fs::exists(root + "/hl"));
+  const std::vector<std::string>& problems = opened->facts.problems;
+  EXPECT_TRUE(has(problems, "../" + marker + ": left out, the path leaves the root"))
+      << ::testing::PrintToString(problems);
+  EXPECT_TRUE(has(problems, "hl: left out, a hard link to ../../etc/passwd outside the root"));
+  EXPECT_TRUE(has(problems, "/hl2: left out, a hard link to /missing, which is not there"));
+}
+
+// Whiteouts and an opaque directory (OCI image spec, "Whiteouts"), a hard link into a lower
+// layer, and the three compressions; what the model does not read is a sparse file of its size.
+TEST(ImageLayers, WhiteoutsOpaqueDirectoriesHardLinksAndCompressions) {
+  if (!have_tool("python3") || !have_tool("zstd")) GTEST_SKIP() << "needs python3 and zstd";
+  TempDir tmp;
+  std::string big(100000, 'x');
+  json lower = json::array({{{"name", "d"}, {"type", "dir"}},
+                            {{"name", "d/a"}, {"data", "a"}},
+                            {{"name", "d/b"}, {"data", "b"}},
+                            {{"name", "keep"}, {"data", "kept"}},
+                            {{"name", "gone"}, {"data", "gone"}},
+                            {{"name", "big.txt"}, {"data", big}},
+                            {{"name", "lib.so"}, {"data", "\u007fELF and the rest"}},
+                            {{"name", "x.dist-info/RECORD"}, {"data", "x/__init__.py,,\n"}}});
+  json middle = json::array({{{"name", ".wh.gone"}, {"data", ""}},
+                             {{"name", "d/c"}, {"data", "c"}},
+                             {{"name", "d/.wh..wh..opq"}, {"data", ""}},
+                             {{"name", "keep2"}, {"type", "hardlink"}, {"target", "keep"}}});
+  json upper = json::array({{{"name", "new"}, {"data", "new"}}});
+  std::string error;
+  std::optional<image::OpenedImage> opened =
+      open_made_layout(tmp,
+                       {{"layers", json::array({{{"compression", "gzip"}, {"entries", lower}},
+                                                {{"compression", "zstd"}, {"entries", middle}},
+                                                {{"compression", "none"}, {"entries", upper}}})}},
+                       &error);
+  ASSERT_TRUE(opened) << error;
+  const std::string& root = opened->root;
+  EXPECT_FALSE(fs::exists(root + "/gone"));
+  EXPECT_FALSE(fs::exists(root + "/d/a"));
+  EXPECT_FALSE(fs::exists(root + "/d/b"));
+  EXPECT_TRUE(fs::exists(root + "/d/c"));  // the opaque marker hides only the layers below
+  EXPECT_TRUE(fs::exists(root + "/new"));
+  EXPECT_TRUE(fs::equivalent(root + "/keep", root + "/keep2"));
+  struct stat st;
+  ASSERT_EQ(::stat((root + "/big.txt").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 100000);
+  EXPECT_EQ(st.st_blocks, 0);  // sparse: its bytes were not kept
+  std::ifstream elf(root + "/lib.so", std::ios::binary);
+  std::string kept((std::istreambuf_iterator<char>(elf)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept,
+            "\x7f"
+            "ELF and the rest");
+  std::ifstream record(root + "/x.dist-info/RECORD");
+  std::string line;
+  std::getline(record, line);
+  EXPECT_EQ(line, "x/__init__.py,,");
+  EXPECT_EQ(opened->facts.layers, 3u);
+}
+
+TEST(ImageReference, SaysWhatIsWrong) {
+  TempDir tmp;
+  std::string error;
+  image::ImageOptions options;
+  options.cache = tmp / "cache";
+  EXPECT_FALSE(image::open_image(tmp / "nothing", options, &error));
+  EXPECT_EQ(error, "--image " + (tmp / "nothing") + ": no such file or directory");
+  fs::create_directories(tmp / "empty");
+  EXPECT_FALSE(image::open_image(tmp / "empty", options, &error));
+  EXPECT_EQ(error, "--image " + (tmp / "empty") + ": not an OCI image layout (no index.json)");
+  tmp.write("layout/index.json", R"({"manifests": [{"digest": "sha256:../../etc/passwd"}]})");
+  EXPECT_FALSE(image::open_image(tmp / "layout", options, &error));
+  EXPECT_EQ(error,
+            "--image " + (tmp / "layout") + ": " + (tmp / "layout") + ": a manifest descriptor without a valid digest");
+  tmp.write("plain.txt", "hello");
+  EXPECT_FALSE(image::open_image(tmp / "plain.txt", options, &error));
+  EXPECT_NE(error.find("--image " + (tmp / "plain.txt") + ": "), std::string::npos) << error;
+}
+
+TEST(ImageEnvironmentFile, ReadsAsEnrootWritesIt) {
+  auto env = image::parse_environment_file("# comment\nPATH=/usr/bin:/bin\nexport CUDA_VERSION=\"12.4.1\"\n\nX\n");
+  ASSERT_EQ(env.size(), 2u);
+  EXPECT_EQ(env[0], std::make_pair(std::string("PATH"), std::string("/usr/bin:/bin")));
+  EXPECT_EQ(env[1], std::make_pair(std::string("CUDA_VERSION"), std::string("12.4.1")));
+}
+
+// libnvidia-container's src/cli/dsl.c, case by case.
+TEST(ContainerRequirements, CompareVersionsAsDslDoes) {
+  EXPECT_EQ(image::compare_versions("12.4", ">=", "12.4"), 1);
+  EXPECT_EQ(image::compare_versions("12.4", ">=", "12.4.0"), 1);
+  EXPECT_EQ(image::compare_versions("12.3", ">=", "12.4"), 0);
+  EXPECT_EQ(image::compare_versions("470.57.02", "<", "471"), 1);
+  EXPECT_EQ(image::compare_versions("470.57.02", ">=", "470"), 1);
+  EXPECT_EQ(image::compare_versions("470", "=", "470.0"), 1);
+  EXPECT_EQ(image::compare_versions("470.1", "=", "470"), 0);
+  EXPECT_EQ(image::compare_versions("12.4", ">=", "12.x"), -1);
+}
+
+TEST(ContainerRequirements, AlternativesAndConditions) {
+  std::vector<std::pair<std::string, std::string>> env = {
+      {"NVIDIA_REQUIRE_CUDA", "cuda>=12.4 brand=tesla,driver>=470,driver<471"}};
+  image::NodeFacts node;
+  node.driver = "535.54.03";
+  node.cuda = "12.2";
+  image::RequirementVerdict v = image::evaluate_requirements(env, node);
+  EXPECT_TRUE(v.refused);
+  EXPECT_EQ(v.failed_condition, "driver<471");
+  node.devices = {{"8.0", std::string("geforce")}};
+  node.driver = "470.57.02";
+  node.cuda = "11.4";
+  EXPECT_TRUE(image::evaluate_requirements(env, node).refused);  // brand=tesla fails on a GeForce
+  node.devices = {{"8.0", std::string("Tesla")}};
+  EXPECT_FALSE(image::evaluate_requirements(env, node).refused);  // brands compare without case
+  // Legacy images: CUDA_VERSION alone requires its major.minor.
+  node.cuda = "12.2";
+  image::RequirementVerdict legacy = image::evaluate_requirements({{"CUDA_VERSION", "12.4.1"}}, node);
+  EXPECT_TRUE(legacy.refused);
+  EXPECT_EQ(legacy.requirement, "cuda>=12.4");
+  EXPECT_FALSE(
+      image::evaluate_requirements({{"CUDA_VERSION", "12.4.1"}, {"NVIDIA_DISABLE_REQUIRE", "1"}}, node).refused);
+  EXPECT_EQ(image::evaluate_requirements({{"NVIDIA_REQUIRE_X", "cuda=>12"}}, node).message,
+            "nvidia-container-cli: requirement error: invalid expression");
+  EXPECT_FALSE(image::evaluate_requirements({{"NVIDIA_REQUIRE_JETPACK", "cuda>=99"}}, node).refused);
+  // arch= compares the GPU's compute capability.
+  EXPECT_TRUE(image::evaluate_requirements({{"NVIDIA_REQUIRE_ARCH", "arch>=9.0"}}, node).refused);
+}
+
+}  // namespace
+}  // namespace envdoctor::test
