@@ -356,15 +356,50 @@ Json Tool::to_json() const {
           {"annotations", merged(annotations, {{"title", title}})}};
 }
 
-std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::string* error) {
-  std::map<std::string, Json> schemas;
-  for (const char* name : {"check", "pip", "why", "explain", "ldd", "cuda", "ps"}) {
-    std::optional<Json> s = read_schema(schema_dir, name, error);
-    if (!s) return std::nullopt;
-    schemas[name] = std::move(*s);
-  }
-  Json env = environment_properties();
-  std::vector<Tool> tools;
+namespace {
+
+// guarded_pip: the one tool that changes anything.
+void add_guarded_pip(std::vector<Tool>& tools, std::map<std::string, Json>& schemas, const Json& env) {
+  Json guarded_defs = Json::object();
+  Json guarded_out = {{"type", "object"},
+                      {"properties",
+                       {{"pip", embedded(schemas["pip"], guarded_defs)},
+                        {"ran", {{"type", "boolean"}, {"description", "whether pip was run"}}},
+                        {"exit_status",
+                         {{"type", "integer"},
+                          {"description",
+                           "pip's exit status when it ran; else the CLI's: 1 refused, or pip's dry "
+                           "run's status"}}},
+                        {"output", {{"type", "string"}, {"description", "pip's own output, its last 16 kB"}}}}},
+                      {"required", {"pip", "ran", "exit_status", "output"}},
+                      {"additionalProperties", false}};
+  if (!guarded_defs.empty()) guarded_out["$defs"] = std::move(guarded_defs);
+  tools.push_back(
+      {"guarded_pip", "Run pip install/uninstall only if it breaks nothing",
+       "Use it INSTEAD of running `pip install` or `pip uninstall` yourself: asks the environment's own pip for its "
+       "plan, predicts the environment as the plan leaves it, and runs pip (with these arguments, never prompting; "
+       "uninstall gets --yes) only when the change introduces no errors. pip.verdict says what was decided: "
+       "\"safe\" (pip ran; exit_status is pip's), \"refused\" (new errors: pip.prediction's findings marked new say "
+       "what would break; nothing changed), \"cannot-check\" (pip's plan or a wheel could not be had; nothing "
+       "changed). force: true runs pip even so; do that only when the user asks for it. The only tool here that "
+       "changes anything.",
+       input_schema(
+           merged(env, {{"action",
+                         {{"type", "string"}, {"enum", {"install", "uninstall"}}, {"description", "pip's command."}}},
+                        {"args", list_property("pip's arguments after the command, passed as they are, "
+                                               "e.g. [\"torch==2.8.0\"] or [\"nvidia-cudnn-cu12\"].")},
+                        {"force",
+                         {{"type", "boolean"},
+                          {"description",
+                           "Run pip even when the change would introduce errors "
+                           "or cannot be checked."}}}}),
+           {"action", "args"}),
+       guarded_out, annotations(false, false, true), guarded_pip});
+}
+
+// check_environment and the tools that predict a change: predict_uninstall, predict_install;
+// then guarded_pip.
+void add_change_tools(std::vector<Tool>& tools, std::map<std::string, Json>& schemas, const Json& env) {
   tools.push_back(
       {"check_environment", "Check a Python environment's native libraries",
        std::string("Predicts, without importing anything, whether every native library (extension modules, .so "
@@ -410,41 +445,12 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
                                                            "[\"-r\", \"requirements.txt\"]; needs pip in the "
                                                            "environment.")}})),
        either, annotations(true, true, true), predict_install});
-  Json guarded_defs = Json::object();
-  Json guarded_out = {{"type", "object"},
-                      {"properties",
-                       {{"pip", embedded(schemas["pip"], guarded_defs)},
-                        {"ran", {{"type", "boolean"}, {"description", "whether pip was run"}}},
-                        {"exit_status",
-                         {{"type", "integer"},
-                          {"description",
-                           "pip's exit status when it ran; else the CLI's: 1 refused, or pip's dry "
-                           "run's status"}}},
-                        {"output", {{"type", "string"}, {"description", "pip's own output, its last 16 kB"}}}}},
-                      {"required", {"pip", "ran", "exit_status", "output"}},
-                      {"additionalProperties", false}};
-  if (!guarded_defs.empty()) guarded_out["$defs"] = std::move(guarded_defs);
-  tools.push_back(
-      {"guarded_pip", "Run pip install/uninstall only if it breaks nothing",
-       "Use it INSTEAD of running `pip install` or `pip uninstall` yourself: asks the environment's own pip for its "
-       "plan, predicts the environment as the plan leaves it, and runs pip (with these arguments, never prompting; "
-       "uninstall gets --yes) only when the change introduces no errors. pip.verdict says what was decided: "
-       "\"safe\" (pip ran; exit_status is pip's), \"refused\" (new errors: pip.prediction's findings marked new say "
-       "what would break; nothing changed), \"cannot-check\" (pip's plan or a wheel could not be had; nothing "
-       "changed). force: true runs pip even so; do that only when the user asks for it. The only tool here that "
-       "changes anything.",
-       input_schema(
-           merged(env, {{"action",
-                         {{"type", "string"}, {"enum", {"install", "uninstall"}}, {"description", "pip's command."}}},
-                        {"args", list_property("pip's arguments after the command, passed as they are, "
-                                               "e.g. [\"torch==2.8.0\"] or [\"nvidia-cudnn-cu12\"].")},
-                        {"force",
-                         {{"type", "boolean"},
-                          {"description",
-                           "Run pip even when the change would introduce errors "
-                           "or cannot be checked."}}}}),
-           {"action", "args"}),
-       guarded_out, annotations(false, false, true), guarded_pip});
+  add_guarded_pip(tools, schemas, env);
+}
+
+// The questions about one name, file, process or the CUDA side: why, explain, inspect_library,
+// cuda_summary, process.
+void add_question_tools(std::vector<Tool>& tools, std::map<std::string, Json>& schemas, const Json& env) {
   tools.push_back(
       {"why", "Explain a library, file or package",
        std::string("For a SONAME (libcudnn.so.9), a path or a package name: every copy the environment can reach "
@@ -494,6 +500,21 @@ std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::
        "it had another library than the one installed.",
        input_schema({{"pid", {{"type", "integer"}, {"minimum", 1}, {"description", "The process id."}}}}, {"pid"}),
        schemas["ps"], annotations(true, true, false), process});
+}
+
+}  // namespace
+
+std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::string* error) {
+  std::map<std::string, Json> schemas;
+  for (const char* name : {"check", "pip", "why", "explain", "ldd", "cuda", "ps"}) {
+    std::optional<Json> s = read_schema(schema_dir, name, error);
+    if (!s) return std::nullopt;
+    schemas[name] = std::move(*s);
+  }
+  Json env = environment_properties();
+  std::vector<Tool> tools;
+  add_change_tools(tools, schemas, env);
+  add_question_tools(tools, schemas, env);
   return tools;
 }
 
