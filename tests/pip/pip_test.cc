@@ -92,6 +92,13 @@ class PipTest : public VenvTest {
     if (shared_pip().empty()) GTEST_SKIP() << "needs a pip wheel (ensurepip's bundle)";
   }
 
+  // onlysrc 1.0 in the wheelhouse as a source distribution only.
+  bool add_source_only_project() {
+    tmp_.write("src/onlysrc-1.0/setup.py", "from setuptools import setup\nsetup(name='onlysrc', version='1.0')\n");
+    tmp_.write("src/onlysrc-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: onlysrc\nVersion: 1.0\n");
+    return run("tar -czf " + quote(tmp_ / "wheels/onlysrc-1.0.tar.gz") + " -C " + quote(tmp_ / "src") + " onlysrc-1.0")
+               .status == 0;
+  }
   // `envdoctor pip --python VENV OPTIONS ACTION ARGS`, the wheelhouse given for installs.
   CommandResult envdoctor_pip(const Venv& venv, const std::string& options, const std::string& action,
                               const std::string& args) {
@@ -294,12 +301,7 @@ TEST_F(PipTest, RequirementsFileWithTwoPackages) {
 // A requirement available only as a source distribution: cannot be checked (envdoctor runs no
 // build), said in pip's words, nothing installed, pip's status.
 TEST_F(PipTest, SdistOnlyRequirementCannotBeChecked) {
-  std::string src =
-      tmp_.write("src/onlysrc-1.0/setup.py", "from setuptools import setup\nsetup(name='onlysrc', version='1.0')\n");
-  tmp_.write("src/onlysrc-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: onlysrc\nVersion: 1.0\n");
-  ASSERT_EQ(run("tar -czf " + quote(tmp_ / "wheels/onlysrc-1.0.tar.gz") + " -C " + quote(tmp_ / "src") + " onlysrc-1.0")
-                .status,
-            0);
+  ASSERT_TRUE(add_source_only_project());
   auto venv = venv_with_pip();
 
   CommandResult r = envdoctor_pip(*venv, "", "install", "onlysrc");
@@ -347,12 +349,7 @@ TEST_F(PipTest, RequirementNoIndexOffersIsPipsOwnReason) {
   EXPECT_NE(pip.status, 0) << pip.out << pip.err;
   EXPECT_NE(pip.err.find("No matching distribution found for nosuchpkg"), std::string::npos) << pip.err;
 
-  std::string src =
-      tmp_.write("src/onlysrc-1.0/setup.py", "from setuptools import setup\nsetup(name='onlysrc', version='1.0')\n");
-  tmp_.write("src/onlysrc-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: onlysrc\nVersion: 1.0\n");
-  ASSERT_EQ(run("tar -czf " + quote(tmp_ / "wheels/onlysrc-1.0.tar.gz") + " -C " + quote(tmp_ / "src") + " onlysrc-1.0")
-                .status,
-            0);
+  ASSERT_TRUE(add_source_only_project());
   CommandResult sdist = envdoctor_pip(*venv, "", "install", "onlysrc");
   EXPECT_NE(sdist.out.find("from wheels alone"), std::string::npos) << sdist.out;
   EXPECT_NE(sdist.out.find("To install it unchecked:"), std::string::npos) << sdist.out;
