@@ -41,8 +41,10 @@ std::string remedy(const std::string& condition, const cuda::CudaTables& tables)
 
 }  // namespace
 
-ContainerCheckResult check_container_requirements(const environment::Environment& env, const CudaTarget& target,
-                                                  const cuda::CudaTables& tables) {
+ContainerCheckResult check_container_requirements(const Context& ctx) {
+  const environment::Environment& env = ctx.env;
+  const CudaTarget& target = ctx.settings.gpu;
+  const cuda::CudaTables& tables = ctx.tables;
   ContainerCheckResult out;
   if (!env.image || !target.driver) return out;
   image::NodeFacts node = node_facts(target, tables);

@@ -22,8 +22,7 @@ struct ContainerCheckResult {
 };
 
 // Nothing for an environment that is not an image's, or without a driver to check against.
-ContainerCheckResult check_container_requirements(const environment::Environment& env, const CudaTarget& target,
-                                                  const cuda::CudaTables& tables);
+ContainerCheckResult check_container_requirements(const Context& ctx);
 
 // The node as the toolkit sees it: the driver's version and CUDA version, the GPUs' compute
 // capabilities.

@@ -129,7 +129,8 @@ std::string import_name(const Environment& env, const Distribution& dist) {
   return dist.key();
 }
 
-ImportOrderResult check_import_order(const Environment& env, const ResolutionMap& resolutions) {
+ImportOrderResult check_import_order(const Context& ctx, const ResolutionMap& resolutions) {
+  const Environment& env = ctx.env;
   ImportOrderResult out;
   std::optional<OrderModel> model;  // built only when some SONAME has two copies
   std::map<std::pair<const Distribution*, const Distribution*>, bool> judged;  // unordered pair -> conflict

@@ -55,6 +55,6 @@ struct ImportOrderResult {
 // relative to the site directory it is installed in; else its distribution name.
 std::string import_name(const environment::Environment& env, const python::Distribution& dist);
 
-ImportOrderResult check_import_order(const environment::Environment& env, const ResolutionMap& resolutions);
+ImportOrderResult check_import_order(const Context& ctx, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

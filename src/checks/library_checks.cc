@@ -31,8 +31,9 @@ std::string consumers_text(const std::set<std::string>& consumers) {
 
 }  // namespace
 
-std::vector<Finding> check_duplicate_libraries(const Environment& env, const ResolutionMap& resolutions,
+std::vector<Finding> check_duplicate_libraries(const Context& ctx, const ResolutionMap& resolutions,
                                                const ImportOrderResult& orders) {
+  const Environment& env = ctx.env;
   // Distinct files (by device and inode) per SONAME, in the environment.
   std::map<std::string, std::map<std::pair<dev_t, ino_t>, std::string>> copies;
   for (const ElfRecord& r : env.elf_files) {

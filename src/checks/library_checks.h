@@ -13,7 +13,7 @@
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_duplicate_libraries(const environment::Environment& env, const ResolutionMap& resolutions,
+std::vector<Finding> check_duplicate_libraries(const Context& ctx, const ResolutionMap& resolutions,
                                                const ImportOrderResult& orders);
 
 }  // namespace envdoctor::checks

@@ -12,32 +12,21 @@
 // object whose need failed, in the loader's words, with the fix advice gives.
 #pragma once
 
-#include <functional>
-#include <map>
-#include <set>
-#include <string>
+#include <cstddef>
 #include <vector>
 
+#include "checks/context.h"
 #include "checks/finding.h"
-#include "environment/environment.h"
-#include "environment/knowledge.h"
-#include "loader/process.h"
+#include "imports/load_graph.h"
+#include "imports/load_memo.h"
 
 namespace envdoctor::checks {
 
-// Who loaded which copy of a library, gathered while checking loads: soname -> resolved path
-// -> the files whose NEEDED resolved there. duplicate-library reads it.
-using ResolutionMap = std::map<std::string, std::map<std::string, std::set<std::string>>>;
-
-// One NEEDED entry of one object as the load model resolved it, for `envdoctor why`.
-struct Edge {
-  std::string consumer;  // normalized path of the object with the NEEDED entry
-  std::string needed;    // the DT_NEEDED string
-  std::string resolved;  // normalized path it resolved to; "" when not found
-  loader::Rule rule = loader::Rule::kNotFound;
-  std::string source;  // the directory (or cache) that found it
-  std::vector<loader::Attempt> attempts;
-};
+// The load graph and the memo are the import model's (imports/load_graph.h, load_memo.h); the
+// checks read them by these names.
+using imports::Edge;
+using imports::LoadMemo;
+using imports::ResolutionMap;
 
 struct LoadCheckResult {
   std::vector<Finding> findings;
@@ -46,36 +35,8 @@ struct LoadCheckResult {
   size_t loads = 0;         // simulated dlopen/exec calls
 };
 
-// What one run of the load checks learnt per import context, so that a second run over a changed
-// environment (a simulation) loads again only the contexts the change can reach. A context is
-// reused only when it found nothing wrong (its hints cannot have gone stale), holds the same
-// files, imports the same distributions, and no changed path lies in or below (up to the depth
-// of glibc-hwcaps and legacy subdirectories) any directory its loads opened or searched.
-struct LoadMemo {
-  struct Context {
-    std::vector<std::string> files;
-    std::set<python::Distribution::Id> dists;  // the releases of the package and of what it requires
-    std::set<std::string> dirs;                // every directory its loads looked in, as spelled and resolved
-    bool clean = false;
-    std::vector<Edge> edges;
-    ResolutionMap resolutions;
-    size_t loads = 0;
-  };
-  bool filled = false;
-  std::map<std::string, Context> contexts;  // by the package's metadata directory ("" for no package)
-  std::set<std::string> base_dirs;          // the interpreter's own loads
-  // Set before the second run.
-  std::set<std::string> changed_paths;
-  std::set<std::string> changed_dists;  // PEP 503 names
-
-  bool reaches(const std::set<std::string>& dirs) const;  // a changed path in or below one of dirs
-  size_t reused = 0;                                      // contexts the last run did not load again
-};
-
-// `on_file(done, total)` is called as files are checked (for a progress line); may be empty.
-using ProgressFn = std::function<void(size_t done, size_t total)>;
-// `edges`: whether LoadCheckResult::edges is built (resolutions always are).
-LoadCheckResult check_loads(const environment::Environment& env, const environment::Knowledge& knowledge,
-                            const ProgressFn& on_file = {}, LoadMemo* memo = nullptr, bool edges = true);
+// Reads ctx.settings' on_file (progress), memo (reuse across a simulated change) and edges
+// (whether LoadCheckResult::edges is built; resolutions always are).
+LoadCheckResult check_loads(const Context& ctx);
 
 }  // namespace envdoctor::checks

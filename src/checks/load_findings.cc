@@ -1,8 +1,11 @@
 #include "checks/load_findings.h"
 
+#include <algorithm>
 #include <filesystem>
 
+#include "advice/install.h"
 #include "advice/load_error.h"
+#include "python/extension_module.h"
 
 namespace envdoctor::checks {
 
@@ -12,6 +15,54 @@ using loader::LoadError;
 using loader::Resolution;
 
 namespace {
+
+// Whether the lookup scope of object `object` (the global scope and its dlopen's local one, glibc
+// elf/dl-open.c) lacks a library of the NVIDIA driver that one of its objects needs.
+bool scope_misses_driver_library(const environment::Knowledge& knowledge, const loader::Process& p, int object) {
+  const auto& objects = p.objects();
+  auto misses = [&](int i) {
+    return std::any_of(objects[i].deps.begin(), objects[i].deps.end(),
+                       [&](const loader::Resolution& r) { return r.object < 0 && knowledge.driver_library(r.name); });
+  };
+  for (size_t i = 0; i < objects.size(); ++i)
+    if (objects[i].global && misses(static_cast<int>(i))) return true;
+  int root = objects[object].local_root;
+  if (root < 0) return false;
+  return std::any_of(objects[root].searchlist.begin(), objects[root].searchlist.end(), misses);
+}
+
+// What a program's failure means for the environment (nothing for its imports) and what it lacks:
+// "torch/bin/test_jit is a program, not a module: Python never loads it, so imports are
+// unaffected; it will not start because libfoo.so is not shipped by torch".
+std::string program_hint(const environment::Environment& env, const Finding& f, const LoadError& e) {
+  std::string shown = f.file;
+  for (const std::string& site : env.inventory.site_dirs)
+    if (f.file.starts_with(site + "/")) shown = f.file.substr(site.size() + 1);
+  const python::Distribution* owner = env.owner(f.file);
+  std::string owner_name = owner ? owner->name : "any package";
+  std::string because;
+  bool reinstall_helps = true;  // reinstalling the owner brings back what it ships, never what it does not
+  switch (e.kind) {
+    case LoadError::Kind::kMissingLibrary: {
+      bool shipped =
+          owner && std::any_of(owner->record.begin(), owner->record.end(),
+                               [&](const python::RecordEntry& r) { return r.resolved.filename() == e.library; });
+      because = shipped ? e.library + ", which " + owner_name + " ships, is not on its search path"
+                        : e.library + " is not shipped by " + owner_name;
+      reinstall_helps = shipped;
+      break;
+    }
+    case LoadError::Kind::kMissingVersion:
+      because = "version " + e.version + " is missing from " + fs::path(e.library).filename().string();
+      break;
+    case LoadError::Kind::kUndefinedSymbol: because = "none of its libraries defines " + e.symbol; break;
+    default: because = e.reason();
+  }
+  std::string hint = shown + " is a program, not a module: Python never loads it, so imports are unaffected; " +
+                     "it will not start because " + because;
+  if (reinstall_helps && !f.hint.empty()) hint += "; " + f.hint;
+  return hint;
+}
 
 Code code_for(LoadError::Kind kind) {
   switch (kind) {
@@ -98,8 +149,8 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
 
 }  // namespace
 
-Finding finding_for_load_error(const environment::Environment& env, const environment::Knowledge& knowledge,
-                               const loader::Process& p, const LoadError& e) {
+Finding finding_for_load_error(const Context& ctx, const loader::Process& p, const LoadError& e) {
+  const environment::Environment& env = ctx.env;
   Finding f;
   f.code = code_for(e.kind);
   f.severity = Severity::kError;
@@ -117,13 +168,80 @@ Finding finding_for_load_error(const environment::Environment& env, const enviro
       if (!e.version.empty()) f.version = e.version;
       break;
   }
-  f.take(advice::fix_for_load_error(env, knowledge, p, e));
+  f.take(advice::fix_for_load_error(env, ctx.knowledge, p, e));
   f.caused_by = cause_of(env, p, e);
   f.file = normalize_path(e.path);
   const auto& owners = env.owners(f.file);
   if (!owners.empty()) f.package = owners.front()->name;
   if (owners.size() > 1)
     for (const python::Distribution* d : owners) f.packages.push_back(d->name);
+  return f;
+}
+
+std::vector<Finding> findings_for_load_errors(const Context& ctx, const loader::Process& p,
+                                              const std::vector<LoadError>& errors, bool no_interpreter) {
+  std::vector<Finding> out;
+  for (const LoadError& e : errors) {
+    if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter && python::is_python_c_api_symbol(e.symbol))
+      continue;
+    if (e.kind == LoadError::Kind::kUndefinedSymbol && e.object >= 0) {
+      const auto& deps = p.objects()[e.object].deps;
+      if (std::any_of(deps.begin(), deps.end(), [](const Resolution& r) { return r.object < 0; })) continue;
+      // checks/cuda/driver_libraries.h: the driver's libraries are missing only where it is.
+      if (scope_misses_driver_library(ctx.knowledge, p, e.object)) continue;
+    }
+    out.push_back(finding_for_load_error(ctx, p, e));
+  }
+  return out;
+}
+
+Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, const loader::Verdict& verdict) {
+  const environment::Environment& env = ctx.env;
+  Finding f;
+  f.severity = Severity::kError;
+  f.file = file.path;
+  if (const python::Distribution* d = env.owner(file.path)) f.package = d->name;
+  switch (verdict.kind) {
+    case loader::Verdict::Kind::kOtherClass:
+      // elf/dl-load.c, _dl_map_object: the class the loader is not.
+      f.code = Code::kWrongElfClass;
+      f.message = file.path +
+                  ": wrong ELF class: " + elf::elf_class_name(env.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+      f.take(advice::invalid_file(env, file.path));
+      f.hint =
+          "a " + std::string(env.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
+      break;
+    case loader::Verdict::Kind::kOtherMachine:
+      // open_verify skips another machine's file silently; opened by path, nothing else is tried.
+      f.code = Code::kWrongElfClass;
+      f.message = file.path + ": cannot open shared object file: No such file or directory";
+      f.take(advice::invalid_file(env, file.path));
+      f.hint = "a build for another machine cannot load here: " + f.hint;
+      break;
+    default:
+      f.code = Code::kInvalidElf;
+      f.message = file.path + ": " + verdict.message;
+      f.take(advice::invalid_file(env, file.path));
+  }
+  return f;
+}
+
+// In the words ld.so prints before it exits (elf/dl-error-skeleton.c fatal_error, elf/rtld.c
+// print_missing_version).
+Finding program_will_not_start(const Context& ctx, const loader::Process& p, const LoadError& e) {
+  Finding f = finding_for_load_error(ctx, p, e);
+  std::string program = p.objects().empty() ? e.path : p.objects()[0].path;
+  f.code = Code::kProgramWillNotStart;
+  f.severity = Severity::kWarning;
+  f.file = normalize_path(program);
+  if (const python::Distribution* d = ctx.env.owner(f.file)) f.package = d->name;
+  f.packages.clear();
+  switch (e.kind) {
+    case LoadError::Kind::kMissingVersion: f.message = program + ": " + e.message; break;
+    case LoadError::Kind::kUndefinedSymbol: f.message = program + ": symbol lookup error: " + e.message; break;
+    default: f.message = program + ": error while loading shared libraries: " + e.message;
+  }
+  f.hint = program_hint(ctx.env, f, e);
   return f;
 }
 

@@ -68,7 +68,8 @@ std::optional<Finding> openmp_runtime_mix(const std::vector<OpenmpRuntime>& runt
   return f;
 }
 
-std::vector<Finding> check_openmp_runtimes(const Environment& env, const ResolutionMap& resolutions) {
+std::vector<Finding> check_openmp_runtimes(const Context& ctx, const ResolutionMap& resolutions) {
+  const Environment& env = ctx.env;
   // Runtimes by file identity: one file reached by two paths is one runtime.
   std::map<std::pair<dev_t, ino_t>, OpenmpRuntime> runtimes;
   for (const auto& [soname, by_path] : resolutions) {

@@ -39,6 +39,6 @@ struct OpenmpRuntime {
 // fewer than two. The one verdict check and ps share.
 std::optional<Finding> openmp_runtime_mix(const std::vector<OpenmpRuntime>& runtimes, const std::string& where);
 
-std::vector<Finding> check_openmp_runtimes(const environment::Environment& env, const ResolutionMap& resolutions);
+std::vector<Finding> check_openmp_runtimes(const Context& ctx, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

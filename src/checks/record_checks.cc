@@ -71,7 +71,7 @@ Finding package_finding(const python::Distribution& d, Code code, Severity s) {
   return f;
 }
 
-void check_files(const Environment& env, const RecordScope& scope, const std::function<void(size_t, size_t)>& on_hash,
+void check_files(const Environment& env, const CheckSettings& scope, const std::function<void(size_t, size_t)>& on_hash,
                  std::vector<Finding>& out) {
   std::vector<HashJob> jobs;
   for (const python::Distribution& d : env.inventory.distributions) {
@@ -152,7 +152,7 @@ namespace {
 // md5sums lists under a site directory must exist, and with --verify-hashes have that MD5 sum.
 // Files outside sys.path (documentation that a path-exclude may have dropped) do not decide
 // whether the environment imports.
-void check_dpkg_files(const Environment& env, const RecordScope& scope, std::vector<Finding>& out) {
+void check_dpkg_files(const Environment& env, const CheckSettings& scope, std::vector<Finding>& out) {
   std::set<std::string> seen;
   for (const python::Distribution& d : env.inventory.distributions) {
     if (d.installer != "debian" || !seen.insert(d.installer_package).second) continue;
@@ -237,13 +237,12 @@ void check_metadata_only(const Environment& env, const Knowledge& knowledge, std
 
 }  // namespace
 
-std::vector<Finding> check_records(const Environment& env, const Knowledge& knowledge, const RecordScope& scope,
-                                   const std::function<void(size_t, size_t)>& on_hash) {
+std::vector<Finding> check_records(const Context& ctx) {
   std::vector<Finding> out;
-  check_files(env, scope, on_hash, out);
-  check_dpkg_files(env, scope, out);
-  check_shared_paths(env, out);
-  check_metadata_only(env, knowledge, out);
+  check_files(ctx.env, ctx.settings, ctx.settings.on_hash, out);
+  check_dpkg_files(ctx.env, ctx.settings, out);
+  check_shared_paths(ctx.env, out);
+  check_metadata_only(ctx.env, ctx.knowledge, out);
   return out;
 }
 

@@ -3,30 +3,23 @@
 // metadata-only-package. Pure functions of the inventory and the file system.
 #pragma once
 
-#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "checks/context.h"
 #include "checks/finding.h"
 #include "environment/environment.h"
-#include "environment/knowledge.h"
 
 namespace envdoctor::checks {
 
-// Which files' contents are held to their records. A missing file is always reported; a file
-// that is there but differs (its size, and with verify_hashes its hash) only where it decides
-// what loads (an ELF file, a file named as a shared object), unless all_files: other files that
-// differ are as often local edits (a CA certificate appended to cacert.pem) that a reinstall
-// would undo.
-struct RecordScope {
-  bool verify_hashes = false;
-  bool all_files = false;
-};
-
-// `on_hash(done, total)` follows --verify-hashes file by file (for a progress line); may be empty.
-std::vector<Finding> check_records(const environment::Environment& env, const environment::Knowledge& knowledge,
-                                   const RecordScope& scope, const std::function<void(size_t, size_t)>& on_hash = {});
+// The records of every distribution against the disk. Which files' contents are held to their
+// records (ctx.settings): a missing file is always reported; a file that is there but differs
+// (its size, and with verify_hashes its hash) only where it decides what loads (an ELF file, a
+// file named as a shared object), unless all_files: other files that differ are as often local
+// edits (a CA certificate appended to cacert.pem) that a reinstall would undo. on_hash follows
+// --verify-hashes file by file (for a progress line).
+std::vector<Finding> check_records(const Context& ctx);
 
 // Of the distributions whose RECORDs list `path`, the one whose copy the file holds now: the owner
 // whose recorded sha256 matches the file's content (of several that match, identical copies, the

@@ -15,7 +15,6 @@
 namespace envdoctor::checks {
 
 using environment::Environment;
-using environment::Knowledge;
 
 namespace {
 
@@ -37,29 +36,29 @@ void attribute_installers(const Environment& env, std::vector<Finding>& findings
 
 }  // namespace
 
-CheckRun run_checks(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                    const CheckSettings& settings) {
+CheckRun run_checks(const Context& ctx) {
+  const Environment& env = ctx.env;
   CheckRun run;
-  run.findings = check_records(env, knowledge, {settings.verify_hashes, settings.all_files}, settings.on_hash);
-  LoadCheckResult loads = check_loads(env, knowledge, settings.on_file, settings.memo, settings.edges);
+  run.findings = check_records(ctx);
+  LoadCheckResult loads = check_loads(ctx);
   // The NVIDIA driver's libraries are the driver's, not a package's: present with a driver, one
   // note without.
-  std::vector<std::string> driver_notes = account_driver_libraries(knowledge, settings.gpu, loads.findings);
-  run.needs_absent_driver = !driver_notes.empty() && !settings.gpu.driver;
+  std::vector<std::string> driver_notes = account_driver_libraries(ctx, loads.findings);
+  run.needs_absent_driver = !driver_notes.empty() && !ctx.settings.gpu.driver;
   run.findings.insert(run.findings.end(), loads.findings.begin(), loads.findings.end());
   // Only the SONAMEs that two packages resolve to different files are paired (import_order.h).
-  ImportOrderResult orders = check_import_order(env, loads.resolutions);
+  ImportOrderResult orders = check_import_order(ctx, loads.resolutions);
   run.findings.insert(run.findings.end(), orders.findings.begin(), orders.findings.end());
-  for (Finding& f : check_duplicate_libraries(env, loads.resolutions, orders)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_openmp_runtimes(env, loads.resolutions)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_static_tls(env, loads.resolutions)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_search_paths(env)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_runtime_loads(env, knowledge)) run.findings.push_back(std::move(f));
-  run.cuda = index_cuda(env, knowledge, loads.resolutions, loads.findings);
-  CudaCheckResult gpu = check_cuda(env, run.cuda, tables, settings.gpu, run.needs_absent_driver);
+  for (Finding& f : check_duplicate_libraries(ctx, loads.resolutions, orders)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_openmp_runtimes(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_static_tls(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_search_paths(ctx)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_runtime_loads(ctx)) run.findings.push_back(std::move(f));
+  run.cuda = index_cuda(ctx, loads.resolutions, loads.findings);
+  CudaCheckResult gpu = check_cuda(ctx, run.cuda, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   // --image: whether the NVIDIA container toolkit starts it on this node at all.
-  ContainerCheckResult container = check_container_requirements(env, settings.gpu, tables);
+  ContainerCheckResult container = check_container_requirements(ctx);
   run.findings.insert(run.findings.end(), container.findings.begin(), container.findings.end());
   attribute_installers(env, run.findings);
   link_causes(run.findings);

@@ -213,7 +213,9 @@ class RuntimeLoadChecker {
 
 }  // namespace
 
-std::vector<Finding> check_runtime_loads(const Environment& env, const Knowledge& knowledge) {
+std::vector<Finding> check_runtime_loads(const Context& ctx) {
+  const Environment& env = ctx.env;
+  const Knowledge& knowledge = ctx.knowledge;
   std::vector<Finding> out;
   std::optional<RuntimeLoadChecker> checker;  // the import model, built only where an opener is
   for (const ElfRecord& file : env.elf_files) {

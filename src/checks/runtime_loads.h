@@ -13,12 +13,13 @@
 
 #include <vector>
 
+#include "checks/context.h"
 #include "checks/finding.h"
 #include "environment/environment.h"
 #include "environment/knowledge.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_runtime_loads(const environment::Environment& env, const environment::Knowledge& knowledge);
+std::vector<Finding> check_runtime_loads(const Context& ctx);
 
 }  // namespace envdoctor::checks

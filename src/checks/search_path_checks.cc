@@ -15,7 +15,8 @@ bool has_empty_element(std::string_view list) {
 
 }  // namespace
 
-std::vector<Finding> check_search_paths(const Environment& env) {
+std::vector<Finding> check_search_paths(const Context& ctx) {
+  const Environment& env = ctx.env;
   std::vector<Finding> out;
   for (const ElfRecord& r : env.elf_files) {
     if (!r.opened || !r.opened->elf) continue;

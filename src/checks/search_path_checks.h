@@ -9,11 +9,12 @@
 
 #include <vector>
 
+#include "checks/context.h"
 #include "checks/finding.h"
 #include "environment/environment.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_search_paths(const environment::Environment& env);
+std::vector<Finding> check_search_paths(const Context& ctx);
 
 }  // namespace envdoctor::checks

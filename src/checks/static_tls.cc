@@ -307,7 +307,8 @@ Finding exhausted(const Startup& s, const Imports& run, size_t failed, const Tls
 
 }  // namespace
 
-std::vector<Finding> check_static_tls(const Environment& env, const ResolutionMap& resolutions) {
+std::vector<Finding> check_static_tls(const Context& ctx, const ResolutionMap& resolutions) {
+  const Environment& env = ctx.env;
   std::optional<Startup> s = start(env);
   if (!s) return {};
   TlsTunables tunables = TlsTunables::parse(env.loader.glibc_tunables);

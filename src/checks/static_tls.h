@@ -30,6 +30,6 @@
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_static_tls(const environment::Environment& env, const ResolutionMap& resolutions);
+std::vector<Finding> check_static_tls(const Context& ctx, const ResolutionMap& resolutions);
 
 }  // namespace envdoctor::checks

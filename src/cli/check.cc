@@ -95,7 +95,7 @@ int run_check(const CheckOptions& options) {
     run = std::move(*changed);
     change = std::move(summary);
   } else {
-    run = checks::run_checks(*env, *knowledge, *tables, settings);
+    run = checks::run_checks({*env, *knowledge, *tables, settings});
   }
 
   progress.finish();

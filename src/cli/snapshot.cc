@@ -36,7 +36,7 @@ std::optional<json> snapshot_now(const CheckOptions& options) {
   if (!session) return std::nullopt;
   checks::CheckSettings settings;
   settings.gpu = *target;
-  checks::CheckRun run = checks::run_checks(*session->env, session->knowledge, session->tables, settings);
+  checks::CheckRun run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
   return snapshot::take(*session->env, run, *target);
 }
 

@@ -194,6 +194,45 @@ static const char* open_verify_read_error(Bytes b, u64 offset, u64 length) {
   return nullptr;
 }
 
+// glibc 2.36 elf/dl-load.c, _dl_map_object_from_fd: the program headers are judged in order
+// before anything is mapped; the first complaint is the loader's. Keeps the notes, PT_TLS's
+// numbers and PT_INTERP; returns the last PT_DYNAMIC (nullptr: none) and fills `loads`.
+template <typename E>
+static const Phdr<E>* read_program_headers(ElfFile& f, Bytes b, const Phdr<E>* phdrs, u64 phnum,
+                                           std::vector<const Phdr<E>*>& loads) {
+  const Phdr<E>* dynamic = nullptr;
+  auto map_error = [&](const char* msg) {
+    if (!f.map_error) f.map_error = msg;
+  };
+  for (u64 i = 0; i < phnum; ++i) {
+    const Phdr<E>* ph = &phdrs[i];
+    switch (static_cast<u32>(ph->p_type)) {
+      case PT_LOAD:
+        if ((static_cast<u64>(ph->p_vaddr) - static_cast<u64>(ph->p_offset)) & (kLoaderPageSize - 1))
+          map_error("ELF load command address/offset not page-aligned");
+        loads.push_back(ph);
+        break;
+      case PT_DYNAMIC:
+        if (ph->p_filesz == 0) map_error("object file has no dynamic section");
+        dynamic = ph;
+        break;
+      case PT_NOTE:
+        if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) read_notes<E>(f, *notes, ph->p_align);
+        break;
+      case PT_TLS:
+        // Only the header's numbers are kept: the initialisation image is never read.
+        if (ph->p_memsz != 0) f.tls = TlsSegment{ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_align};
+        break;
+      case PT_INTERP:
+        if (auto s = b.slice(ph->p_offset, ph->p_filesz)) {
+          if (auto str = s->cstr(0)) f.interp = *str;
+        }
+        break;
+    }
+  }
+  return dynamic;
+}
+
 template <typename E>
 std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error, bool* header_error) {
   Bytes b = file->bytes();
@@ -227,38 +266,10 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   // not (a note past the end of the file loads: LoaderFixture.UnreadableHeadersInTheLoadersWords).
 
   std::vector<const Phdr<E>*> loads;
-  const Phdr<E>* dynamic = nullptr;
-  // glibc 2.36 elf/dl-load.c, _dl_map_object_from_fd: the program headers are judged in order
-  // before anything is mapped; the first complaint is the loader's.
+  const Phdr<E>* dynamic = read_program_headers<E>(*f, b, phdrs, phnum, loads);
   auto map_error = [&](const char* msg) {
     if (!f->map_error) f->map_error = msg;
   };
-  for (u64 i = 0; i < phnum; ++i) {
-    const Phdr<E>* ph = &phdrs[i];
-    switch (static_cast<u32>(ph->p_type)) {
-      case PT_LOAD:
-        if ((static_cast<u64>(ph->p_vaddr) - static_cast<u64>(ph->p_offset)) & (kLoaderPageSize - 1))
-          map_error("ELF load command address/offset not page-aligned");
-        loads.push_back(ph);
-        break;
-      case PT_DYNAMIC:
-        if (ph->p_filesz == 0) map_error("object file has no dynamic section");
-        dynamic = ph;
-        break;
-      case PT_NOTE:
-        if (auto notes = b.slice(ph->p_offset, ph->p_filesz)) read_notes<E>(*f, *notes, ph->p_align);
-        break;
-      case PT_TLS:
-        // Only the header's numbers are kept: the initialisation image is never read.
-        if (ph->p_memsz != 0) f->tls = TlsSegment{ph->p_vaddr, ph->p_filesz, ph->p_memsz, ph->p_align};
-        break;
-      case PT_INTERP:
-        if (auto s = b.slice(ph->p_offset, ph->p_filesz)) {
-          if (auto str = s->cstr(0)) f->interp = *str;
-        }
-        break;
-    }
-  }
   if (loads.empty()) map_error("object file has no loadable segments");
   // After mapping: an ET_DYN object without PT_DYNAMIC (l_ld == 0) is refused.
   if (!dynamic && f->type == ET_DYN) map_error("object file has no dynamic section");

@@ -96,7 +96,7 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
     run = std::move(*changed);
     change = std::move(summary);
   } else {
-    run = checks::run_checks(*session->env, session->knowledge, session->tables, settings);
+    run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
   }
   report::Report r = report::environment_report(*session->env, std::move(run));
   r.change = std::move(change);

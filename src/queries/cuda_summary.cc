@@ -120,8 +120,12 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
 
 CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
                                        const cuda::CudaTables& tables, CudaTarget target) {
-  LoadCheckResult loads = check_loads(env, knowledge);
-  auto inventory = std::make_shared<const CudaInventory>(index_cuda(env, knowledge, loads.resolutions, loads.findings));
+  // The load graph's edges are not wanted: the CUDA rows read who loads what, not how.
+  checks::CheckSettings settings;
+  settings.edges = false;
+  checks::Context ctx{env, knowledge, tables, settings};
+  LoadCheckResult loads = check_loads(ctx);
+  auto inventory = std::make_shared<const CudaInventory>(index_cuda(ctx, loads.resolutions, loads.findings));
   CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
   summary.inventory = std::move(inventory);
   return summary;

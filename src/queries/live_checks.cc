@@ -219,6 +219,35 @@ const Edge* edge_to(const LoadCheckResult& loads, const std::string& path) {
   return nullptr;
 }
 
+// Where check parts from the process: the model resolves this SONAME, never to this file.
+std::optional<LiveDifference> difference_from_model(const LoadCheckResult& loads, loader::ObjectStore& store,
+                                                    const LiveObject& o, ino_t mapped_ino) {
+  auto it = loads.resolutions.find(*o.soname);
+  if (it == loads.resolutions.end()) return std::nullopt;
+  for (const auto& [path, consumers] : it->second) {
+    std::shared_ptr<const loader::OpenResult> p = store.open(path);
+    if (path == o.path || (p->status == loader::OpenResult::Status::kOk && p->id.ino == mapped_ino))
+      return std::nullopt;
+  }
+  LiveDifference d{*o.soname, o.path, o.owner, {}, ""};
+  for (const auto& [path, consumers] : it->second) d.predicted.push_back(path);
+  if (const Edge* e = edge_to(loads, d.predicted.front())) d.predicted_by = edge_text(*e);
+  return d;
+}
+
+// Copies of one SONAME mapped together: files of another identity each.
+void add_duplicate_findings(LiveExamination& out, const Environment* env) {
+  std::map<std::string, std::vector<const LiveObject*>> by_soname;
+  for (const LiveObject& o : out.objects)
+    if (o.soname) by_soname[*o.soname].push_back(&o);
+  for (auto& [soname, copies] : by_soname)
+    if (copies.size() > 1) {
+      std::sort(copies.begin(), copies.end(),
+                [](const LiveObject* a, const LiveObject* b) { return a->path < b->path; });
+      out.findings.push_back(duplicate_finding(soname, copies, out.pid, env));
+    }
+}
+
 }  // namespace
 
 LiveExamination examine_process(const live::LiveProcess& process, const Environment* env, const LoadCheckResult* loads,
@@ -287,21 +316,9 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
                         owner             ? owner->name
                         : o.owner.empty() ? "system"
                                           : o.owner});
-      // Where check parts from the process: the model resolves this SONAME, never to this file.
       if (loads)
-        if (auto it = loads->resolutions.find(*o.soname); it != loads->resolutions.end()) {
-          bool predicted = false;
-          for (const auto& [path, consumers] : it->second) {
-            std::shared_ptr<const loader::OpenResult> p = store.open(path);
-            predicted |= path == o.path || (p->status == loader::OpenResult::Status::kOk && p->id.ino == f.ino);
-          }
-          if (!predicted) {
-            LiveDifference d{*o.soname, o.path, o.owner, {}, ""};
-            for (const auto& [path, consumers] : it->second) d.predicted.push_back(path);
-            if (const Edge* e = edge_to(*loads, d.predicted.front())) d.predicted_by = edge_text(*e);
-            out.differences.push_back(std::move(d));
-          }
-        }
+        if (std::optional<LiveDifference> d = difference_from_model(*loads, store, o, f.ino))
+          out.differences.push_back(std::move(*d));
     }
     out.objects.push_back(std::move(o));
   }
@@ -312,16 +329,7 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
     return std::tie(a.soname, a.loaded) < std::tie(b.soname, b.loaded);
   });
 
-  // Copies of one SONAME mapped together: files of another identity each.
-  std::map<std::string, std::vector<const LiveObject*>> by_soname;
-  for (const LiveObject& o : out.objects)
-    if (o.soname) by_soname[*o.soname].push_back(&o);
-  for (auto& [soname, copies] : by_soname)
-    if (copies.size() > 1) {
-      std::sort(copies.begin(), copies.end(),
-                [](const LiveObject* a, const LiveObject* b) { return a->path < b->path; });
-      out.findings.push_back(duplicate_finding(soname, copies, process.pid, env));
-    }
+  add_duplicate_findings(out, env);
   sort_and_dedupe(out.findings);
   return out;
 }
@@ -356,7 +364,8 @@ std::optional<LiveExamination> examine_pid(const std::string& pid_text, std::str
       if (var.rfind("LD_LIBRARY_PATH=", 0) == 0) request.loader.ld_library_path = var.substr(16);
     session = open_session(request, error);
     if (!session) return std::nullopt;
-    loads = check_loads(*session->env, session->knowledge);
+    checks::CheckSettings settings;  // with the load graph's edges: how each mapped file was found
+    loads = check_loads({*session->env, session->knowledge, session->tables, settings});
   }
   return examine_process(*process, session ? session->env.get() : nullptr, loads ? &*loads : nullptr,
                          session ? &session->knowledge : nullptr, python);

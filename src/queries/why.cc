@@ -191,7 +191,7 @@ std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& kno
   if (!gpu) return std::nullopt;
   CheckSettings settings;
   settings.gpu = *gpu;
-  CheckRun run = run_checks(env, knowledge, tables, settings);
+  CheckRun run = run_checks({env, knowledge, tables, settings});
   return explain_why(env, run.edges, run.findings, name, error);
 }
 

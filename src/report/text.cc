@@ -56,82 +56,79 @@ std::string image_line(const image::ImageFacts& image) {
          plural(image.layers, "layer") + "): its Python is " + printable(chosen);
 }
 
-}  // namespace
-
-std::string render_text(const Report& report, const TextOptions& options) {
-  Style s{options.color};
-  std::ostringstream out;
-  out << s.bold() << report.python << s.reset() << " (Python " << report.version
-      << (report.installer.empty() ? "" : ", managed by " + report.installer)
-      << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
-  if (report.image) out << image_line(*report.image) << "\n";
-  if (report.change) {
-    // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
-    std::string scenario;
-    for (const std::string& a : report.change->added) scenario += (scenario.empty() ? "+" : ", +") + a;
-    for (const std::string& r : report.change->removed) scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
-    out << "what if: " << printable(scenario) << "\n";
-  }
-
-  // Grouped by package, in the findings' order (new, errors, then warnings first).
+// The findings by package, in the findings' order (new, errors, then warnings first). Causes
+// before consequences: a package whose findings explain others' comes first, and in each package
+// what follows from nothing comes before what follows from something.
+struct Groups {
   std::vector<std::string> order;
-  std::map<std::string, std::vector<const checks::Finding*>> groups;
+  std::map<std::string, std::vector<const checks::Finding*>> findings;
   std::map<std::string, std::string> installers;
+};
+
+Groups group_findings(const Report& report) {
+  Groups g;
   for (const checks::Finding& f : report.findings) {
     // The toolkit's refusal is the container's, before any package loads.
     std::string key = f.code == checks::Code::kContainerRequirementUnmet ? kContainerGroup : f.package.value_or("");
-    if (!groups.count(key)) order.push_back(key);
-    groups[key].push_back(&f);
-    if (f.installer) installers[key] = *f.installer;
+    if (!g.findings.count(key)) g.order.push_back(key);
+    g.findings[key].push_back(&f);
+    if (f.installer) g.installers[key] = *f.installer;
   }
-  // Causes before consequences: a package whose findings explain others' comes first, and in
-  // each package what follows from nothing comes before what follows from something.
-  std::stable_partition(order.begin(), order.end(), [&](const std::string& pkg) {
+  std::stable_partition(g.order.begin(), g.order.end(), [&](const std::string& pkg) {
     return std::any_of(report.findings.begin(), report.findings.end(), [&](const checks::Finding& f) {
       return f.caused_by && f.caused_by->package.value_or("") == pkg;
     });
   });
-  for (auto& [pkg, group] : groups)
+  for (auto& [pkg, group] : g.findings)
     std::stable_partition(group.begin(), group.end(), [](const checks::Finding* f) { return !f->caused_by; });
-  for (const std::string& pkg : order) {
-    const auto& group = groups[pkg];
-    bool any_error = std::any_of(group.begin(), group.end(),
-                                 [](const checks::Finding* f) { return f->severity == checks::Severity::kError; });
-    if (options.only_errors && !any_error) continue;
-    out << "\n"
-        << s.bold()
-        << (pkg.empty()              ? "(files no package owns)"
-            : pkg == kContainerGroup ? "(the container, at its start)"
-                                     : pkg)
-        << s.reset();
-    if (auto it = installers.find(pkg); it != installers.end()) out << " (installed by " << it->second << ")";
-    out << "\n";
-    std::map<std::string, size_t> shown;
-    std::map<std::string, size_t> hidden;
-    for (const checks::Finding* f : groups[pkg]) {
-      if (options.only_errors && f->severity != checks::Severity::kError) continue;
-      if (shown[checks::code_name(f->code)]++ >= options.max_per_code) {
-        ++hidden[checks::code_name(f->code)];
-        continue;
-      }
-      bool error = f->severity == checks::Severity::kError;
-      out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " "
-          << checks::code_name(f->code) << (f->is_new ? " [new]" : "") << "\n";
-      if (!f->file.empty()) out << "    " << s.dim() << printable(f->file) << s.reset() << "\n";
-      if (f->caused_by)
-        out << "    caused by: " << checks::code_name(f->caused_by->code) << " " << printable(f->caused_by->file)
-            << (f->caused_by->library ? " " + printable(*f->caused_by->library) : "")
-            << (f->caused_by->package ? " (" + printable(*f->caused_by->package) + ")" : "") << "\n";
-      out << "    " << printable(f->message) << "\n";
-      // The hint explains, wrapped for reading; the command is one line, to be pasted as it is.
-      if (!f->hint.empty()) out << "    hint: " << support::wrap(printable(f->hint), 94, "          ") << "\n";
-      if (!f->fix_command.empty()) out << "    fix: " << printable(f->fix_command) << "\n";
-    }
-    for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
-  }
-  if (!report.notes.empty()) out << "\n";
-  for (const std::string& note : report.notes) out << "note: " << printable(note) << "\n";
+  return g;
+}
+
+void render_finding(std::ostream& out, const Style& s, const checks::Finding& f) {
+  bool error = f.severity == checks::Severity::kError;
+  out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f.code)
+      << (f.is_new ? " [new]" : "") << "\n";
+  if (!f.file.empty()) out << "    " << s.dim() << printable(f.file) << s.reset() << "\n";
+  if (f.caused_by)
+    out << "    caused by: " << checks::code_name(f.caused_by->code) << " " << printable(f.caused_by->file)
+        << (f.caused_by->library ? " " + printable(*f.caused_by->library) : "")
+        << (f.caused_by->package ? " (" + printable(*f.caused_by->package) + ")" : "") << "\n";
+  out << "    " << printable(f.message) << "\n";
+  // The hint explains, wrapped for reading; the command is one line, to be pasted as it is.
+  if (!f.hint.empty()) out << "    hint: " << support::wrap(printable(f.hint), 94, "          ") << "\n";
+  if (!f.fix_command.empty()) out << "    fix: " << printable(f.fix_command) << "\n";
+}
+
+// One package's findings under its name, at most options.max_per_code of each code.
+void render_group(std::ostream& out, const Style& s, const TextOptions& options, const Groups& g,
+                  const std::string& pkg) {
+  const auto& group = g.findings.at(pkg);
+  bool any_error = std::any_of(group.begin(), group.end(),
+                               [](const checks::Finding* f) { return f->severity == checks::Severity::kError; });
+  if (options.only_errors && !any_error) return;
+  out << "\n"
+      << s.bold()
+      << (pkg.empty()              ? "(files no package owns)"
+          : pkg == kContainerGroup ? "(the container, at its start)"
+                                   : pkg)
+      << s.reset();
+  if (auto it = g.installers.find(pkg); it != g.installers.end()) out << " (installed by " << it->second << ")";
   out << "\n";
+  std::map<std::string, size_t> shown;
+  std::map<std::string, size_t> hidden;
+  for (const checks::Finding* f : group) {
+    if (options.only_errors && f->severity != checks::Severity::kError) continue;
+    if (shown[checks::code_name(f->code)]++ >= options.max_per_code) {
+      ++hidden[checks::code_name(f->code)];
+      continue;
+    }
+    render_finding(out, s, *f);
+  }
+  for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
+}
+
+// The verdict: all clear, or the counts (with causes and consequences), and what a change did.
+void render_summary(std::ostream& out, const Style& s, const Report& report) {
   size_t e = report.errors(), w = report.warnings();
   if (e == 0 && w == 0)
     out << s.bold()
@@ -151,10 +148,34 @@ std::string render_text(const Report& report, const TextOptions& options) {
     if (c.fixed_errors) out << "; this change fixes " << plural(c.fixed_errors, "error");
     out << s.reset() << "\n";
   }
+}
+
+}  // namespace
+
+std::string render_text(const Report& report, const TextOptions& options) {
+  Style s{options.color};
+  std::ostringstream out;
+  out << s.bold() << report.python << s.reset() << " (Python " << report.version
+      << (report.installer.empty() ? "" : ", managed by " + report.installer)
+      << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
+  if (report.image) out << image_line(*report.image) << "\n";
+  if (report.change) {
+    // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
+    std::string scenario;
+    for (const std::string& a : report.change->added) scenario += (scenario.empty() ? "+" : ", +") + a;
+    for (const std::string& r : report.change->removed) scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
+    out << "what if: " << printable(scenario) << "\n";
+  }
+  Groups groups = group_findings(report);
+  for (const std::string& pkg : groups.order) render_group(out, s, options, groups, pkg);
+  if (!report.notes.empty()) out << "\n";
+  for (const std::string& note : report.notes) out << "note: " << printable(note) << "\n";
+  out << "\n";
+  render_summary(out, s, report);
   // Last, where to read what each code printed above means, in the order they first appeared.
   std::vector<std::string_view> codes;
-  for (const std::string& pkg : order)
-    for (const checks::Finding* f : groups[pkg])
+  for (const std::string& pkg : groups.order)
+    for (const checks::Finding* f : groups.findings.at(pkg))
       if (std::find(codes.begin(), codes.end(), checks::code_name(f->code)) == codes.end())
         codes.push_back(checks::code_name(f->code));
   if (!codes.empty()) out << explain_pointer(codes);

@@ -227,7 +227,7 @@ ChangeCheck::ChangeCheck(const Environment& env, const Knowledge& knowledge, con
                          CheckSettings settings)
     : knowledge_(knowledge), tables_(tables), settings_(std::move(settings)) {
   settings_.memo = &memo_;
-  before_ = run_checks(env, knowledge_, tables_, settings_);
+  before_ = run_checks({env, knowledge_, tables_, settings_});
 }
 
 std::optional<CheckRun> ChangeCheck::after(Environment& env, const Changes& changes, std::string* error,
@@ -237,7 +237,7 @@ std::optional<CheckRun> ChangeCheck::after(Environment& env, const Changes& chan
   std::set<python::Distribution::Id> identities = distribution_identities(env);
   if (!apply_changes(env, changes, &change_findings, error)) return std::nullopt;
   note_changes(env, identities, memo_);
-  CheckRun after = run_checks(env, knowledge_, tables_, settings_);
+  CheckRun after = run_checks({env, knowledge_, tables_, settings_});
   after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
   mark_new(before_.findings, after.findings);
   sort_and_dedupe(after.findings);

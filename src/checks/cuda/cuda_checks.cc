@@ -484,8 +484,10 @@ std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& librar
   return f;
 }
 
-CudaCheckResult check_cuda(const Environment& env, const CudaInventory& inv, const cuda::CudaTables& tables,
-                           const CudaTarget& target, bool driver_absence_noted) {
+CudaCheckResult check_cuda(const Context& ctx, const CudaInventory& inv, bool driver_absence_noted) {
+  const Environment& env = ctx.env;
+  const cuda::CudaTables& tables = ctx.tables;
+  const CudaTarget& target = ctx.settings.gpu;
   CudaCheckResult result;
   std::optional<DriverVersion> driver = effective_driver(inv, target);
   for (const std::string& p : target.problems) result.notes.push_back("driver detection: " + p);

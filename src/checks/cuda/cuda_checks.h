@@ -39,8 +39,7 @@ struct CudaCheckResult {
 
 // gpu-arch-unsupported, ptx-jit-only, cuda-driver-too-old and cuda-major-mix. `driver_absence_noted`:
 // a note already says that there is no driver (checks/cuda/driver_libraries.h), so none repeats it.
-CudaCheckResult check_cuda(const environment::Environment& env, const CudaInventory& inventory,
-                           const cuda::CudaTables& tables, const CudaTarget& target, bool driver_absence_noted = false);
+CudaCheckResult check_cuda(const Context& ctx, const CudaInventory& inventory, bool driver_absence_noted = false);
 
 // cuda-major-mix in a running process (`ps`): CUDA libraries of several majors mapped in process
 // `pid` together, each with the major cuda_major_of gives. An error: two CUDA runtimes are in one

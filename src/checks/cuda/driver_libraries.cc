@@ -28,8 +28,9 @@ bool is_missing_driver_library(const Knowledge& knowledge, const Finding& f) {
 
 }  // namespace
 
-std::vector<std::string> account_driver_libraries(const Knowledge& knowledge, const CudaTarget& target,
-                                                  std::vector<Finding>& findings) {
+std::vector<std::string> account_driver_libraries(const Context& ctx, std::vector<Finding>& findings) {
+  const Knowledge& knowledge = ctx.knowledge;
+  const CudaTarget& target = ctx.settings.gpu;
   std::map<std::string, std::set<std::string>> consumers;  // library -> files that need it
   std::erase_if(findings, [&](const Finding& f) {
     if (!is_missing_driver_library(knowledge, f)) return false;

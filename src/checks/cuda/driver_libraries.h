@@ -26,7 +26,6 @@ namespace envdoctor::checks {
 // Takes the findings of missing driver libraries out of `findings` (missing-library, and
 // program-will-not-start for the same cause) and returns the note that replaces them; none when
 // there were none.
-std::vector<std::string> account_driver_libraries(const environment::Knowledge& knowledge, const CudaTarget& target,
-                                                  std::vector<Finding>& findings);
+std::vector<std::string> account_driver_libraries(const Context& ctx, std::vector<Finding>& findings);
 
 }  // namespace envdoctor::checks

@@ -27,56 +27,6 @@ using cuda::MajorMinor;
 using support::join;
 
 // ---------------------------------------------------------------------------------------------
-// The target: --gpu, --driver, or this machine.
-
-std::optional<CudaTarget> resolve_cuda_target(const std::vector<std::string>& gpu_args, const std::string& driver_arg,
-                                              std::string* error) {
-  CudaTarget t;
-  std::optional<cuda::CudaTables> tables;
-  if (!gpu_args.empty()) {
-    tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
-    if (!tables) return std::nullopt;
-  }
-  for (const std::string& arg : gpu_args) {
-    std::optional<int> sm = cuda::parse_gpu_arch(arg);
-    if (!sm) {
-      *error = "--gpu " + arg + ": not a GPU architecture (sm_86, sm_90a, 8.6 or 86)";
-      return std::nullopt;
-    }
-    std::string why;
-    if (!cuda::gpu_arch_possible(*tables, *sm, &why)) {
-      *error = "--gpu " + arg + ": " + why;
-      return std::nullopt;
-    }
-    bool seen = std::any_of(t.gpus.begin(), t.gpus.end(), [&](const cuda::Gpu& g) { return g.sm == *sm; });
-    if (!seen) t.gpus.push_back({"sm_" + std::to_string(*sm), *sm});
-  }
-  if (!gpu_args.empty()) t.gpus_source = "--gpu";
-  if (!driver_arg.empty()) {
-    t.driver = DriverVersion::parse(driver_arg);
-    if (!t.driver) {
-      *error = "--driver " + driver_arg + ": not a driver version (580.65.06)";
-      return std::nullopt;
-    }
-    t.driver_source = "--driver";
-  }
-  if (t.gpus.empty() || !t.driver) {
-    cuda::DriverInfo info = cuda::detect_driver();
-    if (t.gpus.empty()) {
-      t.gpus = info.gpus;
-      t.gpus_source = info.gpus_source;
-    }
-    if (!t.driver && info.version) {
-      t.driver = info.version;
-      t.driver_source = info.version_source;
-      t.driver_cuda = info.cuda;
-    }
-    t.problems = info.problems;
-  }
-  return t;
-}
-
-// ---------------------------------------------------------------------------------------------
 // The inventory.
 
 namespace {
@@ -344,8 +294,10 @@ std::vector<std::string> CudaInventory::user_names(const Environment& env, const
   return {names.begin(), names.end()};
 }
 
-CudaInventory index_cuda(const Environment& env, const Knowledge& knowledge, const ResolutionMap& resolutions,
+CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
                          const std::vector<Finding>& load_findings) {
+  const Environment& env = ctx.env;
+  const Knowledge& knowledge = ctx.knowledge;
   CudaInventory inv;
 
   // GPU code: every file's fatbinary headers, on every core.

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "checks/context.h"
 #include "checks/load_checks.h"
 #include "cuda/arch.h"
 #include "cuda/driver.h"
@@ -23,22 +24,6 @@
 #include "environment/knowledge.h"
 
 namespace envdoctor::checks {
-
-// The GPUs and driver the checks are for.
-struct CudaTarget {
-  std::vector<cuda::Gpu> gpus;                  // empty: the arch checks are skipped
-  std::string gpus_source;                      // "--gpu", "NVML", "nvidia-smi"
-  std::optional<cuda::DriverVersion> driver;    // the kernel module's; nullopt: driver checks skipped
-  std::string driver_source;                    // "--driver", "/proc/driver/nvidia/version", ...
-  std::optional<cuda::MajorMinor> driver_cuda;  // the newest CUDA the driver reports (NVML)
-  std::vector<std::string> problems;            // from detection
-};
-
-// The target from `--gpu` and `--driver` arguments, filling what is missing from this machine
-// (cuda::detect_driver, run only when something is missing). nullopt with `error` set on an
-// argument that does not parse.
-std::optional<CudaTarget> resolve_cuda_target(const std::vector<std::string>& gpu_args, const std::string& driver_arg,
-                                              std::string* error);
 
 // One file's GPU code.
 struct GpuCode {
@@ -115,8 +100,8 @@ struct CudaInventory {
 // Reads every ELF file's fatbinaries (headers only, in parallel) and sorts the CUDA libraries
 // of the environment and of the resolutions by major; the runtimes that `load_findings`
 // (missing-library) say are not found are the missing ones.
-CudaInventory index_cuda(const environment::Environment& env, const environment::Knowledge& knowledge,
-                         const ResolutionMap& resolutions, const std::vector<Finding>& load_findings);
+CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
+                         const std::vector<Finding>& load_findings);
 
 // The driver the runtimes talk to: the kernel module's, raised by a newer forward-compatibility
 // libcuda. nullopt when no driver is known.
