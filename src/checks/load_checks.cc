@@ -186,11 +186,11 @@ void LoadRun::import(const Base& base, ImportContext& c) {
     }
   if (memo()) {
     footprint(context, c.learnt.dirs);
-    // torch's preload globs nvidia/*/lib on sys.path: a library added there changes the context.
+    // torch's preload globs directories on sys.path: a library added there changes the context.
     bool torch = std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(),
                              [](const python::Distribution::Id& id) { return id.key == "torch"; });
-    if (torch)
-      for (const std::string& site : ctx_.env.inventory.site_dirs) c.learnt.dirs.insert(site + "/nvidia");
+    if (const python::Distribution* t = torch ? ctx_.env.inventory.find("torch") : nullptr)
+      for (const std::string& dir : model_.torch_preload_dirs(*t)) c.learnt.dirs.insert(dir);
   }
   c.learnt.clean = c.findings.empty();
 }

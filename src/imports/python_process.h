@@ -12,16 +12,18 @@
 // - Importing any module of a package runs its __init__.py first: the extension modules
 //   __init__.py imports load first, in its order; the rest of P's modules after them.
 // - torch/__init__.py loads lib/libtorch_global_deps.so with RTLD_GLOBAL before its extension
-//   module; if that fails, it loads every library under nvidia/*/lib on sys.path with
-//   RTLD_GLOBAL and tries again.
+//   module, and the CUDA wheels' libraries by path, as its release does (torch_preload.h,
+//   docs/torch.md): after a failure that names one of them, or after libcudart loaded.
 #pragma once
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "environment/environment.h"
+#include "imports/torch_preload.h"
 #include "loader/process.h"
 #include "python/distribution.h"
 
@@ -76,12 +78,18 @@ class ImportModel {
   // What `dist` requires, each imported as above, before `dist`. Returns the dlopen calls.
   size_t import_requirements(loader::Process& p, int caller, const Distribution& dist,
                              const LoadFn& on_load = {}) const;
-  // torch/__init__.py's loads before its extension module. Returns the dlopen calls.
+  // torch/__init__.py's loads before its extension module, as the release installed makes them
+  // (torch_preload.h). Returns the dlopen calls.
   size_t preload_torch(loader::Process& p, int caller, const Distribution& torch, const LoadFn& on_load = {}) const;
+  // The directories torch's preload globs in: a file added or removed there changes what it loads.
+  std::vector<std::string> torch_preload_dirs(const Distribution& torch) const;
 
  private:
+  std::string find_preloaded(const TorchPreload& how, std::optional<int> cuda, const TorchPreload::Library& lib) const;
+
   const Environment& env_;
   std::map<const Distribution*, std::vector<const ElfRecord*>> modules_;
+  std::map<std::string, std::vector<std::string>> elf_names_by_dir_;
 };
 
 }  // namespace envdoctor::imports

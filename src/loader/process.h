@@ -136,6 +136,8 @@ class Process {
   DlopenResult dlopen(const std::string& path, bool global, int caller = 0);
 
   const std::vector<LoadedObject>& objects() const { return objects_; }
+  // Whether objects()[i] is in the process: a failed dlopen's objects stay listed, unloaded.
+  bool mapped(int i) const { return !dead_[i]; }
   // Errors of load_main, in the order ld.so meets them: missing libraries in load order,
   // then version errors, then undefined symbols (relocation order).
   const std::vector<LoadError>& errors() const { return errors_; }
