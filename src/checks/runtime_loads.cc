@@ -55,13 +55,15 @@ std::vector<std::string> expand(const std::vector<std::string>& names, const std
   return out;
 }
 
-std::string words(const RuntimeLoad& row, const std::vector<std::string>& tried) {
+// What the opener prints when none of entry `entry`'s names loads.
+std::string words(const RuntimeLoad& row, size_t entry, const std::vector<std::string>& tried) {
   std::string list;
   for (const std::string& n : tried) list += (list.empty() ? "" : ", ") + n;
   std::string out = row.words;
   for (auto [key, value] : {std::pair<std::string, std::string>{"{{tried}}", "{" + list + "}"},
                             {"{tried}", list},
-                            {"{name}", tried.front()}})
+                            {"{name}", tried.front()},
+                            {"{symbol}", entry < row.symbols.size() ? row.symbols[entry] : ""}})
     for (size_t at = out.find(key); at != std::string::npos; at = out.find(key, at + value.size()))
       out.replace(at, key.size(), value);
   return out;
@@ -100,8 +102,8 @@ class RuntimeLoadChecker {
     const loader::LoadedObject opener = p.objects()[opened.object];
     const python::Distribution* owner = env_.owner(file.path);
     std::vector<std::string> version = version_parts(owner);
-    for (const std::vector<std::string>& entry : row.opens) {
-      std::vector<std::string> tried = expand(entry, version);
+    for (size_t entry = 0; entry < row.opens.size(); ++entry) {
+      std::vector<std::string> tried = expand(row.opens[entry], version);
       if (tried.empty()) continue;
       std::optional<std::string> found;
       loader::Rule rule = loader::Rule::kNotFound;
@@ -116,7 +118,7 @@ class RuntimeLoadChecker {
         if (found) break;
       }
       if (!found) {
-        out.push_back(missing(file, row, opener, owner, tried));
+        out.push_back(missing(file, row, entry, opener, owner, tried));
       } else if (row.same_package && owner && env_.owner(*found) != owner) {
         out.push_back(elsewhere(file, row, opener, owner, tried, *found, rule));
       }
@@ -160,10 +162,10 @@ class RuntimeLoadChecker {
            "LD_LIBRARY_PATH, ld.so.cache and the default directories";
   }
 
-  Finding missing(const ElfRecord& file, const RuntimeLoad& row, const loader::LoadedObject& opener,
+  Finding missing(const ElfRecord& file, const RuntimeLoad& row, size_t entry, const loader::LoadedObject& opener,
                   const python::Distribution* owner, const std::vector<std::string>& tried) const {
     Finding f = finding(file, row, owner, tried);
-    f.message = words(row, tried);
+    f.message = words(row, entry, tried);
     std::string who = owner ? owner->name + " " + owner->version : fs::path(file.path).filename().string();
     std::string h = fs::path(file.path).filename().string() + " (" + env_.owner_label(file.path) + ") opens " +
                     tried.front() + " at run time (" + row.what + "), " + searched(opener) + ", and none of " +

@@ -1,7 +1,8 @@
 // Libraries opened at run time by name (data/runtime_loads.json): cuDNN 9's shim opens its
 // sub-libraries at first use, NVRTC the builtins of its own version when it compiles. No NEEDED
 // entry names them, so the load checks never look for them, and the failure comes at first use,
-// in the opener's words ("Unable to load any of {libcudnn_graph.so.9.4.0, ...}").
+// in the opener's words ("Invalid handle. Cannot load symbol cudnnGetVersion", "Unable to load any of
+// {libcudnn_engines_precompiled.so.9.4.0, ...}.").
 //
 // Each opener found in the environment is loaded into a process of the environment's interpreter,
 // and each name it opens is resolved as glibc's dlopen called from the opener does (elf/dl-open.c:

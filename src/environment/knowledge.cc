@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <stdexcept>
 
 namespace envdoctor::environment {
 
@@ -52,6 +53,9 @@ RuntimeLoad runtime_load_row(const nlohmann::json& row) {
   r.same_package = row.value("same_package", false);
   r.needed = row.value("needed", true);
   r.words = row.at("words").get<std::string>();
+  r.symbols = row.value("symbols", std::vector<std::string>{});
+  if (!r.symbols.empty() && r.symbols.size() != r.opens.size())
+    throw std::runtime_error(r.opener + ": one symbol per entry of \"opens\"");
   r.source = row.at("source").get<std::string>();
   return r;
 }

@@ -36,7 +36,10 @@ struct RuntimeLoad {
   std::string search;         // "caller": glibc's dlopen called from the opener
   bool same_package = false;  // a copy from elsewhere is another build
   bool needed = true;         // the package cannot work without it
-  std::string words;          // what the opener prints when none loads ({tried}, {name})
+  std::string words;          // what the opener prints when none loads ({tried}, {name}, {symbol})
+  // For each entry of `opens`, the function whose first call makes the opener open it (the
+  // {symbol} of its words); empty when the words name none.
+  std::vector<std::string> symbols;
   std::string source;
 };
 

@@ -1,9 +1,9 @@
 // Libraries opened at run time by name (issue 31, item 1; data/runtime_loads.json). A cuDNN-shaped
-// wheel: libcudnn.so.9 (RUNPATH $ORIGIN) opens its seven sub-libraries by name when first called,
-// trying NAME.so.9.4.0, NAME.so.9.4, NAME.so.9 and NAME.so as cuDNN 9 does, and prints cuDNN's
-// words when none loads; an NVRTC-shaped wheel whose libnvrtc.so.12 opens the builtins of its own
-// version. The referees: the real call from an extension module (`python -c "import m; m.f()"`)
-// with LD_DEBUG=libs, which shows the file the dlopen took, and the words the library prints.
+// wheel: libcudnn.so.9 (RUNPATH $ORIGIN) opens its sub-libraries by name when first called, and the
+// graph library its engines, trying NAME.so.9.4.0, NAME.so.9.4, NAME.so.9 and NAME.so as cuDNN 9
+// does, and each prints cuDNN's words when none loads; an NVRTC-shaped wheel whose libnvrtc.so.12 opens the builtins of
+// its own version. The referees: the real call from an extension module (`python -c "import m; m.f()"`) with
+// LD_DEBUG=libs, which shows the file the dlopen took, and the words the library prints.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -28,14 +28,17 @@ const std::vector<std::string> kSubLibraries = {"libcudnn_graph",
 class RuntimeLoadsTest : public VenvTest {
  protected:
   // A library that dlopens each of `entries` (the names tried, in order) when `function` is
-  // called, and prints `words` (a printf format of the names tried) when none of one entry loads.
+  // called, and prints `formats[i]` (a printf format and its arguments, of `list`: the names
+  // tried) when none of entry i loads. `then`: a function of the first entry's library, called
+  // once it loaded (cuDNN's graph library opens the engines when used).
   static std::string opener_source(const std::string& function, const std::vector<std::vector<std::string>>& entries,
-                                   const std::string& format) {
-    std::string table;
-    for (const auto& names : entries) {
+                                   const std::vector<std::string>& formats, const std::string& then = "") {
+    std::string table, fails;
+    for (size_t i = 0; i < entries.size(); ++i) {
       table += "{";
-      for (const std::string& n : names) table += "\"" + n + "\", ";
+      for (const std::string& n : entries[i]) table += "\"" + n + "\", ";
       table += "0},";
+      fails += "    if (!h && i == " + std::to_string(i) + ") { fprintf(stderr, " + formats[i] + "); return 1; }\n";
     }
     return "#include <dlfcn.h>\n#include <stdio.h>\n#include <string.h>\n"
            "static const char* names[][5] = {" +
@@ -50,10 +53,11 @@ class RuntimeLoadsTest : public VenvTest {
            "      h = dlopen(names[i][k], RTLD_NOW | RTLD_LOCAL);\n"
            "      if (k) strcat(list, \", \");\n"
            "      strcat(list, names[i][k]);\n"
-           "    }\n"
-           "    if (!h) { fprintf(stderr, " +
-           format +
-           "); return 1; }\n"
+           "    }\n" +
+           fails +
+           (then.empty() ? ""
+                         : "    if (i == 0) { int (*f)(void) = (int (*)(void))dlsym(h, \"" + then +
+                               "\"); if (f && f()) return 1; }\n") +
            "  }\n"
            "  return 0;\n"
            "}\n";
@@ -76,22 +80,42 @@ class RuntimeLoadsTest : public VenvTest {
   }
 
   // nvidia-cudnn-cu12 9.4.0.58 (nvidia/cudnn/lib: libcudnn.so.9 and its sub-libraries) and
-  // faketorch, whose _C.f() calls cudnnCreate.
+  // faketorch, whose _C.f() calls cudnnGetVersion. As cuDNN 9 does (data/runtime_loads.json): the
+  // shim opens graph, ops, cnn and adv, and the graph library opens the engines and heuristics.
   void install_cudnn(const Venv& venv) {
-    std::vector<std::vector<std::string>> entries;
+    auto names = [](const std::string& sub) {
+      return std::vector<std::string>{sub + ".so.9.4.0", sub + ".so.9.4", sub + ".so.9", sub + ".so"};
+    };
     std::vector<std::pair<std::string, std::string>> files;
+    const std::string flags = " -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -ldl";
     for (const std::string& sub : kSubLibraries) {
-      entries.push_back({sub + ".so.9.4.0", sub + ".so.9.4", sub + ".so.9", sub + ".so"});
+      if (sub == "libcudnn_graph") continue;
       std::string lib = tmp_ / ("build/cudnn/" + sub + ".so.9");
       build_shared(lib, "int " + sub.substr(3) + "_marker(void) { return 9; }", "-Wl,-soname," + sub + ".so.9", tmp_);
       files.push_back({"nvidia/cudnn/lib/" + sub + ".so.9", lib});
     }
+    const std::string unable = "\"Unable to load any of {%s}.\\n\", list";
+    std::string graph = tmp_ / "build/cudnn/libcudnn_graph.so.9";
+    build_shared(graph,
+                 opener_source("cudnn_graph_plan",
+                               {names("libcudnn_engines_precompiled"), names("libcudnn_engines_runtime_compiled"),
+                                names("libcudnn_heuristic")},
+                               {unable, unable, unable}),
+                 "-Wl,-soname,libcudnn_graph.so.9" + flags, tmp_);
+    files.push_back({"nvidia/cudnn/lib/libcudnn_graph.so.9", graph});
+    auto cannot = [](const std::string& symbol) { return "\"Invalid handle. Cannot load symbol " + symbol + "\\n\""; };
     std::string shim = tmp_ / "build/cudnn/libcudnn.so.9";
-    build_shared(shim, opener_source("cudnnCreate", entries, "\"Unable to load any of {%s}\\n\", list"),
-                 "-Wl,-soname,libcudnn.so.9 -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -ldl", tmp_);
+    build_shared(
+        shim,
+        opener_source("cudnnGetVersion",
+                      {names("libcudnn_graph"), names("libcudnn_ops"), names("libcudnn_cnn"), names("libcudnn_adv")},
+                      {cannot("cudnnGetVersion"), cannot("cudnnCreateTensorDescriptor"),
+                       cannot("cudnnCreateConvolutionDescriptor"), cannot("cudnnCreateRNNDescriptor")},
+                      "cudnn_graph_plan"),
+        "-Wl,-soname,libcudnn.so.9" + flags, tmp_);
     files.push_back({"nvidia/cudnn/lib/libcudnn.so.9", shim});
     std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
-    build_ext(ext, "_C", "int cudnnCreate(void);", "cudnnCreate()",
+    build_ext(ext, "_C", "int cudnnGetVersion(void);", "cudnnGetVersion()",
               quote(shim) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../nvidia/cudnn/lib'");
     json paths = json::object();
     for (const auto& [arc, file] : files) paths[arc] = file;
@@ -142,8 +166,7 @@ TEST_F(RuntimeLoadsTest, CudnnSubLibraryDeletedFromTheWheel) {
   } else {
     EXPECT_EQ(broken.status, 1);
     EXPECT_EQ(f["severity"], "error");
-    std::string words =
-        "Unable to load any of {libcudnn_graph.so.9.4.0, libcudnn_graph.so.9.4, libcudnn_graph.so.9, libcudnn_graph.so}";
+    std::string words = "Invalid handle. Cannot load symbol cudnnGetVersion";
     EXPECT_NE(broken.err.find("\n" + words + "\n"), std::string::npos) << broken.err;
     EXPECT_EQ(f["message"], words);
   }
@@ -156,6 +179,40 @@ TEST_F(RuntimeLoadsTest, CudnnSubLibraryDeletedFromTheWheel) {
   EXPECT_EQ(initialized(ok.err).count(dir + "/libcudnn_graph.so.9"), 1u) << ok.err;
 }
 
+// The graph library's own row: an engine library deleted from the wheel is reported on
+// libcudnn_graph.so.9, the library that opens it, with what the real call then takes.
+TEST_F(RuntimeLoadsTest, CudnnEngineDeletedIsTheGraphLibrarys) {
+  Venv venv(tmp_, "v");
+  install_cudnn(venv);
+  std::string dir = venv.site() + "/nvidia/cudnn/lib";
+  fs::remove(dir + "/libcudnn_engines_precompiled.so.9");
+  CommandResult real = call(venv, "faketorch._C");
+  int status = -1;
+  json report = venv.check(&status);
+  auto found = findings(report, "runtime-library-missing");
+  ASSERT_EQ(found.size(), 1u) << report.dump(1);
+  const json& f = found[0];
+  EXPECT_EQ(f["file"], dir + "/libcudnn_graph.so.9");
+  EXPECT_EQ(f["library"], "libcudnn_engines_precompiled.so.9.4.0");
+  EXPECT_EQ(f["caused_by"]["file"], dir + "/libcudnn_engines_precompiled.so.9");
+  std::string system_copy;
+  for (const std::string& path : initialized(real.err))
+    if (fs::path(path).filename() == "libcudnn_engines_precompiled.so.9") system_copy = path;
+  if (!system_copy.empty()) {
+    EXPECT_EQ(f["severity"], "warning");
+    EXPECT_EQ(f["message"], "libcudnn_graph.so.9 opens libcudnn_engines_precompiled.so.9 at run time from " +
+                                system_copy + " (no package, found by ld.so.cache), not nvidia-cudnn-cu12's own copy");
+  } else {
+    std::string words =
+        "Unable to load any of {libcudnn_engines_precompiled.so.9.4.0, libcudnn_engines_precompiled.so.9.4, "
+        "libcudnn_engines_precompiled.so.9, libcudnn_engines_precompiled.so}.";
+    EXPECT_EQ(real.status, 1);
+    EXPECT_NE(real.err.find("\n" + words + "\n"), std::string::npos) << real.err;
+    EXPECT_EQ(f["severity"], "error");
+    EXPECT_EQ(f["message"], words);
+  }
+}
+
 // NVRTC opens the builtins of its own MAJOR.MINOR (12.4 for nvidia-cuda-nvrtc-cu12 12.4.127); a
 // wheel whose builtins are another version's fails at the first compilation, in NVRTC's words.
 TEST_F(RuntimeLoadsTest, NvrtcBuiltinsOfAnotherVersion) {
@@ -165,8 +222,8 @@ TEST_F(RuntimeLoadsTest, NvrtcBuiltinsOfAnotherVersion) {
   std::string nvrtc = tmp_ / "build/nvrtc/libnvrtc.so.12";
   build_shared(nvrtc,
                opener_source("nvrtcCompileProgram", {{"libnvrtc-builtins.so.12.4"}},
-                             "\"nvrtc: error: failed to open %s.\\n  Make sure that %s is installed correctly.\\n\", "
-                             "list, list"),
+                             {"\"nvrtc: error: failed to open %s.\\n  Make sure that %s is installed correctly.\\n\", "
+                              "list, list"}),
                "-Wl,-soname,libnvrtc.so.12 -Wl,--enable-new-dtags,-rpath,'$ORIGIN' -ldl", tmp_);
   std::string builtins = tmp_ / "build/nvrtc/libnvrtc-builtins.so.12.3";
   build_shared(builtins, "int __nvrtc_builtins__12_3_getArchBuiltins(void) { return 0; }",
@@ -209,6 +266,71 @@ TEST_F(RuntimeLoadsTest, NvrtcBuiltinsOfAnotherVersion) {
                                "libnvrtc-builtins.so.13.0 is installed correctly."),
               std::string::npos);
   }
+}
+
+// The cuDNN rows against a real cuDNN 9 (the CUDA toolkit's, where the machine has one): the
+// shim alone in a directory, run with `ld.so --inhibit-cache` so that no other copy is found,
+// tries the names the table gives in its order (LD_DEBUG=libs) and prints the row's words; each
+// library holds the names its row says it opens, and the graph library holds its row's words.
+TEST(RuntimeLoadsReal, CudnnRowsAreWhatCudnnDoes) {
+  const std::string lib = "/usr/local/cuda-13.0/lib";
+  if (!fs::exists(lib + "/libcudnn.so.9") || !fs::exists(lib + "/libcudnn_graph.so.9") || !have_tool("gcc"))
+    GTEST_SKIP() << "needs the CUDA toolkit's cuDNN 9 in " << lib << " and gcc";
+  json table = json::parse(std::ifstream(std::string(ENVDOCTOR_SOURCE_DIR) + "/data/runtime_loads.json"));
+  auto row = [&](const std::string& opener) {
+    for (const json& r : table["loads"])
+      if (r["opener"] == opener) return r;
+    return json();
+  };
+  auto bytes = [](const std::string& path) {
+    std::stringstream out;
+    out << std::ifstream(path, std::ios::binary).rdbuf();
+    return out.str();
+  };
+  for (const std::string opener : {"libcudnn.so.9", "libcudnn_graph.so.9"}) {
+    json r = row(opener);
+    ASSERT_TRUE(r.is_object()) << opener;
+    std::string content = bytes(lib + "/" + opener);
+    for (const json& entry : r["opens"])
+      EXPECT_NE(content.find(std::string(entry.back()) + '\0'), std::string::npos) << opener << " " << entry.back();
+  }
+  EXPECT_EQ(row("libcudnn_graph.so.9")["words"], "Unable to load any of {{tried}}.");
+  EXPECT_NE(bytes(lib + "/libcudnn_graph.so.9").find("Unable to load any of {%s, %s, %s, %s}."), std::string::npos);
+
+  TempDir tmp;
+  fs::copy_file(lib + "/libcudnn.so.9", tmp / "libcudnn.so.9");
+  std::string prog = tmp / "call";
+  CommandResult built = run("printf '%s' " +
+                            quote("#include <dlfcn.h>\n#include <stddef.h>\nint main(int c, char** v) {\n"
+                                  "  void* h = dlopen(v[1], RTLD_NOW);\n  if (!h) return 2;\n"
+                                  "  size_t (*f)(void) = (size_t (*)(void))dlsym(h, \"cudnnGetVersion\");\n"
+                                  "  return f && f() ? 0 : 1;\n}\n") +
+                            " | gcc -x c -o " + quote(prog) + " - -ldl");
+  ASSERT_EQ(built.status, 0) << built.err;
+  CommandResult r = run("env LD_DEBUG=libs /lib64/ld-linux-x86-64.so.2 --inhibit-cache " + quote(prog) + " " +
+                        quote(tmp / "libcudnn.so.9"));
+  json shim = row("libcudnn.so.9");
+  ASSERT_EQ(shim["symbols"][0], "cudnnGetVersion");
+  std::string words = shim["words"];
+  words.replace(words.find("{symbol}"), 8, "cudnnGetVersion");
+  EXPECT_NE(r.err.find("\n" + words + "\n"), std::string::npos) << r.err;
+  // The names tried: the table's first entry, the version put in as cuDNN does (9.N.M).
+  std::vector<std::string> tried;
+  for (size_t at = r.err.find("find library=libcudnn_graph"); at != std::string::npos;
+       at = r.err.find("find library=libcudnn_graph", at + 1))
+    tried.push_back(r.err.substr(at + 13, r.err.find(' ', at + 13) - at - 13));
+  ASSERT_EQ(tried.size(), 4u) << r.err;
+  std::string version = tried[0].substr(std::string("libcudnn_graph.so.").size());  // "9.19.0"
+  std::string x = version.substr(0, version.find('.'));
+  std::string y = version.substr(x.size() + 1, version.find('.', x.size() + 1) - x.size() - 1);
+  std::string z = version.substr(x.size() + y.size() + 2);
+  std::vector<std::string> expected;
+  for (std::string name : shim["opens"][0].get<std::vector<std::string>>()) {
+    for (auto [key, value] : {std::pair<std::string, std::string>{"{x}", x}, {"{y}", y}, {"{z}", z}})
+      if (size_t at = name.find(key); at != std::string::npos) name.replace(at, key.size(), value);
+    expected.push_back(name);
+  }
+  EXPECT_EQ(tried, expected) << r.err;
 }
 
 }  // namespace
