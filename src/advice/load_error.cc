@@ -47,7 +47,7 @@ Fix hint_lost_file(const Environment& env, const std::string& name) {
   for (const python::Distribution& d : env.inventory.distributions) {
     for (const python::RecordEntry& e : d.record) {
       if (e.resolved.filename() != name) continue;
-      if (env.files.stat(e.resolved.string())) continue;
+      if (env.files.exists(e.resolved.string())) continue;
       Fix fix = reinstall(env, d);
       return {d.name + " lists " + e.path +
                   " but the file is gone (another package that installed the same path was uninstalled, or it was "

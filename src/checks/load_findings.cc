@@ -97,7 +97,7 @@ std::optional<LostFile> lost_on_the_way(const environment::Environment& env, con
     if (a.kind != loader::Attempt::Kind::kMissing || a.path.empty()) continue;
     std::string path = normalize_path(a.path);
     const auto& owners = env.owners(path);
-    if (owners.empty() || env.files.stat(path)) continue;
+    if (owners.empty() || env.files.exists(path)) continue;
     return LostFile{path, owners.front()};
   }
   return std::nullopt;

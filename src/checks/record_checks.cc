@@ -81,8 +81,9 @@ void check_files(const Environment& env, const CheckSettings& scope, const std::
     if (!d.judged_by_record()) continue;
     for (const python::RecordEntry& e : d.record) {
       if (is_bytecode_cache(e)) continue;
-      auto st = env.files.stat(e.resolved.string());
-      if (!st) {
+      // Whether it is there, from the walk's listing: a file whose size matters is asked alone.
+      environment::FileView::Kind kind = env.files.kind(e.resolved.string());
+      if (kind == environment::FileView::Kind::kMissing) {
         Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(e.path));
         f.file = e.resolved.string();
         f.message = d.name + "'s RECORD lists " + e.path + " but the file is missing";
@@ -96,8 +97,10 @@ void check_files(const Environment& env, const CheckSettings& scope, const std::
         out.push_back(std::move(f));
         continue;
       }
-      if (st->is_link) continue;  // pip records a link's own size and hash rarely; skip
+      if (kind == environment::FileView::Kind::kLink) continue;  // pip records a link's own size and hash rarely
       if (!scope.all_files && !decides_loading(env, e.resolved.string())) continue;
+      auto st = env.files.stat(e.resolved.string());
+      if (!st) continue;  // gone since the walk
       if (e.size && st->size != *e.size) {
         Finding f = package_finding(d, Code::kRecordSizeMismatch, Severity::kWarning);
         f.file = e.resolved.string();
@@ -163,7 +166,7 @@ void check_dpkg_files(const Environment& env, const CheckSettings& scope, std::v
       Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(file.path));
       f.file = file.path;
       f.take(advice::reinstall_because(env, d, "the file is not the one Debian installed"));
-      if (!env.files.stat(file.path)) {
+      if (!env.files.exists(file.path)) {
         f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
         f.take(advice::reinstall_because(env, d, ""));
         out.push_back(std::move(f));

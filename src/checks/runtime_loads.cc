@@ -143,7 +143,7 @@ class RuntimeLoadChecker {
       for (const std::string& name : tried) {
         std::string path = dir + "/" + name;
         const auto& owners = env_.owners(path);
-        if (owners.empty() || env_.files.stat(path)) continue;
+        if (owners.empty() || env_.files.exists(path)) continue;
         return Cause{Code::kRecordMissingFile, path, std::nullopt, std::nullopt,
                      fs::path(opener.path).filename().string() + " opens " + name + " at run time from " + dir +
                          ", where " + owners.front()->name + " " + owners.front()->version +

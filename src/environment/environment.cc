@@ -100,7 +100,8 @@ class ElfWalk {
     bool operator==(const Candidate& o) const { return path == o.path; }
   };
 
-  ElfWalk(const std::set<std::string>& roots, std::vector<Candidate>& out) : roots_(roots), out_(out) {}
+  ElfWalk(const std::set<std::string>& roots, std::vector<Candidate>& out, Listing* listing)
+      : roots_(roots), out_(out), listing_(listing) {}
 
   // Walks `host_dir`, which the environment spells `dir`.
   void walk(const std::string& dir, const std::string& host_dir) {
@@ -114,7 +115,8 @@ class ElfWalk {
   void read_directory(int fd, const std::string& path, const std::string& host) {
     std::vector<std::pair<std::string, bool>> subdirs;  // name, and whether its type was unknown
     alignas(8) char buf[32768];
-    for (ssize_t n; (n = ::getdents64(fd, buf, sizeof buf)) > 0;) {
+    ssize_t n;
+    while ((n = ::getdents64(fd, buf, sizeof buf)) > 0) {
       for (ssize_t at = 0; at < n;) {
         const auto* d = reinterpret_cast<const struct dirent64*>(buf + at);
         at += d->d_reclen;
@@ -128,6 +130,7 @@ class ElfWalk {
           type = S_ISDIR(mode) ? DT_DIR : S_ISREG(mode) ? DT_REG : DT_LNK;
           asked = true;
         }
+        if (listing_) listing_->entries.emplace(path + "/" + std::string(name), listed_type(type));
         if (type == DT_DIR) {
           subdirs.emplace_back(name, asked);
         } else if (type == DT_REG) {
@@ -135,6 +138,7 @@ class ElfWalk {
         }
       }
     }
+    if (n == 0 && listing_) listing_->dirs.insert(path);
     for (const auto& [name, unknown] : subdirs) {
       std::string child = path + "/" + name;
       if (!descend(name, child)) continue;
@@ -142,6 +146,15 @@ class ElfWalk {
       if (sub >= 0) read_directory(sub, child, host + "/" + name);
     }
     ::close(fd);
+  }
+
+  static Listing::Type listed_type(unsigned char type) {
+    switch (type) {
+      case DT_REG: return Listing::Type::kFile;
+      case DT_LNK: return Listing::Type::kLink;
+      case DT_DIR: return Listing::Type::kDirectory;
+      default: return Listing::Type::kOther;
+    }
   }
 
   static bool stat_at(int fd, std::string_view name, mode_t& mode) {
@@ -174,15 +187,17 @@ class ElfWalk {
 
   const std::set<std::string>& roots_;
   std::vector<Candidate>& out_;
+  Listing* listing_;
   const std::string* dir_ = nullptr;
 };
 
 }  // namespace
 
-std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root) {
+std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root,
+                                        Listing* listing) {
   std::set<std::string> roots(dirs.begin(), dirs.end());
   std::vector<ElfWalk::Candidate> candidates;
-  ElfWalk walk(roots, candidates);
+  ElfWalk walk(roots, candidates, listing);
   // Under a root the walk starts at the directory resolved inside it; below that, links are not
   // followed, so nothing leads out of the root.
   for (const std::string& dir : dirs) walk.walk(dir, root.host(dir));
@@ -496,7 +511,9 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   env->index_installers();
 
   // elf index
-  std::vector<std::string> paths = find_elf_files(dirs, env->root);
+  Listing listing;
+  std::vector<std::string> paths = find_elf_files(dirs, env->root, &listing);
+  env->files.set_listing(std::move(listing));
   std::vector<std::shared_ptr<const loader::OpenResult>> opened(paths.size());
   support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });
 

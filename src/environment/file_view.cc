@@ -86,6 +86,19 @@ std::optional<FileView::Facts> FileView::stat(const std::string& path) const {
   return Facts{static_cast<u64>(st.st_size), S_ISLNK(st.st_mode)};
 }
 
+FileView::Kind FileView::kind(const std::string& path) const {
+  if (added_.count(path)) return Kind::kFile;
+  if (removed_.count(path)) return Kind::kMissing;
+  size_t slash = path.rfind('/');
+  if (slash != std::string::npos && slash > 0 && listing_.dirs.count(path.substr(0, slash))) {
+    auto it = listing_.entries.find(path);
+    if (it == listing_.entries.end()) return Kind::kMissing;
+    return it->second == Listing::Type::kLink ? Kind::kLink : Kind::kFile;
+  }
+  std::optional<Facts> st = stat(path);
+  return !st ? Kind::kMissing : st->is_link ? Kind::kLink : Kind::kFile;
+}
+
 std::optional<std::vector<u8>> FileView::sha256(const std::string& path) const {
   if (auto it = added_.find(path); it != added_.end()) return it->second.sha256;
   if (removed_.count(path)) return std::nullopt;

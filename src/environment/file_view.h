@@ -8,12 +8,23 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "elf/mapped_file.h"
 #include "python/interpreter.h"
 
 namespace envdoctor::environment {
+
+// What the walk of the environment's directories saw, one getdents64 entry at a time: each
+// directory read whole, and each entry's type. A question about a file in one of them needs no
+// system call of its own.
+struct Listing {
+  enum class Type : unsigned char { kFile, kLink, kDirectory, kOther };
+  std::unordered_set<std::string> dirs;  // read whole
+  std::unordered_map<std::string, Type> entries;
+};
 
 class FileView {
  public:
@@ -23,6 +34,12 @@ class FileView {
   };
   // What lstat would say; nullopt for a missing (or removed) file.
   std::optional<Facts> stat(const std::string& path) const;
+  // Whether the path exists (a link counts as itself, as for lstat) and is a link, without its
+  // size: from the walk's listing where it read the path's directory, else lstat.
+  enum class Kind { kMissing, kFile, kLink };
+  Kind kind(const std::string& path) const;
+  bool exists(const std::string& path) const { return kind(path) != Kind::kMissing; }
+  void set_listing(Listing listing) { listing_ = std::move(listing); }
   // SHA-256 of the content; nullopt when unreadable.
   std::optional<std::vector<u8>> sha256(const std::string& path) const;
   // The MD5 sum in lowercase hex, for dpkg's md5sums; nullopt for a file a simulation changed.
@@ -49,6 +66,7 @@ class FileView {
     std::optional<std::string> text;  // kept for the few files read as text
   };
   support::FileRoot root_;
+  Listing listing_;
   std::set<std::string> removed_;
   std::map<std::string, Added> added_;
 };
