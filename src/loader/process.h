@@ -136,6 +136,8 @@ class Process {
   DlopenResult dlopen(const std::string& path, bool global, int caller = 0);
 
   const std::vector<LoadedObject>& objects() const { return objects_; }
+  // $ORIGIN of an object, as the loader expands it: the directory of its path.
+  std::string origin(int object) const;
   // Whether objects()[i] is in the process: a failed dlopen's objects stay listed, unloaded.
   bool mapped(int i) const { return !dead_[i]; }
   // Errors of load_main, in the order ld.so meets them: missing libraries in load order,
@@ -159,7 +161,6 @@ class Process {
   Resolution resolve(std::string_view name, int requester);
   void search(Search& s, int requester);
   std::string search_key(std::string_view name, int requester) const;
-  std::string origin(int object) const;  // $ORIGIN of an object: the directory of its path
   void search_dirs(Search& s, const std::vector<std::string>& dirs, Rule rule, int rpath_owner);
   // `quiet_if_absent`: a candidate that does not exist leaves no attempt behind.
   bool try_path(Search& s, const std::string& path, Rule rule, const std::string& source, int rpath_owner,

@@ -75,6 +75,44 @@ void judge_errors(const SingleFileRun& run, const std::string& in_root, SingleFi
   count_waiting(r);
 }
 
+// A library's family: its name up to the first '-', '_' or '.' after "lib" ("libggml" of
+// libggml-cuda.so); "" when that stem is too short to tell a build apart.
+std::string family_of(std::string_view name) {
+  if (!name.starts_with("lib")) return "";
+  size_t end = name.find_first_of("-_.", 3);
+  std::string_view stem = name.substr(0, end);
+  return stem.size() >= 6 ? std::string(stem) : "";
+}
+
+// Whether a DT_RUNPATH (or DT_RPATH) list has an element that is $ORIGIN itself.
+bool searches_origin(std::string_view list) {
+  while (true) {
+    size_t colon = list.find(':');
+    std::string_view element = list.substr(0, colon);
+    while (element.size() > 1 && element.back() == '/') element.remove_suffix(1);
+    if (element == "$ORIGIN" || element == "${ORIGIN}") return true;
+    if (colon == std::string_view::npos) return false;
+    list.remove_prefix(colon + 1);
+  }
+}
+
+// The libraries not found that belong beside their consumer (MissingSibling).
+void find_missing_siblings(SingleFileLoad& r) {
+  const auto& objects = r.process.objects();
+  for (size_t i = 0; i < objects.size(); ++i) {
+    const loader::LoadedObject& o = objects[i];
+    if (!o.elf) continue;
+    std::optional<std::string_view> list = o.elf->runpath ? o.elf->runpath : o.elf->rpath;
+    if (!list || !searches_origin(*list)) continue;
+    std::string family = family_of(std::string_view(o.path).substr(o.path.rfind('/') + 1));
+    if (family.empty()) continue;
+    for (const loader::Resolution& dep : o.deps)
+      if (dep.object < 0 && family_of(dep.name) == family)
+        r.siblings.push_back({static_cast<int>(i), dep.name, family, r.process.origin(static_cast<int>(i)),
+                              o.elf->runpath ? "RUNPATH" : "RPATH"});
+  }
+}
+
 }  // namespace
 
 SingleFileLoad load_single_file(const SingleFileRun& run, const std::string& file) {
@@ -84,6 +122,7 @@ SingleFileLoad load_single_file(const SingleFileRun& run, const std::string& fil
   r.loaded = r.process.load_main(in_root, run.bind_symbols);
   if (!r.loaded) judge_unloadable(root.host(in_root), r);
   else judge_errors(run, in_root, r);
+  if (r.loaded) find_missing_siblings(r);
   return r;
 }
 

@@ -40,6 +40,17 @@ struct WaitingSymbols {
   size_t symbols = 0;
 };
 
+// A library not found where its consumer's own search looks beside it (RUNPATH or RPATH $ORIGIN),
+// whose name is of the consumer's own build (libggml-base.so for libggml-cuda.so): a file of the
+// build left out, which belongs in that directory.
+struct MissingSibling {
+  int consumer = -1;    // index into the process's objects
+  std::string library;  // the NEEDED entry
+  std::string family;   // the names' common stem ("libggml")
+  std::string dir;      // where $ORIGIN looks: the consumer's directory
+  std::string list;     // "RUNPATH" or "RPATH"
+};
+
 struct SingleFileLoad {
   loader::Process process;  // the file loaded as the main program, as `ld.so --list FILE` does
   std::string file;         // the path as the user gave it, which the messages name
@@ -54,6 +65,7 @@ struct SingleFileLoad {
   std::vector<loader::LoadError> errors = {};
   std::vector<WaitingSymbols> waiting = {};  // in the order of their first symbol
   std::optional<imports::ExtensionLoad> extension = {};
+  std::vector<MissingSibling> siblings = {};
 
   // A load failure, or errors to print: ldd's exit 1 (2 when unreadable).
   bool failed() const { return !loaded || !errors.empty() || !waiting.empty(); }

@@ -73,12 +73,26 @@ std::string library_line(const Process& p, const Process::ListEntry& e) {
 
 // One node of `tree`: the library line, the rule that found it, and below it either its own
 // dependencies (the first time it appears) or, for a failure, the paths considered.
-void tree_node(const Process& p, const loader::Resolution& r, const std::string& indent, bool last,
-               std::unordered_set<int>& expanded, std::ostream& out) {
+// Below a library not found that belongs beside its consumer (queries::MissingSibling): where.
+void sibling_hint(const queries::SingleFileLoad& load, int consumer, const std::string& name, const std::string& indent,
+                  std::ostream& out) {
+  for (const queries::MissingSibling& s : load.siblings)
+    if (s.consumer == consumer && s.library == name) {
+      const std::string& path = load.process.objects()[consumer].path;
+      std::string file = path.substr(path.rfind('/') + 1);
+      out << indent << "hint: " << name << " is of " << file << "'s own build (" << s.family << "*), and " << file
+          << "'s " << s.list << " $ORIGIN looks for it beside it: put " << name << " in " << s.dir << "\n";
+    }
+}
+
+void tree_node(const queries::SingleFileLoad& load, int consumer, const loader::Resolution& r,
+               const std::string& indent, bool last, std::unordered_set<int>& expanded, std::ostream& out) {
+  const Process& p = load.process;
   out << indent << (last ? "└── " : "├── ");
   std::string child_indent = indent + (last ? "    " : "│   ");
   if (r.object < 0) {
     out << r.name << " => not found\n";
+    sibling_hint(load, consumer, r.name, child_indent, out);
     if (!r.attempts.empty()) {
       out << child_indent << "Paths considered in this order:\n";
       loader::Rule group = loader::Rule::kNotFound;  // the empty element whose paths are being listed
@@ -113,7 +127,7 @@ void tree_node(const Process& p, const loader::Resolution& r, const std::string&
   out << "\n";
   if (!expand) return;
   for (size_t i = 0; i < o.deps.size(); ++i)
-    tree_node(p, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
+    tree_node(load, r.object, o.deps[i], child_indent, i + 1 == o.deps.size(), expanded, out);
 }
 
 }  // namespace
@@ -143,7 +157,7 @@ FileText render_tree_file(const queries::SingleFileLoad& load) {
     const auto& main = p.objects()[0];
     std::unordered_set<int> expanded = {0};
     for (size_t i = 0; i < main.deps.size(); ++i)
-      tree_node(p, main.deps[i], "", i + 1 == main.deps.size(), expanded, out);
+      tree_node(load, 0, main.deps[i], "", i + 1 == main.deps.size(), expanded, out);
     errors_words(load, out, err);
   }
   return {out.str(), err.str()};

@@ -131,5 +131,46 @@ TEST(Tree, EmptyRunpathElementIsTheCurrentDirectoryWithItsSubdirectories) {
   EXPECT_EQ(found.status, 0) << found.err;
 }
 
+// A library of the consumer's own build (libggml-base.so for libggml-cuda.so) not found where the
+// consumer's RUNPATH $ORIGIN looks: tree says to put it there, and done, ld.so finds it there; a
+// library of another family missing the same way gets no such hint.
+TEST(Tree, MissingSiblingBelongsBesideItsConsumer) {
+  if (!have_tool("gcc") || access(kLdSo, X_OK) != 0) GTEST_SKIP() << "needs gcc and " << kLdSo;
+  TempDir tmp;
+  build_shared(tmp / "build/libggml-base.so", "int base(void){return 1;}", "-nostdlib -Wl,-soname,libggml-base.so",
+               tmp);
+  build_shared(tmp / "build/libzlibish.so.1", "int other(void){return 1;}", "-nostdlib -Wl,-soname,libzlibish.so.1",
+               tmp);
+  std::string cuda = tmp / "lib/libggml-cuda.so";
+  build_shared(
+      cuda, "int base(void); int other(void); int cuda(void){return base()+other();}",
+      "-nostdlib -L" + tmp / "build" + " -lggml-base -l:libzlibish.so.1 -Wl,--enable-new-dtags -Wl,-rpath,'$ORIGIN'",
+      tmp);
+  CommandResult tree = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " tree " + quote(cuda));
+  EXPECT_EQ(tree.status, 1);
+  // The cause first: the line right below the library not found.
+  const std::string hint =
+      "hint: libggml-base.so is of libggml-cuda.so's own build (libggml*), and libggml-cuda.so's "
+      "RUNPATH $ORIGIN looks for it beside it: put libggml-base.so in " +
+      tmp / "lib" + "\n";
+  size_t missing = tree.out.find("libggml-base.so => not found\n");
+  ASSERT_NE(missing, std::string::npos) << tree.out;
+  size_t next = tree.out.find('\n', missing) + 1;
+  EXPECT_EQ(tree.out.find(hint, next), next + std::string("│   ").size()) << tree.out;
+  EXPECT_NE(tree.out.find("libzlibish.so.1 => not found"), std::string::npos) << tree.out;
+  EXPECT_EQ(tree.out.find("hint: libzlibish.so.1"), std::string::npos) << tree.out;
+
+  fs::copy_file(tmp / "build/libggml-base.so", tmp / "lib/libggml-base.so");
+  CommandResult listing =
+      run("env -u LD_LIBRARY_PATH LD_TRACE_LOADED_OBJECTS=1 " + std::string(kLdSo) + " " + quote(cuda));
+  EXPECT_NE(strip_addresses(listing.out).find("libggml-base.so => " + tmp / "lib/libggml-base.so"), std::string::npos)
+      << listing.out;
+  CommandResult after = run("env -u LD_LIBRARY_PATH " + quote(envdoctor()) + " tree " + quote(cuda));
+  EXPECT_NE(after.out.find("libggml-base.so => " + tmp / "lib/libggml-base.so [RUNPATH " + tmp / "lib]"),
+            std::string::npos)
+      << after.out;
+  EXPECT_EQ(after.out.find("hint:"), std::string::npos) << after.out;
+}
+
 }  // namespace
 }  // namespace envdoctor::test
