@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "python/index_origins.h"
 #include "python/pip.h"
 
 namespace envdoctor::advice {
@@ -37,10 +38,21 @@ std::string origin_argument(const Environment& env, const python::Distribution& 
   const python::DirectUrl& o = dist.origin;
   std::error_code ec;
   switch (o.kind) {
-    case python::DirectUrl::kNone:
+    case python::DirectUrl::kNone: {
+      // What `envdoctor pip install` was given to find it (--no-index --find-links DIR), where it
+      // recorded that: the same again finds it offline.
+      std::vector<std::string> options =
+          env.root.empty() ? python::recorded_index_origin(dist) : std::vector<std::string>{};
+      if (!options.empty()) {
+        std::string words;
+        for (const std::string& o : options) words += shell_word(o) + " ";
+        *note = "from where envdoctor pip found it when it installed it (" + words.substr(0, words.size() - 1) + ")";
+        return words + shell_word(dist.name + "==" + dist.version);
+      }
       *note =
           "from the package index (" + (dist.installer.empty() ? "pip" : dist.installer) + " recorded no other origin)";
       return shell_word(dist.name + "==" + dist.version);
+    }
     case python::DirectUrl::kVcs: {
       // PEP 440 direct reference: "name @ git+URL@COMMIT#subdirectory=..."
       std::string url = o.vcs + "+" + o.url + (o.commit_id.empty() ? "" : "@" + o.commit_id) +

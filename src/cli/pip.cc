@@ -100,6 +100,9 @@ int run_pip(const PipOptions& options) {
                                                 : scenarios::pip_command(env, options.action, options.args);
   std::optional<int> status = support::run_attached(command, options.json, &error);
   if (!status) return tool_failure(error);
+  // Where the installer found what it installed, for a later fix that reinstalls it offline.
+  if (*status == 0 && !scenarios::remember_index_origins(env, *plan, options.args, &error))
+    std::cerr << "envdoctor: " << error << "\n";
   return *status;
 }
 

@@ -5,6 +5,7 @@
 #include <future>
 
 #include "environment/file_view.h"
+#include "python/index_origins.h"
 #include "python/metadata_file.h"
 #include "python/pip.h"
 #include "python/version.h"
@@ -292,6 +293,23 @@ std::string uv_note(const Environment& env) {
   // uv makes its environments without pip (`uv venv`), and envdoctor pip runs the environment's own.
   if (!env.inventory.find("pip")) note += "; this environment has no pip, which envdoctor pip runs";
   return note;
+}
+
+bool remember_index_origins(const Environment& env, const PipPlan& plan, const std::vector<std::string>& args,
+                            std::string* error) {
+  if (plan.action != "install" || !env.root.empty()) return true;
+  std::error_code ec;
+  std::vector<std::string> options = python::recordable_index_options(args, fs::current_path(ec).string());
+  if (options.empty()) return true;
+  // The distributions as the installer left them: their new metadata directories.
+  python::Inventory now = python::read_inventory(env.python);
+  std::vector<const python::Distribution*> installed;
+  for (const PipItem& item : plan.install) {
+    if (item.direct) continue;  // pip's direct_url.json says where it came from
+    const python::Distribution* d = now.find(item.name);
+    if (d && d->version == item.version) installed.push_back(d);
+  }
+  return python::record_index_origins(installed, options, error);
 }
 
 }  // namespace envdoctor::scenarios

@@ -56,6 +56,12 @@ struct PipPlan {
   Changes changes() const;
 };
 
+// After the installer ran `plan` (an install) as `args` asked: records, for each distribution it
+// installed from an index or links, the options that found it (python/index_origins.h), so that
+// a later fix reinstalls it from there. false with `error` set when that cannot be written.
+bool remember_index_origins(const environment::Environment& env, const PipPlan& plan,
+                            const std::vector<std::string>& args, std::string* error);
+
 // An uninstall of `names` by `installer` ("pip", "uv"): each installed one removed (by PEP 503
 // name), the others listed as not installed, as written.
 PipPlan uninstall_plan(const environment::Environment& env, const std::string& installer,

@@ -358,6 +358,59 @@ TEST_F(PipTest, RequirementNoIndexOffersIsPipsOwnReason) {
 
 // --force on a refused change: the prediction is printed, then pip runs, and what it breaks
 // breaks as predicted.
+// A package `envdoctor pip install --no-index --find-links DIR` installed, with a file gone: the fix
+// reinstalls it from DIR, as it was found (issue 26, 7a), and pasted into a bare shell it repairs
+// the environment offline. A package pip alone installed keeps the index's fix: nothing recorded
+// where it came from.
+TEST_F(PipTest, FixReinstallsOfflineFromTheLinksEnvdoctorPipWasGiven) {
+  ::setenv("XDG_STATE_HOME", (tmp_ / "state").c_str(), 1);  // this test's own records
+  std::string lib = tmp_ / "build/libprov.so.1";
+  build_shared(lib, "int prov(void) { return 1; }", "-Wl,-soname,libprov.so.1", tmp_);
+  platlib_wheel("provlib", "2.0", {{"provlib/libprov.so.1", lib}}, {{"provlib/__init__.py", ""}});
+  platlib_wheel("otherlib", "1.0", {{"otherlib/libother.so.1", lib}}, {{"otherlib/__init__.py", ""}});
+  auto venv = venv_with_pip();
+  CommandResult r = envdoctor_pip(*venv, "", "install", "provlib==2.0");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  CommandResult plain = run(quote(venv->python()) + " -m pip install -q --disable-pip-version-check --no-index -f " +
+                            quote(tmp_ / "wheels") + " otherlib==1.0");
+  ASSERT_EQ(plain.status, 0) << plain.err;
+  fs::remove(venv->site() + "/provlib/libprov.so.1");
+  fs::remove(venv->site() + "/otherlib/libother.so.1");
+
+  json report = venv->check();
+  std::string provlib_fix, otherlib_fix;
+  for (const json& f : report["findings"])
+    if (f["code"] == "record-missing-file") (f["package"] == "provlib" ? provlib_fix : otherlib_fix) = f["fix_command"];
+  EXPECT_EQ(provlib_fix, venv->python() + " -m pip install --force-reinstall --no-deps --no-index --find-links " +
+                             (tmp_ / "wheels") + " provlib==2.0")
+      << report.dump(1);
+  EXPECT_EQ(otherlib_fix, venv->python() + " -m pip install --force-reinstall --no-deps otherlib==1.0")
+      << report.dump(1);
+
+  CommandResult fixed = run("cd / && env -i /bin/bash -c " + quote(provlib_fix));
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_TRUE(fs::exists(venv->site() + "/provlib/libprov.so.1"));
+  EXPECT_EQ(venv->import("provlib"), "");
+  // The reinstall wrote a new .dist-info: the record no longer applies to it, and nothing is wrong.
+  report = venv->check();
+  for (const json& f : report["findings"]) EXPECT_NE(f["package"], "provlib") << f.dump(1);
+
+  // A damaged record file is read as no record: the index's fix, and no failure.
+  for (const auto& e : fs::directory_iterator(tmp_ / "state/envdoctor/index-origins-v1"))
+    std::ofstream(e.path()) << "{\"site_dir\": 5, \"distributions\": [1]}";
+  r = envdoctor_pip(*venv, "", "install", "--force-reinstall provlib==2.0");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  for (const auto& e : fs::directory_iterator(tmp_ / "state/envdoctor/index-origins-v1"))
+    std::ofstream(e.path()) << "{\"site_dir\": \"" + venv->site() + "\", \"distributions\": {\"x\": 3}}";
+  fs::remove(venv->site() + "/provlib/libprov.so.1");
+  int status = -1;
+  report = venv->check(&status);
+  EXPECT_EQ(status, 1);
+  for (const json& f : report["findings"])
+    if (f["code"] == "record-missing-file" && f["package"] == "provlib")
+      EXPECT_EQ(f["fix_command"], venv->python() + " -m pip install --force-reinstall --no-deps provlib==2.0");
+}
+
 TEST_F(PipTest, ForceRunsPipOnARefusedChange) {
   std::vector<std::string> wheels = two_owners_wheels();
   auto venv = venv_with_pip();
