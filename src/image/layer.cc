@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "support/xdg.h"
+
 namespace envdoctor::image {
 
 namespace {
@@ -179,14 +181,7 @@ bool write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string cache_root() {
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  std::string base;
-  if (xdg && *xdg == '/') base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.cache";
-  else base = "/tmp";
-  return base + "/envdoctor/images-v1";
-}
+std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v1"; }
 
 bool kept_by_name(const std::string& path) {
   std::string base = basename_of(path);

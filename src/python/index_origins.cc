@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "python/pip.h"
+#include "support/xdg.h"
 
 namespace envdoctor::python {
 
@@ -19,14 +20,7 @@ using nlohmann::json;
 
 namespace {
 
-std::string state_root() {
-  const char* xdg = std::getenv("XDG_STATE_HOME");
-  std::string base;
-  if (xdg && *xdg == '/') base = xdg;
-  else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.local/state";
-  else base = "/tmp";
-  return base + "/envdoctor/index-origins-v1";
-}
+std::string state_root() { return support::xdg_base("XDG_STATE_HOME", ".local/state") + "/envdoctor/index-origins-v1"; }
 
 // One file per site directory, named by a hash of its path.
 std::string state_file(const std::string& site_dir) {
