@@ -45,7 +45,7 @@ std::string origin_argument(const Environment& env, const python::Distribution& 
           env.root.empty() ? python::recorded_index_origin(dist) : std::vector<std::string>{};
       if (!options.empty()) {
         std::string words;
-        for (const std::string& o : options) words += shell_word(o) + " ";
+        for (const std::string& option : options) words += shell_word(option) + " ";
         *note = "from where envdoctor pip found it when it installed it (" + words.substr(0, words.size() - 1) + ")";
         return words + shell_word(dist.name + "==" + dist.version);
       }
