@@ -165,9 +165,10 @@ bool LoadRun::reuse(ImportContext& c) {
 void LoadRun::import(const Base& base, ImportContext& c) {
   Process context = base.process;
   std::vector<const ElfRecord*> first;
+  imports::TorchPreloadStop stop;
   if (c.dist) {
     loads_ += model_.import_requirements(context, base.caller, *c.dist);
-    if (c.dist->key() == "torch") loads_ += model_.preload_torch(context, base.caller, *c.dist);
+    if (c.dist->key() == "torch") loads_ += model_.preload_torch(context, base.caller, *c.dist, {}, &stop);
     first = model_.init_modules(*c.dist);
   }
   std::set<const ElfRecord*> checked;
@@ -184,6 +185,7 @@ void LoadRun::import(const Base& base, ImportContext& c) {
       check_file(context, base.caller, *file, c);
       file_done(1);
     }
+  if (!stop.pattern.empty()) c.findings.push_back(torch_preload_stopped(ctx_, stop));
   if (memo()) {
     footprint(context, c.learnt.dirs);
     // torch's preload globs directories on sys.path: a library added there changes the context.

@@ -188,8 +188,8 @@ std::string ImportModel::find_preloaded(const TorchPreload& how, std::optional<i
   return "";
 }
 
-size_t ImportModel::preload_torch(loader::Process& p, int caller, const Distribution& torch,
-                                  const LoadFn& on_load) const {
+size_t ImportModel::preload_torch(loader::Process& p, int caller, const Distribution& torch, const LoadFn& on_load,
+                                  TorchPreloadStop* stop) const {
   std::string deps = recorded_file(torch, "lib/libtorch_global_deps.so");
   if (deps.empty()) return 0;
   std::optional<TorchPreload> how = torch_preload_for(torch.version);
@@ -203,9 +203,10 @@ size_t ImportModel::preload_torch(loader::Process& p, int caller, const Distribu
   };
   // ctypes.CDLL of each library found; false where torch's loop stops: at a required library
   // not found (ValueError) or one that fails to load (OSError), unless each is on its own.
-  auto preload = [&](const std::vector<TorchPreload::Library>& list, bool each_on_its_own) {
+  auto preload = [&](const std::vector<TorchPreload::Library>& list, bool each_on_its_own, TorchPreloadStop* stopped) {
     for (const TorchPreload::Library& lib : list) {
       std::string path = find_preloaded(*how, cuda, lib);
+      if (path.empty() && lib.required && stopped) *stopped = {deps, lib.folder, lib.pattern, cuda};
       bool ok = path.empty() ? !lib.required : !open(path, false).first;
       if (!ok && !each_on_its_own) return false;
     }
@@ -218,11 +219,11 @@ size_t ImportModel::preload_torch(loader::Process& p, int caller, const Distribu
     bool cudart = how->when == When::kWheelCudart ? maps_hold(p, "nvidia/cuda_runtime/lib/libcudart.so")
                   : how->when == When::kAnyCudart ? maps_hold(p, "libcudart.so")
                                                   : false;
-    if (cudart) preload(how->opportunistic, how->each_on_its_own);
+    if (cudart) preload(how->opportunistic, how->each_on_its_own, nullptr);  // its errors are swallowed
     return loads;
   }
   // An OSError that names none of the libraries is raised as it is.
-  if (names_a_preloaded_library(*how, first.first->message) && preload(how->libraries, false)) open(deps, true);
+  if (names_a_preloaded_library(*how, first.first->message) && preload(how->libraries, false, stop)) open(deps, true);
   return loads;
 }
 

@@ -80,7 +80,9 @@ class ImportModel {
                              const LoadFn& on_load = {}) const;
   // torch/__init__.py's loads before its extension module, as the release installed makes them
   // (torch_preload.h). Returns the dlopen calls.
-  size_t preload_torch(loader::Process& p, int caller, const Distribution& torch, const LoadFn& on_load = {}) const;
+  // `stop` (may be null) is set where the recovery stopped at a library no wheel holds.
+  size_t preload_torch(loader::Process& p, int caller, const Distribution& torch, const LoadFn& on_load = {},
+                       TorchPreloadStop* stop = nullptr) const;
   // The directories torch's preload globs in: a file added or removed there changes what it loads.
   std::vector<std::string> torch_preload_dirs(const Distribution& torch) const;
 

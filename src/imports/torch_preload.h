@@ -50,6 +50,16 @@ struct TorchPreload {
   bool each_on_its_own = false;        // the opportunistic preload skips a missing library (2.13)
 };
 
+// Where the recovery stopped: the first required library of the list that no sys.path entry
+// holds, at which torch raises "ValueError: PATTERN not found in the system path [...]" and
+// `import torch` fails; empty when it did not stop.
+struct TorchPreloadStop {
+  std::string global_deps;  // torch's lib/libtorch_global_deps.so, whose failure started the recovery
+  std::string folder;       // nvidia/FOLDER/lib
+  std::string pattern;      // "libnvToolsExt.so.*[0-9]"
+  std::optional<int> cuda;  // the CUDA major torch was built for, when torch/version.py says
+};
+
 // The behaviour of the torch release `version` (its public part; a local label such as +cu128
 // is ignored). nullopt for a version that does not parse.
 std::optional<TorchPreload> torch_preload_for(const std::string& version);

@@ -252,6 +252,27 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
     expect_agree(venv, "torch/lib/libtorch_global_deps.so", "torch " + r.version);
     EXPECT_EQ(venv.import("torch").empty(), r.version == "2.0.1") << r.version;
   }
+
+  // Without NVTX's wheel, 2.0.1's recovery stops at it: `import torch` raises torch's ValueError,
+  // though everything it loaded before would load: the finding says it in torch's words, with the
+  // wheel that fixes it.
+  Venv venv(tmp_, "v-no-nvtx");
+  std::vector<std::string> all(wheels.begin(), wheels.end() - 1);  // nvtx's is the last
+  all.push_back(torch_wheel(r20, "libcublas.so.12", "", "libcudnn.so.9"));
+  venv.install(all);
+  std::string real = venv.import("torch");
+  EXPECT_EQ(real.rfind("ValueError: libnvToolsExt.so.*[0-9] not found in the system path [", 0), 0u) << real;
+  int status = -1;
+  json report = venv.check(&status);
+  EXPECT_EQ(status, 1);
+  json found;
+  for (const json& f : report["findings"])
+    if (f["code"] == "missing-library" && f["file"] == venv.site() + "/torch/lib/libtorch_global_deps.so") found = f;
+  ASSERT_TRUE(found.is_object()) << report.dump(1);
+  EXPECT_EQ(found["message"], real.substr(0, real.find(" [")));  // torch's words, before its sys.path
+  EXPECT_EQ(found["library"], "libnvToolsExt.so.*[0-9]");
+  std::string hint = found["hint"];
+  EXPECT_NE(hint.find("install the wheel that ships it (nvidia-nvtx-cu12)"), std::string::npos) << hint;
 }
 
 // Which release behaves how: the rows of docs/torch.md, with the local label, pre-releases and
