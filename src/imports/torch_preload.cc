@@ -123,12 +123,16 @@ std::optional<TorchPreload> torch_preload_for(const std::string& version) {
   release.pre_kind = 0;
   release.pre = 0;
   release.dev.reset();
-  std::optional<TorchPreload> found;
-  for (TorchPreload& r : releases()) {
-    std::optional<python::Version> since = python::Version::parse(r.since);
-    if (since && python::compare(release, *since) >= 0) found = std::move(r);
-  }
-  return found;
+  // Built once: every import of torch in every context asks.
+  static const std::vector<std::pair<python::Version, TorchPreload>> kTable = [] {
+    std::vector<std::pair<python::Version, TorchPreload>> out;
+    for (TorchPreload& r : releases()) out.emplace_back(*python::Version::parse(r.since), std::move(r));
+    return out;
+  }();
+  const TorchPreload* found = nullptr;
+  for (const auto& [since, r] : kTable)
+    if (python::compare(release, since) >= 0) found = &r;
+  return found ? std::optional<TorchPreload>(*found) : std::nullopt;
 }
 
 std::optional<int> torch_cuda_major(const std::string& version_py) {
