@@ -130,9 +130,33 @@ Fix reinstall_because(const Environment& env, const python::Distribution& dist, 
   return fix;
 }
 
+namespace {
+
+// Whether `path` is byte for byte what `dist`'s RECORD says it installed (its size and sha256):
+// then a reinstall of the same release brings back the same file.
+bool as_recorded(const Environment& env, const python::Distribution& dist, const std::string& path) {
+  for (const python::RecordEntry& e : dist.record) {
+    if (e.resolved.string() != path) continue;
+    if (!e.size || e.hash_algorithm != "sha256" || e.digest.empty()) return false;
+    std::optional<environment::FileView::Facts> facts = env.files.stat(path);
+    if (!facts || facts->size != *e.size) return false;
+    std::optional<std::vector<u8>> sum = env.files.sha256(path);
+    return sum && *sum == e.digest;
+  }
+  return false;
+}
+
+}  // namespace
+
 Fix invalid_file(const Environment& env, const std::string& path) {
+  const python::Distribution* d = env.owner(path);
+  if (d && as_recorded(env, *d, path))
+    return {.hint = path + " is not a loadable ELF file, and it is as " + d->name + " " + d->version +
+                    " installed it (its RECORD's size and sha256): the build itself is broken, so a reinstall brings "
+                    "the same file back; install another release or build of " +
+                    d->name};
   std::string why = path + " is not a loadable ELF file (truncated or damaged)";
-  if (const python::Distribution* d = env.owner(path)) return reinstall_because(env, *d, why);
+  if (d) return reinstall_because(env, *d, why);
   return {.hint = why + ": replace it"};
 }
 

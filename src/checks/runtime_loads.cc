@@ -152,6 +152,16 @@ class RuntimeLoadChecker {
     return std::nullopt;
   }
 
+  // Whether `owner`'s RECORD puts one of `tried` where the opener's own search looks.
+  bool ships(const python::Distribution* owner, const loader::LoadedObject& opener,
+             const std::vector<std::string>& tried) const {
+    for (const std::string& dir : own_dirs(opener))
+      for (const std::string& name : tried)
+        for (const python::Distribution* d : env_.owners(dir + "/" + name))
+          if (d == owner) return true;
+    return false;
+  }
+
   std::string searched(const loader::LoadedObject& opener) const {
     std::string dirs;
     for (const std::string& d : own_dirs(opener)) dirs += (dirs.empty() ? "" : ", ") + d;
@@ -199,13 +209,28 @@ class RuntimeLoadChecker {
                 env_.owner_label(found) + ", found by " + loader::rule_name(rule) + "), not " + owner->name +
                 "'s own copy";
     f.hint = opener_name + " (" + owner->name + " " + owner->version + ") opens " + tried.front() + " at run time (" +
-             row.what + "), " + searched(opener) + "; " + owner->name +
-             "'s own copy is not found first, so another build of it serves the process, which may be another "
-             "version: reinstall " +
-             owner->name + " so that its copy is there";
+             row.what + "), " + searched(opener) + "; ";
     f.caused_by = lost_copy(opener, tried);
-    if (f.caused_by) f.caused_by->how = f.hint + "; " + f.caused_by->how;
-    else f.take(advice::reinstall_because(env_, *owner, f.hint));
+    if (f.caused_by) {
+      f.hint += owner->name +
+                "'s own copy is missing, so another build of it serves the process, which may be another "
+                "version: reinstall " +
+                owner->name + " so that its copy is there";
+      f.caused_by->how = f.hint + "; " + f.caused_by->how;
+    } else if (ships(owner, opener, tried)) {
+      // Its copy is there: the search finds the other one first, and a reinstall changes nothing.
+      f.hint += "the copy found by " + std::string(loader::rule_name(rule)) + " comes before " + owner->name +
+                "'s own, so another build of it serves the process, which may be another version: remove that "
+                "copy from the search (" +
+                fs::path(found).parent_path().string() + ")";
+    } else {
+      // Reinstalling would bring back nothing: the package never shipped it.
+      f.hint += owner->name + " " + owner->version + " ships none of " + std::to_string(tried.size()) +
+                (tried.size() == 1 ? " name" : " names") +
+                " where its search looks, so another build serves the "
+                "process, which may be another version: install a build of " +
+                owner->name + " that ships " + tried.front() + " beside " + opener_name;
+    }
     return f;
   }
 

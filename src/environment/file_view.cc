@@ -1,70 +1,24 @@
 #include "environment/file_view.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <fstream>
 #include <memory>
 
-#include "support/lazy_library.h"
+#include "support/digest.h"
 #include "support/text.h"
 
 namespace envdoctor::environment {
 
-namespace {
+bool sha256_available(std::string* error) { return support::digests_available(error); }
 
-// The part of libcrypto SHA-256 needs, opened on the first hash (see support::LazyLibrary).
-struct Libcrypto {
-  decltype(::EVP_MD_CTX_new)* ctx_new;
-  decltype(::EVP_MD_CTX_free)* ctx_free;
-  decltype(::EVP_sha256)* sha256;
-  decltype(::EVP_md5)* md5;  // dpkg's md5sums
-  decltype(::EVP_DigestInit_ex)* init;
-  decltype(::EVP_DigestUpdate)* update;
-  decltype(::EVP_DigestFinal_ex)* final;
-};
-
-// libcrypto's functions, or nullptr with `error` saying why it could not be loaded.
-const Libcrypto* libcrypto(std::string* error = nullptr) {
-  static support::LazyLibrary lib(ENVDOCTOR_LIBCRYPTO_SONAME);
-  static Libcrypto api;
-  static std::string why;
-  static const bool ok = lib.get(api.ctx_new, "EVP_MD_CTX_new", &why) &&
-                         lib.get(api.ctx_free, "EVP_MD_CTX_free", &why) && lib.get(api.sha256, "EVP_sha256", &why) &&
-                         lib.get(api.md5, "EVP_md5", &why) && lib.get(api.init, "EVP_DigestInit_ex", &why) &&
-                         lib.get(api.update, "EVP_DigestUpdate", &why) &&
-                         lib.get(api.final, "EVP_DigestFinal_ex", &why);
-  if (!ok && error) *error = "cannot compute SHA-256: " + why;
-  return ok ? &api : nullptr;
-}
-
-}  // namespace
-
-bool sha256_available(std::string* error) { return libcrypto(error) != nullptr; }
-
-namespace {
-
-std::vector<u8> digest_bytes(Bytes b, bool md5) {
-  const Libcrypto* crypto = libcrypto();
-  if (!crypto) return {};  // no libcrypto: the file counts as unreadable, as any failure to hash
-  std::vector<u8> digest(md5 ? 16 : 32);
-  unsigned len = 0;
-  std::unique_ptr<EVP_MD_CTX, void (*)(EVP_MD_CTX*)> ctx(crypto->ctx_new(), crypto->ctx_free);
-  if (!ctx || !crypto->init(ctx.get(), md5 ? crypto->md5() : crypto->sha256(), nullptr) ||
-      !crypto->update(ctx.get(), b.data(), b.size()) || !crypto->final(ctx.get(), digest.data(), &len))
-    return {};
-  return digest;
-}
-
-}  // namespace
-
-std::vector<u8> sha256_bytes(Bytes b) { return digest_bytes(b, false); }
+std::vector<u8> sha256_bytes(Bytes b) { return support::sha256_of(b.data(), b.size()); }
 
 std::optional<std::string> md5_hex_file(const std::string& path) {
   std::string err;
   auto file = MappedFile::open(path, &err);
   if (!file) return std::nullopt;
-  std::vector<u8> digest = digest_bytes(file->bytes(), true);
+  std::vector<u8> digest = support::md5_of(file->bytes().data(), file->bytes().size());
   if (digest.empty()) return std::nullopt;
   return support::hex(digest);
 }

@@ -10,7 +10,9 @@
 #include <cstring>
 #include <vector>
 
+#include "support/digest.h"
 #include "support/lazy_library.h"
+#include "support/text.h"
 
 namespace envdoctor::image {
 
@@ -22,6 +24,7 @@ struct Libarchive {
   decltype(::archive_read_free)* read_free;
   decltype(::archive_read_support_filter_all)* support_filter_all;
   decltype(::archive_read_support_format_tar)* support_format_tar;
+  decltype(::archive_read_support_format_raw)* support_format_raw;
   decltype(::archive_read_set_read_callback)* set_read_callback;
   decltype(::archive_read_set_skip_callback)* set_skip_callback;
   decltype(::archive_read_set_callback_data)* set_callback_data;
@@ -45,6 +48,7 @@ const Libarchive* libarchive(std::string* error) {
       lib.get(api.read_new, "archive_read_new", &why) && lib.get(api.read_free, "archive_read_free", &why) &&
       lib.get(api.support_filter_all, "archive_read_support_filter_all", &why) &&
       lib.get(api.support_format_tar, "archive_read_support_format_tar", &why) &&
+      lib.get(api.support_format_raw, "archive_read_support_format_raw", &why) &&
       lib.get(api.set_read_callback, "archive_read_set_read_callback", &why) &&
       lib.get(api.set_skip_callback, "archive_read_set_skip_callback", &why) &&
       lib.get(api.set_callback_data, "archive_read_set_callback_data", &why) &&
@@ -109,13 +113,17 @@ la_int64_t file_skip(struct archive*, void* data, la_int64_t request) {
   return static_cast<FileClient*>(data)->skip(request);
 }
 
+// The stored bytes of a layer, digested as they go by.
 struct ChunkClient {
   ChunkSource source;
   std::string error;
+  support::Digest digest{support::Digest::Kind::kSha256};
 };
 la_ssize_t chunk_read(struct archive*, void* data, const void** buffer) {
   auto* client = static_cast<ChunkClient*>(data);
-  return client->source(buffer, &client->error);
+  i64 n = client->source(buffer, &client->error);
+  if (n > 0) client->digest.update(*buffer, static_cast<size_t>(n));
+  return n;
 }
 
 using ArchivePtr = std::unique_ptr<struct archive, int (*)(struct archive*)>;
@@ -139,11 +147,38 @@ EntryType entry_type(unsigned filetype, bool hardlink) {
   }
 }
 
-// One tar stream read entry by entry. `owner` keeps what the callbacks read from alive.
+// A layer as two readers: the first undoes the compression of the stored bytes (its one entry
+// is the whole stream: libarchive's raw format), the second reads that stream as tar. Between
+// them the stream is digested, so that a layer is checked against its diff_id in the same pass
+// that reads it.
+struct LayerPipe {
+  const Libarchive* la = nullptr;
+  ChunkClient client;
+  ArchivePtr raw{nullptr, nullptr};
+  std::vector<char> buffer = std::vector<char>(kChunk);
+  support::Digest content{support::Digest::Kind::kSha256};
+  std::string error;
+
+  la_ssize_t pull(const void** data) {
+    la_ssize_t n = la->read_data(raw.get(), buffer.data(), buffer.size());
+    if (n < 0) {
+      const char* why = la->error_string(raw.get());
+      error = !client.error.empty() ? client.error : why ? why : "unreadable compressed stream";
+      return -1;
+    }
+    if (n > 0) content.update(buffer.data(), static_cast<size_t>(n));
+    *data = buffer.data();
+    return n;
+  }
+};
+la_ssize_t pipe_read(struct archive*, void* data, const void** buffer) {
+  return static_cast<LayerPipe*>(data)->pull(buffer);
+}
+
+// One layer read entry by entry.
 class TarReader : public EntryReader {
  public:
-  TarReader(const Libarchive& la, ArchivePtr a, std::shared_ptr<void> owner, std::string* client_error)
-      : la_(la), a_(std::move(a)), owner_(std::move(owner)), client_error_(client_error) {}
+  TarReader(ArchivePtr a, std::shared_ptr<LayerPipe> pipe) : la_(*pipe->la), a_(std::move(a)), pipe_(std::move(pipe)) {}
 
   bool next(RawEntry& e, std::string* error) override {
     struct archive_entry* entry = nullptr;
@@ -168,16 +203,31 @@ class TarReader : public EntryReader {
     return got;
   }
 
+  // The rest of both streams read (tar's end-of-archive blocks are not all of a layer), then
+  // both digests.
+  std::optional<Digests> digests(std::string* error) override {
+    const void* data;
+    for (la_ssize_t n; (n = pipe_->pull(&data)) != 0;)
+      if (n < 0) return *error = pipe_->error, std::nullopt;
+    for (i64 n; (n = chunk_read(nullptr, &pipe_->client, &data)) != 0;)
+      if (n < 0) return *error = pipe_->client.error, std::nullopt;
+    std::vector<u8> stored = pipe_->client.digest.finish(), content = pipe_->content.finish();
+    if (stored.empty() || content.empty()) {
+      support::digests_available(error);
+      return std::nullopt;
+    }
+    return Digests{"sha256:" + support::hex(stored), "sha256:" + support::hex(content)};
+  }
+
  private:
   bool fail(std::string* error) {
     const char* why = la_.error_string(a_.get());
-    *error = !client_error_->empty() ? *client_error_ : why ? why : "unreadable tar stream";
+    *error = !pipe_->error.empty() ? pipe_->error : why ? why : "unreadable tar stream";
     return false;
   }
   const Libarchive& la_;
   ArchivePtr a_;
-  std::shared_ptr<void> owner_;
-  std::string* client_error_;
+  std::shared_ptr<LayerPipe> pipe_;
 };
 
 // `a` opened over `client` with its callbacks; false with `error` set.
@@ -258,12 +308,25 @@ bool libarchive_available(std::string* error) { return libarchive(error) != null
 std::unique_ptr<EntryReader> open_tar_stream(ChunkSource source, std::string* error) {
   const Libarchive* la = libarchive(error);
   if (!la) return nullptr;
-  auto client = std::make_shared<ChunkClient>();
-  client->source = std::move(source);
-  ArchivePtr a = new_reader(*la);
-  if (!a || !open_with(*la, a.get(), client.get(), chunk_read, nullptr, error)) return nullptr;
-  std::string* client_error = &client->error;
-  return std::make_unique<TarReader>(*la, std::move(a), client, client_error);
+  auto pipe = std::make_shared<LayerPipe>();
+  pipe->la = la;
+  pipe->client.source = std::move(source);
+  pipe->raw = ArchivePtr(la->read_new(), la->read_free);
+  if (!pipe->raw) return *error = "out of memory", nullptr;
+  la->support_filter_all(pipe->raw.get());
+  la->support_format_raw(pipe->raw.get());
+  if (!open_with(*la, pipe->raw.get(), &pipe->client, chunk_read, nullptr, error)) return nullptr;
+  struct archive_entry* whole = nullptr;
+  if (la->next_header(pipe->raw.get(), &whole) != ARCHIVE_OK) {
+    const char* why = la->error_string(pipe->raw.get());
+    *error = !pipe->client.error.empty() ? pipe->client.error : why ? why : "an empty layer";
+    return nullptr;
+  }
+  ArchivePtr tar(la->read_new(), la->read_free);
+  if (!tar) return *error = "out of memory", nullptr;
+  la->support_format_tar(tar.get());
+  if (!open_with(*la, tar.get(), pipe.get(), pipe_read, nullptr, error)) return nullptr;
+  return std::make_unique<TarReader>(std::move(tar), std::move(pipe));
 }
 
 ChunkSource file_source(const std::string& path, ReadCounter* counter, std::string* error) {

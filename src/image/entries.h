@@ -4,6 +4,7 @@
 // what the model needs and the shape of the rest.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "support/types.h"
@@ -27,6 +28,17 @@ class EntryReader {
   virtual bool next(RawEntry& entry, std::string* error) = 0;
   // Up to `n` bytes of the current entry's data: 0 at its end, -1 on an error (`error` set).
   virtual i64 read(void* buffer, size_t n, std::string* error) = 0;
+  // After next() has returned false at the end: the digests of what was read, "sha256:HEX"
+  // each, the rest of the stream read first. `stored` is over the bytes as the image stores
+  // them (a layer descriptor's digest), `content` over the uncompressed tar stream (a diff_id).
+  // Empty when this reader does not compute them; nullopt with `error` set on a read error.
+  struct Digests {
+    std::string stored, content;
+  };
+  virtual std::optional<Digests> digests(std::string* error) {
+    (void)error;
+    return Digests{};
+  }
 };
 
 // A layer's path made relative and normal ("./usr//lib/" -> "usr/lib"; "" for the root itself).

@@ -13,8 +13,10 @@
 #include "image/compose.h"
 #include "image/layer.h"
 #include "image/squashfs.h"
+#include "support/digest.h"
 #include "support/parallel.h"
 #include "support/root.h"
+#include "support/text.h"
 
 namespace envdoctor::image {
 
@@ -43,15 +45,22 @@ std::string blob_path(const std::string& d) {
   return "blobs/" + d.substr(0, d.find(':')) + "/" + d.substr(d.find(':') + 1);
 }
 
-std::string fnv_key(const std::string& prefix, const std::string& text) {
-  u64 h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : text) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return prefix + hex;
+// "sha256:HEX" of `text`; "" when libcrypto cannot be opened.
+std::string sha256_digest(const std::string& text) {
+  std::vector<u8> sum = support::sha256_of(text.data(), text.size());
+  return sum.empty() ? "" : "sha256:" + support::hex(sum);
+}
+
+// False with `error` set when `text`, which `digest` names, hashes to another digest (only
+// sha256 is computed: other algorithms are taken as named).
+bool digest_holds(const std::string& text, const std::string& digest, const std::string& what, std::string* error) {
+  if (!digest.starts_with("sha256:")) return true;
+  std::string got = sha256_digest(text);
+  if (got == digest) return true;
+  std::string why;
+  *error = what + ": its content is " + (got.empty() ? (support::digests_available(&why), why) : got) + ", not the " +
+           digest + " it is named by: the image is damaged or was altered";
+  return false;
 }
 
 std::string string_at(const json& j, const char* key) {
@@ -117,6 +126,13 @@ class BlobStore {
     if (!text) return std::nullopt;
     return parse_json(*text, where() + ": " + member, error);
   }
+  // The blob `digest` names, read as JSON once its content is found to be what the digest says.
+  std::optional<json> read_blob_json(const std::string& digest, std::string* error) const {
+    std::string member = blob_path(digest);
+    std::optional<std::string> text = read(member, error);
+    if (!text || !digest_holds(*text, digest, where() + ": " + member, error)) return std::nullopt;
+    return parse_json(*text, where() + ": " + member, error);
+  }
   std::unique_ptr<EntryReader> open_tar(const std::string& member, std::string* error) const {
     if (archive_) return archive_->open_member_tar(member, error);
     std::string path = dir_ + "/" + member;
@@ -138,7 +154,8 @@ class BlobStore {
 struct Manifest {
   std::string config_member;
   std::vector<std::string> layer_members;
-  std::vector<std::string> layer_keys;  // cache keys, lowest layer first
+  std::vector<std::string> layer_keys;      // cache keys, lowest layer first
+  std::vector<LayerDigests> layer_digests;  // what each layer must hash to
   std::string root_key;
   json config;
 };
@@ -150,22 +167,37 @@ bool fail(std::string* error, const std::string& why) {
 
 // The image's configuration read and the cache keys of its layers: diff_ids where the
 // configuration has one per layer, else the layers' own digests.
-bool read_config(const BlobStore& store, Manifest& m, const std::vector<std::string>& layer_digests,
+bool read_config(const BlobStore& store, ImageFacts& facts, Manifest& m, const std::vector<std::string>& layer_digests,
                  std::string* error) {
+  if (!support::digests_available(error)) return false;
   std::optional<std::string> text = store.read(m.config_member, error);
-  if (!text) return false;
+  if (!text || !digest_holds(*text, facts.config_digest, store.where() + ": " + m.config_member, error)) return false;
+  if (facts.config_digest.empty()) facts.config_digest = sha256_digest(*text);
   std::optional<json> config = parse_json(*text, store.where() + ": " + m.config_member, error);
   if (!config) return false;
   m.config = std::move(*config);
   std::vector<std::string> diff_ids = strings_at(object_at(m.config, "rootfs"), "diff_ids");
   for (size_t i = 0; i < m.layer_members.size(); ++i) {
-    std::string id = diff_ids.size() == m.layer_members.size() ? diff_ids[i] : "";
-    if (!valid_digest(id)) id = i < layer_digests.size() ? layer_digests[i] : "";
-    if (!valid_digest(id))
+    LayerDigests named;
+    if (i < layer_digests.size() && valid_digest(layer_digests[i])) named.stored = layer_digests[i];
+    if (diff_ids.size() == m.layer_members.size() && valid_digest(diff_ids[i])) named.content = diff_ids[i];
+    std::string id = !named.content.empty() ? named.content : named.stored;
+    if (id.empty())
       return fail(error, store.where() + ": layer " + m.layer_members[i] + " has no digest to cache it by");
+    // Only SHA-256 is computed; a layer named by another algorithm is checked by the other name.
+    if (!named.stored.starts_with("sha256:")) named.stored.clear();
+    if (!named.content.starts_with("sha256:")) named.content.clear();
+    if (named.stored.empty() && named.content.empty())
+      return fail(error, store.where() + ": layer " + m.layer_members[i] + " is named by " + id +
+                             ", and envdoctor checks only sha256 digests");
     m.layer_keys.push_back(digest_key(id));
+    m.layer_digests.push_back(std::move(named));
   }
-  if (m.root_key.empty()) m.root_key = fnv_key("config-", *text);
+  // The composed root is what the configuration and the layers it is made of say: keyed by
+  // both, each checked against its digest, so that no crafted image can claim another's root.
+  std::string parts = sha256_digest(*text);
+  for (const std::string& key : m.layer_keys) parts += "\n" + key;
+  m.root_key = digest_key(sha256_digest(parts));
   return true;
 }
 
@@ -224,7 +256,7 @@ bool read_oci(const BlobStore& store, const std::string& tag, ImageFacts& facts,
     if (!desc) return false;
     std::string digest = string_at(*desc, "digest");
     if (!valid_digest(digest)) return fail(error, where + ": a manifest descriptor without a valid digest");
-    std::optional<json> doc = store.read_json(blob_path(digest), error);
+    std::optional<json> doc = store.read_blob_json(digest, error);
     if (!doc) return false;
     std::string media = string_at(*desc, "mediaType");
     if (media.empty()) media = string_at(*doc, "mediaType");
@@ -239,7 +271,6 @@ bool read_oci(const BlobStore& store, const std::string& tag, ImageFacts& facts,
     if (!valid_digest(config_digest)) return fail(error, where + ": the manifest names no valid configuration");
     facts.config_digest = config_digest;
     m.config_member = blob_path(config_digest);
-    m.root_key = digest_key(config_digest);
     std::vector<std::string> layer_digests;
     if (doc->contains("layers") && (*doc)["layers"].is_array())
       for (const json& l : (*doc)["layers"]) {
@@ -248,7 +279,7 @@ bool read_oci(const BlobStore& store, const std::string& tag, ImageFacts& facts,
         layer_digests.push_back(d);
         m.layer_members.push_back(blob_path(d));
       }
-    return read_config(store, m, layer_digests, error);
+    return read_config(store, facts, m, layer_digests, error);
   }
 }
 
@@ -274,14 +305,20 @@ bool read_docker(const BlobStore& store, const std::string& tag, ImageFacts& fac
   m.config_member = string_at(*chosen, "Config");
   if (m.config_member.empty()) return fail(error, where + ": manifest.json names no Config");
   m.layer_members = strings_at(*chosen, "Layers");
+  // A layer stored as blobs/sha256/HEX (docker 25 and later) is named by its digest; one stored
+  // as ID/layer.tar only by the configuration's diff_id.
+  std::vector<std::string> layer_digests;
+  for (const std::string& member : m.layer_members) {
+    std::string normal;
+    bool blob = normalize_entry_path(member, &normal) && normal.starts_with("blobs/sha256/") &&
+                normal.size() == 13 + 64 && is_hex(normal.substr(13));
+    layer_digests.push_back(blob ? "sha256:" + normal.substr(13) : "");
+  }
   // The image ID is the configuration's digest, which names its file ("HEX.json" or blobs/sha256/HEX).
   std::string name = fs::path(m.config_member).filename().string();
   if (name.ends_with(".json")) name.resize(name.size() - 5);
-  if (is_hex(name) && name.size() == 64) {
-    facts.config_digest = "sha256:" + name;
-    m.root_key = "sha256-" + name;
-  }
-  return read_config(store, m, {}, error);
+  if (is_hex(name) && name.size() == 64) facts.config_digest = "sha256:" + name;
+  return read_config(store, facts, m, layer_digests, error);
 }
 
 std::vector<std::pair<std::string, std::string>> split_env(const std::vector<std::string>& env) {
@@ -317,7 +354,7 @@ std::optional<std::vector<Layer>> layers_of(const BlobStore& store, const Manife
         if (layers[i] || !why.empty()) return;
         std::unique_ptr<EntryReader> reader = store.open_tar(m.layer_members[i], &why);
         if (!reader) return;
-        layers[i] = cache_layer(cache, m.layer_keys[i], *reader, &why);
+        layers[i] = cache_layer(cache, m.layer_keys[i], *reader, m.layer_digests[i], &why);
         if (!layers[i]) why = store.where() + ": layer " + m.layer_members[i] + ": " + why;
       },
       std::min(options.threads, std::max<size_t>(n, 1)));
@@ -493,7 +530,7 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
       if (!layer) {
         std::unique_ptr<EntryReader> reader = open_squashfs(file, error);
         if (!reader) return failed(*error);
-        layer = cache_layer(cache, *key, *reader, error);
+        layer = cache_layer(cache, *key, *reader, {}, error);  // the key is the file's own (squashfs_key)
       }
       if (!layer) return failed(*error);
       facts.problems = layer->problems;

@@ -215,8 +215,28 @@ std::optional<Layer> load_cached_layer(const std::string& cache, const std::stri
   return layer;
 }
 
+namespace {
+
+// Whether what `reader` read is what the image names: false with `error` saying which digest
+// differs.
+bool digests_hold(EntryReader& reader, const LayerDigests& expected, std::string* error) {
+  if (expected.stored.empty() && expected.content.empty()) return true;
+  std::optional<EntryReader::Digests> got = reader.digests(error);
+  if (!got) return false;
+  auto differs = [&](const std::string& want, const std::string& have, const char* what, const char* named) {
+    if (want.empty() || have == want) return false;
+    *error = std::string(what) + " is " + (have.empty() ? "unknown" : have) + ", not the " + named + " " + want +
+             " the image names it by: the image is damaged or was altered, and nothing of it was cached";
+    return true;
+  };
+  return !differs(expected.stored, got->stored, "its stored content", "digest") &&
+         !differs(expected.content, got->content, "its uncompressed content", "diff_id");
+}
+
+}  // namespace
+
 std::optional<Layer> cache_layer(const std::string& cache, const std::string& key, EntryReader& reader,
-                                 std::string* error) {
+                                 const LayerDigests& expected, std::string* error) {
   std::error_code ec;
   fs::create_directories(cache + "/layers", ec);
   std::ostringstream tmp_name;
@@ -249,7 +269,7 @@ std::optional<Layer> cache_layer(const std::string& cache, const std::string& ke
     }
     layer.entries.push_back(std::move(e));
   }
-  if (!why.empty()) {
+  if (!why.empty() || !digests_hold(reader, expected, &why)) {
     *error = why;
     return std::nullopt;
   }

@@ -48,9 +48,17 @@ bool kept_by_name(const std::string& path);
 // The layer cached under `key` ("sha256-HEX"), or nullopt when it is not cached.
 std::optional<Layer> load_cached_layer(const std::string& cache, const std::string& key, std::string* error);
 
+// The digests an image names a layer by ("sha256:HEX"; "" where it names none): its
+// descriptor's, over the bytes as stored, and its diff_id, over the uncompressed tar stream.
+struct LayerDigests {
+  std::string stored, content;
+};
+
 // Reads `reader` to its end into the cache under `key` and returns the layer; nullopt with
-// `error` set when the stream cannot be read (nothing is left in the cache then).
+// `error` set when the stream cannot be read or its digests are not the ones `expected` names
+// (nothing is left in the cache then: a crafted image cannot put its files under the key of
+// another image's layer).
 std::optional<Layer> cache_layer(const std::string& cache, const std::string& key, EntryReader& reader,
-                                 std::string* error);
+                                 const LayerDigests& expected, std::string* error);
 
 }  // namespace envdoctor::image

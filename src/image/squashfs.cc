@@ -15,7 +15,9 @@
 #include <cstring>
 #include <vector>
 
+#include "support/digest.h"
 #include "support/lazy_library.h"
+#include "support/text.h"
 
 namespace envdoctor::image {
 
@@ -72,14 +74,6 @@ u64 le64(const unsigned char* p) {
   u64 v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
   return v;
-}
-
-// FNV-1a, 64 bits: the key names a cache directory, it guards no secret.
-void fnv(u64& h, const unsigned char* p, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    h ^= p[i];
-    h *= 0x100000001b3ULL;
-  }
 }
 
 struct Node {
@@ -212,9 +206,16 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
   unsigned char super[96];
   bool ok = ::fstat(fd, &st) == 0 && ::pread(fd, super, sizeof super, 0) == sizeof super &&
             std::memcmp(super, "hsqs", 4) == 0;
-  u64 h = 0xcbf29ce484222325ULL;
+  // The file's identity, then its superblock and metadata tables (inodes, directories,
+  // fragments, ids: where every file is and how large, not the data blocks): another file, or
+  // this one changed, is another key, and hashing the metadata alone costs a few megabytes where
+  // the whole image would cost gigabytes on every run.
+  support::Digest digest(support::Digest::Kind::kSha256);
   if (ok) {
-    fnv(h, super, sizeof super);
+    const u64 identity[] = {static_cast<u64>(st.st_dev), static_cast<u64>(st.st_ino), static_cast<u64>(st.st_size),
+                            static_cast<u64>(st.st_mtim.tv_sec), static_cast<u64>(st.st_mtim.tv_nsec)};
+    digest.update(identity, sizeof identity);
+    digest.update(super, sizeof super);
     u64 bytes_used = le64(super + 40), inode_table = le64(super + 64);
     u64 end = std::min<u64>(bytes_used, static_cast<u64>(st.st_size));
     std::vector<unsigned char> chunk(1 << 20);
@@ -224,7 +225,7 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
         ok = false;
         break;
       }
-      fnv(h, chunk.data(), static_cast<size_t>(n));
+      digest.update(chunk.data(), static_cast<size_t>(n));
       if (counter) counter->bytes += static_cast<u64>(n);
       at += static_cast<u64>(n);
     }
@@ -234,9 +235,12 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
     *error = path + ": not a squashfs image";
     return std::nullopt;
   }
-  char hex[17];
-  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(h));
-  return std::string("sqsh-") + hex;
+  std::vector<u8> sum = digest.finish();
+  if (sum.empty()) {
+    support::digests_available(error);
+    return std::nullopt;
+  }
+  return "sqsh-" + support::hex(sum);
 }
 
 std::unique_ptr<EntryReader> open_squashfs(const std::string& path, std::string* error) {

@@ -590,6 +590,64 @@ TEST(ImageLayers, WhiteoutsOpaqueDirectoriesHardLinksAndCompressions) {
   EXPECT_EQ(opened->facts.layers, 3u);
 }
 
+// The cache is keyed by digests, so each is checked against what it names before anything is
+// kept: a layer whose configuration claims another layer's diff_id (cache poisoning: checked
+// first, its files would be what every image with the real layer is checked against), a blob
+// changed after its digest was taken, and a configuration changed so. Each is refused with the
+// digest found and the one named, nothing is cached, and the real layer then reads as itself.
+TEST(ImageLayers, ADigestThatIsNotTheContentsIsRefusedAndNothingIsCached) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  TempDir tmp;
+  auto make = [&](const std::string& dir, const json& spec) {
+    CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
+                          " " + quote(tmp / dir) + " " + quote(spec.dump()));
+    ASSERT_EQ(r.status, 0) << r.err;
+  };
+  auto open = [&](const std::string& dir, std::string* error) {
+    image::ImageOptions options;
+    options.cache = tmp / "cache";
+    options.prefix = "/";
+    return image::open_image(tmp / (dir + ":t"), options, error);
+  };
+  make("victim", {{"layers", json::array({{{"entries", json::array({{{"name", "victim"}, {"data", "v"}}})}}})}});
+  json config;
+  {
+    json index = json::parse(std::ifstream(tmp / "victim/index.json"));
+    std::string manifest =
+        tmp / ("victim/blobs/sha256/" + index["manifests"][0]["digest"].get<std::string>().substr(7));
+    std::string digest = json::parse(std::ifstream(manifest))["config"]["digest"];
+    config = json::parse(std::ifstream(tmp / ("victim/blobs/sha256/" + digest.substr(7))));
+  }
+  std::string victim_id = config["rootfs"]["diff_ids"][0];
+  make("crafted", {{"layers", json::array({{{"claim_diff_id", victim_id},
+                                            {"entries", json::array({{{"name", "evil"}, {"data", "e"}}})}}})}});
+  std::string error;
+  EXPECT_FALSE(open("crafted", &error));
+  EXPECT_NE(error.find("its uncompressed content is sha256:"), std::string::npos) << error;
+  EXPECT_NE(error.find(", not the diff_id " + victim_id + " the image names it by"), std::string::npos) << error;
+  EXPECT_FALSE(fs::exists(tmp / ("cache/layers/sha256-" + victim_id.substr(7))));
+  std::optional<image::OpenedImage> real = open("victim", &error);
+  ASSERT_TRUE(real) << error;
+  EXPECT_TRUE(fs::exists(real->root + "/victim"));
+  EXPECT_FALSE(fs::exists(real->root + "/evil"));
+
+  make("corrupt", {{"layers", json::array({{{"corrupt", true},
+                                            {"compression", "none"},
+                                            {"entries", json::array({{{"name", "c"}, {"data", "c"}}})}}})}});
+  error.clear();
+  EXPECT_FALSE(open("corrupt", &error));
+  EXPECT_NE(error.find("its stored content is sha256:"), std::string::npos) << error;
+  EXPECT_NE(error.find("the image is damaged or was altered, and nothing of it was cached"), std::string::npos)
+      << error;
+
+  make("config", {{"corrupt_config", true},
+                  {"layers", json::array({{{"entries", json::array({{{"name", "k"}, {"data", "k"}}})}}})}});
+  error.clear();
+  EXPECT_FALSE(open("config", &error));
+  EXPECT_NE(error.find("its content is sha256:"), std::string::npos) << error;
+  EXPECT_NE(error.find("the image is damaged or was altered"), std::string::npos) << error;
+}
+
 TEST(ImageReference, SaysWhatIsWrong) {
   TempDir tmp;
   std::string error;

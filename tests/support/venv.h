@@ -9,6 +9,7 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <set>
 #include <string>
@@ -148,8 +149,123 @@ class Venv {
     EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
     if (!r.out.empty()) expect_schema_valid("check", r.out);  // every scenario's output, held to its schema
     nlohmann::json report = nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
-    if (extra.empty()) expect_why_agrees(report, variables);
+    if (extra.empty()) {
+      expect_why_agrees(report, variables);
+      expect_fixes_fix(report, variables);
+    }
     return report;
+  }
+
+  // Every `fix_command` of a scenario, pasted into `env -i bash` from / as printed, must repair
+  // the environment or fail with a non-zero status (issue 26, 7). Repaired means: checked again,
+  // no finding that offered the command remains, and every extension module an error named, that
+  // the new check finds no error about, really imports. The environment is put back afterwards,
+  // file by file, so that the test goes on with what it built. Commands that change the system
+  // (apt-get, conda outside this venv) are not pasted.
+  void expect_fixes_fix(const nlohmann::json& report, const std::string& variables) const {
+    if (!report.contains("findings")) return;
+    std::vector<std::string> commands;
+    for (const auto& f : report["findings"])
+      if (f.contains("fix_command")) {
+        std::string c = f["fix_command"];
+        if (c.find(dir_) != std::string::npos && c.rfind("apt-get", 0) != 0 && c.rfind("sudo", 0) != 0 &&
+            std::find(commands.begin(), commands.end(), c) == commands.end())
+          commands.push_back(c);
+      }
+    for (const std::string& command : commands) {
+      const std::string backup = dir_ + ".before-fix";
+      std::filesystem::remove_all(backup);
+      ASSERT_EQ(run("cp -a " + quote(dir_) + " " + quote(backup)).status, 0);
+      CommandResult pasted = run("cd / && env -i bash -c " + quote(command) + " </dev/null");
+      if (pasted.status == 0) expect_repaired(report, command, variables);
+      restore_tree(backup, dir_);
+      std::filesystem::remove_all(backup);
+    }
+  }
+
+  void expect_repaired(const nlohmann::json& before, const std::string& command, const std::string& variables) const {
+    CommandResult r = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
+                          " check --json --python " + quote(python()));
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    nlohmann::json after = nlohmann::json::parse(r.out);
+    auto same = [](const nlohmann::json& a, const nlohmann::json& b) {
+      for (const char* k : {"code", "file", "library", "symbol", "version"})
+        if (a.value(k, nlohmann::json()) != b.value(k, nlohmann::json())) return false;
+      return true;
+    };
+    std::set<std::string> modules;
+    for (const auto& f : before["findings"]) {
+      if (f.value("fix_command", "") == command) {
+        for (const auto& g : after["findings"]) {
+          EXPECT_FALSE(same(f, g)) << "pasted, `" << command << "` exits 0 and leaves " << g.dump();
+        }
+      }
+      if (f["severity"] == "error" && f["file"].is_string()) modules.insert(f["file"]);
+    }
+    for (const std::string& file : modules) {
+      std::string module = module_name(file);
+      if (module.empty() || !std::filesystem::exists(file)) continue;
+      bool still = std::any_of(after["findings"].begin(), after["findings"].end(),
+                               [&](const nlohmann::json& g) { return g["severity"] == "error" && g["file"] == file; });
+      if (!still) {
+        EXPECT_EQ(import(module, variables), "")
+            << "after `" << command << "`, check finds no error in " << file << " but importing " << module << " fails";
+      }
+    }
+  }
+
+  // The dotted name Python imports FILE by, when FILE is an extension module under site-packages.
+  std::string module_name(const std::string& file) const {
+    const std::string prefix = site() + "/";
+    if (file.rfind(prefix, 0) != 0) return "";
+    std::string rel = file.substr(prefix.size());
+    std::string base = std::filesystem::path(rel).filename().string();
+    if (base.size() < 3 || base.compare(base.size() - 3, 3, ".so") != 0 || base.rfind("lib", 0) == 0) return "";
+    std::string dir = std::filesystem::path(rel).parent_path().string();
+    std::string name = base.substr(0, base.find('.'));
+    for (char c : dir)
+      if (c == '.' || c == '-') return "";  // inside a .libs or data directory: not a module
+    for (char& c : dir)
+      if (c == '/') c = '.';
+    return dir.empty() ? name : dir + "." + name;
+  }
+
+  // Makes DIR what BACKUP holds, rewriting only what differs, so that files the fix left alone
+  // keep their inodes (a running process that maps them sees no change).
+  static void restore_tree(const std::string& backup, const std::string& dir) {
+    namespace fs = std::filesystem;
+    auto slurp = [](const fs::path& p) {
+      std::ifstream in(p, std::ios::binary);
+      return std::string(std::istreambuf_iterator<char>(in), {});
+    };
+    std::vector<fs::path> extra;
+    for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+      fs::path rel = it->path().lexically_relative(dir);  // never through a link
+      if (!fs::exists(fs::symlink_status(fs::path(backup) / rel))) {
+        extra.push_back(it->path());
+        if (it->is_directory() && !it->is_symlink()) it.disable_recursion_pending();
+      }
+    }
+    for (const fs::path& p : extra) fs::remove_all(p);
+    for (auto it = fs::recursive_directory_iterator(backup); it != fs::recursive_directory_iterator(); ++it) {
+      fs::path to = fs::path(dir) / it->path().lexically_relative(backup);
+      fs::file_status from = it->symlink_status(), now = fs::symlink_status(to);
+      if (fs::is_symlink(from)) {
+        if (fs::is_symlink(now) && fs::read_symlink(to) == fs::read_symlink(it->path())) continue;
+        fs::remove_all(to);
+        fs::copy_symlink(it->path(), to);
+      } else if (fs::is_directory(from)) {
+        if (!fs::is_directory(now) || fs::is_symlink(now)) {
+          fs::remove_all(to);
+          fs::create_directory(to);
+        }
+      } else if (!fs::is_regular_file(now) || fs::is_symlink(now) || slurp(it->path()) != slurp(to)) {
+        fs::remove_all(to);
+        fs::copy_file(it->path(), to);
+        fs::permissions(to, fs::status(it->path()).permissions());
+        fs::last_write_time(to, fs::last_write_time(it->path()));
+      }
+    }
   }
 
   // `why NAME` is `check` filtered to NAME: on every scenario a test checks, `why` of the first

@@ -5,7 +5,10 @@ Usage: make_layout.py DIR SPEC_JSON, where SPEC is
   {"tag": "t", "env": ["PATH=/usr/bin"], "entrypoint": [...], "cmd": [...],
    "layers": [{"compression": "gzip|zstd|none",
                "entries": [{"name": "a/b", "type": "file|dir|symlink|hardlink", "data": "text",
-                            "target": "for links", "mode": 420}, ...]}, ...]}
+                            "target": "for links", "mode": 420}, ...],
+               "claim_diff_id": "sha256:... (the configuration names the layer so, whatever it holds)",
+               "corrupt": true (the blob's last byte changed after its digest was taken)}, ...],
+   "corrupt_config": true (the configuration changed after its digest was taken)}
 """
 import gzip, hashlib, io, json, os, subprocess, sys, tarfile
 
@@ -40,7 +43,7 @@ for layer in spec["layers"]:
                 info.size = len(data)
             tar.addfile(info, io.BytesIO(data) if kind == "file" else None)
     tar_bytes = raw.getvalue()
-    diff_ids.append("sha256:" + hashlib.sha256(tar_bytes).hexdigest())
+    diff_ids.append(layer.get("claim_diff_id", "sha256:" + hashlib.sha256(tar_bytes).hexdigest()))
     compression = layer.get("compression", "gzip")
     if compression == "gzip":
         blob, media = gzip.compress(tar_bytes), "application/vnd.oci.image.layer.v1.tar+gzip"
@@ -49,7 +52,12 @@ for layer in spec["layers"]:
         media = "application/vnd.oci.image.layer.v1.tar+zstd"
     else:
         blob, media = tar_bytes, "application/vnd.oci.image.layer.v1.tar"
-    layers.append({"mediaType": media, "digest": put(blob), "size": len(blob)})
+    digest = put(blob)
+    if layer.get("corrupt"):
+        with open(os.path.join(blobs, digest[7:]), "r+b") as f:
+            f.seek(len(blob) - 1)
+            f.write(bytes([blob[-1] ^ 1]))
+    layers.append({"mediaType": media, "digest": digest, "size": len(blob)})
 
 process = {"Env": spec.get("env", [])}
 for key, name in (("entrypoint", "Entrypoint"), ("cmd", "Cmd")):
@@ -57,9 +65,13 @@ for key, name in (("entrypoint", "Entrypoint"), ("cmd", "Cmd")):
         process[name] = spec[key]
 config = json.dumps({"architecture": "amd64", "os": "linux", "config": process,
                      "rootfs": {"type": "layers", "diff_ids": diff_ids}}).encode()
+config_digest = put(config)
+if spec.get("corrupt_config"):
+    with open(os.path.join(blobs, config_digest[7:]), "wb") as f:
+        f.write(config.replace(b'"os": "linux"', b'"os": "linux", "x": 1'))
 manifest = json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
                        "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
-                                  "digest": put(config), "size": len(config)},
+                                  "digest": config_digest, "size": len(config)},
                        "layers": layers}).encode()
 index = {"schemaVersion": 2,
          "manifests": [{"mediaType": "application/vnd.oci.image.manifest.v1+json", "digest": put(manifest),
