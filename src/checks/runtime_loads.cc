@@ -5,6 +5,7 @@
 #include <string>
 
 #include "advice/install.h"
+#include "checks/triton_driver.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
 
@@ -254,6 +255,10 @@ std::vector<Finding> check_runtime_loads(const Context& ctx) {
       checker->check(file, row, out);
     }
   }
+  // A package's own search (Triton's libcuda_dirs), read from the package itself.
+  for (const RuntimeLoad& row : knowledge.runtime_loads())
+    if (row.search == "triton")
+      for (Finding& f : check_triton_driver(ctx, row)) out.push_back(std::move(f));
   return out;
 }
 

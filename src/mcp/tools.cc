@@ -60,6 +60,8 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
   }
   // A container's root: this machine's LD_LIBRARY_PATH and GLIBC_TUNABLES are not its own.
   if (args.contains("root")) r.loader = {text_arg(args, "root"), "", std::nullopt, ""};
+  // An image: its composed root, its configuration's environment (session.h), as --image.
+  if (args.contains("image")) r.loader = {"", text_arg(args, "image"), std::nullopt, ""};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
   return r;
@@ -307,6 +309,14 @@ Json environment_properties() {
           {"ld_library_path", string_property("LD_LIBRARY_PATH to model. Default: the server's own.")}};
 }
 
+// The image the questions (check, why, cuda) may be asked of, as --image takes it.
+Json image_property() {
+  return {{"image", string_property("A container image, read without running it: an OCI layout (DIR or DIR:TAG), an "
+                                    "OCI archive, a docker save archive, or a squashfs image. Its Python is the "
+                                    "one the image would run (or prefix, a path inside it); driver checks its "
+                                    "NVIDIA_REQUIRE_CUDA. Instead of root.")}};
+}
+
 Json gpu_properties() {
   return {{"gpus", list_property("GPUs to check GPU code for: sm_86, 8.6 or 86. Default: this machine's.")},
           {"driver", string_property("An NVIDIA driver version to check CUDA runtimes against, e.g. 580.65.06. "
@@ -407,11 +417,12 @@ void add_change_tools(std::vector<Tool>& tools, std::map<std::string, Json>& sch
                    "Call it after an ImportError or `undefined symbol`/`cannot open shared object file` error, "
                    "before trusting an environment, or to see what is already broken before a change.") +
            kVerdict,
-       input_schema(merged(merged(env, gpu_properties()), {{"verify_hashes",
-                                                            {{"type", "boolean"},
-                                                             {"description",
-                                                              "Also compare every file's sha256 with its RECORD "
-                                                              "(slower)."}}}})),
+       input_schema(merged(merged(merged(env, image_property()), gpu_properties()),
+                           {{"verify_hashes",
+                             {{"type", "boolean"},
+                              {"description",
+                               "Also compare every file's sha256 with its RECORD "
+                               "(slower)."}}}})),
        schemas["check"], annotations(true, true, false), check_environment});
   tools.push_back(
       {"predict_uninstall", "Predict what uninstalling packages breaks",
@@ -458,7 +469,8 @@ void add_question_tools(std::vector<Tool>& tools, std::map<std::string, Json>& s
                    "that shadows, and the findings about it. Call it after an ImportError names a library, or "
                    "before removing a package, to see who uses it. will_not_load: true means an error says it "
                    "will not load (the CLI's exit status 1)."),
-       input_schema(merged(env, {{"name", string_property("A SONAME, a file path, or a distribution name.")}}),
+       input_schema(merged(merged(env, image_property()),
+                           {{"name", string_property("A SONAME, a file path, or a distribution name.")}}),
                     {"name"}),
        schemas["why"], annotations(true, true, false), why});
   tools.push_back({"explain", "Explain finding codes",
@@ -490,8 +502,8 @@ void add_question_tools(std::vector<Tool>& tools, std::map<std::string, Json>& s
                    "model's resolutions), and which GPU architectures each package's binaries carry code for. Call "
                    "it before installing a CUDA wheel, or after `no kernel image is available` or a CUDA version "
                    "error.",
-                   input_schema(merged(env, gpu_properties())), schemas["cuda"], annotations(true, true, false),
-                   cuda_summary});
+                   input_schema(merged(merged(env, image_property()), gpu_properties())), schemas["cuda"],
+                   annotations(true, true, false), cuda_summary});
   tools.push_back(
       {"process", "Examine a running process's loaded libraries",
        "A running process, read from /proc without ptrace: what it mapped, from where, who owns it, what was "

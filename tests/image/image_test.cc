@@ -648,6 +648,130 @@ TEST(ImageLayers, ADigestThatIsNotTheContentsIsRefusedAndNothingIsCached) {
   EXPECT_NE(error.find("the image is damaged or was altered"), std::string::npos) << error;
 }
 
+// Triton's own search for the driver (checks/triton_driver.h), refereed by that search itself in
+// a chroot: a root with Debian's python3 and /sbin/ldconfig, a venv holding a triton-shaped package
+// whose libcuda_dirs() has Triton 3's shape, and a libcuda.so.1. With ld.so.cache naming a copy
+// since moved to a default directory, the loader (ctypes) still finds the driver, but Triton's
+// assertion fails, in words envdoctor gives to the letter; once ldconfig has run, both agree
+// that it works, and TRITON_LIBCUDA_PATH skips the search.
+TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root";
+  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
+  try {
+    make_python_root(root);
+    sh("R=" + quote(root) + "; mkdir -p $R/sbin $R/opt/drv $R/opt/venv/bin " + quote(site) +
+       "; cp /sbin/ldconfig $R/sbin/; echo /opt/drv > $R/etc/ld.so.conf.d/drv.conf"
+       // The standard library whole (functools, subprocess, ctypes), and what _ctypes needs.
+       "; cp -a /usr/lib/python3.11/. $R/usr/lib/python3.11/"
+       "; for l in $(ldd /usr/lib/python3.11/lib-dynload/_ctypes.*.so | awk '/=>/ {print $3}'); do"
+       " cp -L $l $R/usr/lib/x86_64-linux-gnu/; done"
+       "; printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = 3.11.2\\n' > $R/opt/venv/pyvenv.cfg"
+       "; ln -s /usr/bin/python3.11 $R/opt/venv/bin/python3; ln -s python3 $R/opt/venv/bin/python");
+  } catch (const std::exception& e) {
+    FAIL() << e.what();
+  }
+  build_shared(root + "/opt/drv/libcuda.so.1", "int cuInit(unsigned f) { return (int)f; }", "-Wl,-soname,libcuda.so.1",
+               tmp);
+  // Triton 3's rule, in this test's words: the lines of `ldconfig -p` that name libcuda.so.1,
+  // LD_LIBRARY_PATH only where none do, and an assertion that one directory holds the file.
+  std::string driver =
+      "import functools, os, subprocess\n"
+      "\n"
+      "@functools.lru_cache()\n"
+      "def libcuda_dirs():\n"
+      "    if os.getenv(\"TRITON_LIBCUDA_PATH\"):\n"
+      "        return [os.getenv(\"TRITON_LIBCUDA_PATH\")]\n"
+      "    libs = subprocess.check_output([\"/sbin/ldconfig\", \"-p\"]).decode(errors=\"ignore\")\n"
+      "    locs = [line.split()[-1] for line in libs.splitlines() if \"libcuda.so.1\" in line]\n"
+      "    dirs = [os.path.dirname(loc) for loc in locs]\n"
+      "    env_ld_library_path = os.getenv(\"LD_LIBRARY_PATH\")\n"
+      "    if env_ld_library_path and not dirs:\n"
+      "        dirs = [d for d in env_ld_library_path.split(\":\") if os.path.exists(os.path.join(d, \"libcuda.so.1\"))]\n"
+      "    msg = 'libcuda.so cannot found!\\n'\n"
+      "    if locs:\n"
+      "        msg += 'Possible files are located at %s.' % str(locs)\n"
+      "        msg += 'Please create a symlink of libcuda.so to any of the files.'\n"
+      "    else:\n"
+      "        msg += 'Please make sure GPU is set up and then run \"/sbin/ldconfig\"'\n"
+      "        msg += ' (requires sudo) to refresh the linker cache.'\n"
+      "    assert any(os.path.exists(os.path.join(path, 'libcuda.so.1')) for path in dirs), msg\n"
+      "    return dirs\n"
+      "\n"
+      "def library_dirs():\n"
+      "    return libcuda_dirs()\n";
+  fs::create_directories(tmp / "wheels");
+  std::string wheel = make_wheel(tmp / "wheels", {{"name", "triton"},
+                                                  {"version", "3.4.0"},
+                                                  {"tag", "py3-none-any"},
+                                                  {"files",
+                                                   {{"triton/__init__.py", ""},
+                                                    {"triton/backends/__init__.py", ""},
+                                                    {"triton/backends/nvidia/__init__.py", ""},
+                                                    {"triton/backends/nvidia/driver.py", driver}}}});
+  sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
+  sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
+  sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
+  CommandResult which = run("command -v chroot");
+  std::string chroot = which.out.substr(0, which.out.find('\n'));
+  auto in_root = [&](const std::string& code, const std::string& variables = "") {
+    return run("env -i PATH=/usr/bin:/bin " + variables + " " + chroot + " " + quote(root) +
+               " /opt/venv/bin/python3 -c " + quote(code));
+  };
+  auto triton = [&](const std::string& variables = "") {
+    return in_root(
+        "from triton.backends.nvidia.driver import libcuda_dirs\n"
+        "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
+        variables);
+  };
+  std::string last_report;
+  auto check = [&](const std::string& variables = "") {
+    CommandResult r = run("env -u TRITON_LIBCUDA_PATH -u LD_LIBRARY_PATH " + variables + " " + quote(envdoctor()) +
+                          " check --json --root " + quote(root) + " --prefix /opt/venv");
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    expect_schema_valid("check", r.out);
+    std::vector<json> out;
+    json report = json::parse(r.out);
+    for (const json& f : report["findings"])
+      if (f["package"] == "triton") out.push_back(f);
+    last_report = r.out;
+    return out;
+  };
+
+  // The loader finds the driver in a default directory; Triton asks the stale cache.
+  EXPECT_EQ(in_root("import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0)").status, 0);
+  CommandResult stale = triton();
+  ASSERT_EQ(stale.status, 0) << stale.err;
+  EXPECT_EQ(stale.out,
+            "AssertionError libcuda.so cannot found!\nPossible files are located at ['/opt/drv/libcuda.so.1'].Please "
+            "create a symlink of libcuda.so to any of the files.");
+  std::vector<json> found = check();
+  ASSERT_EQ(found.size(), 1u) << last_report;
+  EXPECT_EQ(found[0]["code"], "runtime-library-missing");
+  EXPECT_EQ(found[0]["severity"], "error");
+  EXPECT_EQ(found[0]["file"], "/opt/venv/lib/python3.11/site-packages/triton/backends/nvidia/driver.py");
+  EXPECT_EQ("AssertionError " + found[0]["message"].get<std::string>(), stale.out);
+  EXPECT_NE(found[0]["hint"].get<std::string>().find("TRITON_LIBCUDA_PATH=/lib/x86_64-linux-gnu"), std::string::npos)
+      << found[0].dump(1);
+  // TRITON_LIBCUDA_PATH skips the search, for Triton and for the model.
+  EXPECT_EQ(triton("TRITON_LIBCUDA_PATH=/usr/lib/x86_64-linux-gnu").out, "['/usr/lib/x86_64-linux-gnu']");
+  EXPECT_TRUE(check("TRITON_LIBCUDA_PATH=/usr/lib/x86_64-linux-gnu").empty());
+
+  // ldconfig brings the cache up to date: both say it works.
+  sh("ldconfig -r " + quote(root));
+  EXPECT_EQ(triton().out, "['/lib/x86_64-linux-gnu']");
+  EXPECT_TRUE(check().empty());
+
+  // The cache names no libcuda, the driver is found through LD_LIBRARY_PATH: Triton 3 falls back
+  // to it, and both say it works.
+  sh("mkdir -p " + quote(root + "/opt/other") + " && mv " + quote(root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1") +
+     " " + quote(root + "/opt/other/") + " && ldconfig -r " + quote(root));
+  EXPECT_EQ(triton("LD_LIBRARY_PATH=/opt/other").out, "['/opt/other']");
+  EXPECT_TRUE(check("LD_LIBRARY_PATH=/opt/other").empty());
+}
+
 TEST(ImageReference, SaysWhatIsWrong) {
   TempDir tmp;
   std::string error;

@@ -614,6 +614,51 @@ TEST(McpProtocol, ConcurrentCallsAreEachAnsweredAndAgree) {
   }
 }
 
+// A container image, asked of over MCP as --image asks it: check_environment, why and cuda_summary
+// take `image`, and each answers exactly what the command line answers of it (one model).
+TEST(McpProtocol, AnImageIsAskedAsTheCommandLineAsksIt) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  TempDir tmp;
+  // A venv's shape, read without running anything (--prefix).
+  json entries = json::array({{{"name", "opt/venv/pyvenv.cfg"}, {"data", "home = /usr/bin\nversion = 3.11.2\n"}},
+                              {{"name", "opt/venv/lib/python3.11/site-packages"}, {"type", "dir"}}});
+  json spec = {{"layers", json::array({{{"entries", entries}}})}};
+  CommandResult made = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
+                           " " + quote(tmp / "layout") + " " + quote(spec.dump()));
+  ASSERT_EQ(made.status, 0) << made.err;
+  std::string ref = tmp / "layout:t";
+  ::setenv("XDG_CACHE_HOME", (tmp / "cache").c_str(), 1);  // the server inherits it
+  RawServer server;
+  server.initialize();
+  const std::vector<std::tuple<std::string, json, std::string>> questions = {
+      {"check_environment", {{"image", ref}, {"prefix", "/opt/venv"}}, "check --json"},
+      {"why", {{"image", ref}, {"prefix", "/opt/venv"}, {"name", "libc.so.6"}}, "why --json"},
+      {"cuda_summary", {{"image", ref}, {"prefix", "/opt/venv"}}, "cuda --json"}};
+  for (size_t i = 0; i < questions.size(); i++) {
+    const auto& [tool, args, command] = questions[i];
+    SCOPED_TRACE(tool);
+    server.request(static_cast<int>(200 + i), "tools/call", {{"name", tool}, {"arguments", args}});
+    std::optional<json> m = server.next(std::chrono::seconds(60));
+    ASSERT_TRUE(m);
+    std::string cli = quote(envdoctor()) + " " + command + " --image " + quote(ref) + " --prefix /opt/venv" +
+                      (tool == "why" ? " libc.so.6" : "");
+    CommandResult r = run(cli);
+    if (tool == "why") {
+      // This image has no C library: a domain failure, in the command line's words.
+      EXPECT_EQ(r.status, 2);
+      ASSERT_EQ((*m)["result"].value("isError", false), true) << m->dump();
+      EXPECT_EQ((*m)["result"]["content"][0]["text"].get<std::string>() + "\n", r.err);
+      continue;
+    }
+    ASSERT_EQ((*m)["result"].value("isError", true), false) << m->dump();
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    json answer = json::parse(r.out);
+    EXPECT_EQ((*m)["result"]["structuredContent"], answer) << cli;
+    if (tool == "check_environment") EXPECT_EQ(answer["environment"]["image"]["reference"], ref) << r.out;
+  }
+  ::unsetenv("XDG_CACHE_HOME");
+}
+
 // stdin ends in the middle of a line: what came is a message like any other (here malformed:
 // -32700), then the server exits.
 TEST(McpProtocol, StdinEndingMidLineIsAnsweredThenTheServerExits) {

@@ -172,7 +172,10 @@ class Venv {
             std::find(commands.begin(), commands.end(), c) == commands.end())
           commands.push_back(c);
       }
+    // A test that checks the same state again (the same findings) pastes each command once.
+    static std::set<std::string> pasted;
     for (const std::string& command : commands) {
+      if (!pasted.insert(dir_ + "\n" + command + "\n" + report["findings"].dump()).second) continue;
       const std::string backup = dir_ + ".before-fix";
       std::filesystem::remove_all(backup);
       ASSERT_EQ(run("cp -a " + quote(dir_) + " " + quote(backup)).status, 0);
