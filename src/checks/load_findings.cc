@@ -136,14 +136,29 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
                      ", so the search went on to " + taken.path + " (" + env.owner_label(taken.path) + ", found by " +
                      loader::rule_name(taken.rule) + "), which does not define " + e.symbol};
   }
-  if (e.waiting_for.empty()) return std::nullopt;
-  std::string waited = e.waiting_for.substr(0, e.waiting_for.find(' '));
-  for (const loader::LoadedObject& o : p.objects())
+  if (!e.waiting_for.empty()) {
+    std::string waited = e.waiting_for.substr(0, e.waiting_for.find(' '));
+    for (const loader::LoadedObject& o : p.objects())
+      for (const Resolution& r : o.deps)
+        if (r.object < 0 && r.name == waited)
+          return Cause{Code::kMissingLibrary, normalize_path(o.path), r.name, std::nullopt,
+                       e.symbol + " would come from " + r.name + ", which " + fs::path(o.path).filename().string() +
+                           " needs and the loader does not find"};
+    return std::nullopt;
+  }
+  // An unversioned reference of an object whose own libraries were all found: ld.so stops at
+  // the first library of the same load it cannot map, before it binds anything, so the symbol is
+  // that library's consequence (and may well be its).
+  if (!e.version.empty()) return std::nullopt;
+  for (const loader::LoadedObject& o : p.objects()) {
+    if (o.local_root != consumer.local_root) continue;
     for (const Resolution& r : o.deps)
-      if (r.object < 0 && r.name == waited)
+      if (r.object < 0)
         return Cause{Code::kMissingLibrary, normalize_path(o.path), r.name, std::nullopt,
-                     e.symbol + " would come from " + r.name + ", which " + fs::path(o.path).filename().string() +
-                         " needs and the loader does not find"};
+                     "ld.so stops at " + r.name + " (needed by " + fs::path(o.path).filename().string() +
+                         "), which it does not find, before it binds " + e.symbol + ", which " + r.name +
+                         " may define"};
+  }
   return std::nullopt;
 }
 

@@ -138,5 +138,66 @@ TEST_F(CausesTest, MissingLibraryNamesTheMissingFile) {
             "envdoctor: record-missing-file fakenv/cudnn/lib/libfakecudnn.so.9 fake-cudnn-cu13\n");
 }
 
+// A library two levels down is missing: faketorch._C needs libfakeb.so.1, which needs
+// libfakec.so.1, whose file its RECORD lists but is gone; _C calls fakec_fn, which only
+// libfakec.so.1 defines. ld.so stops at the missing library and binds nothing, so the import's
+// one error is that library; the undefined symbol is its consequence, and the root of the chain
+// is the missing file. The referees: the real import, and the import after the fix is pasted.
+TEST_F(CausesTest, SymbolsWaitForALibraryMissingFurtherDown) {
+  auto venv = venv_with_pip();
+  std::string c = tmp_ / "build/wheel/libfakec.so.1", b = tmp_ / "build/wheel/libfakeb.so.1";
+  build_shared(c, "int fakec_fn(void) { return 3; }", "-Wl,-soname,libfakec.so.1", tmp_);
+  build_shared(b, "int fakeb_fn(void) { return 2; }",
+               "-Wl,-soname,libfakeb.so.1 -Wl,--no-as-needed " + quote(c) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN'",
+               tmp_);
+  std::string ext = tmp_ / ("build/faketorch/_C" + suffix_);
+  build_ext(ext, "_C", "int fakec_fn(void);", "fakec_fn()",
+            "-Wl,--no-as-needed " + quote(b) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN/../fakeb/lib'");
+  std::string provider =
+      platlib_wheel("fake-b", "1.0", {{"fakeb/lib/libfakeb.so.1", b}, {"fakeb/lib/libfakec.so.1", c}});
+  std::string torch = platlib_wheel("faketorch", "2.8.0", {{"faketorch/_C" + suffix_, ext}},
+                                    {{"faketorch/__init__.py", ""}}, {"fake-b"});
+  venv->install({provider, torch});
+  ASSERT_EQ(venv->import("faketorch._C"), "");
+  std::string lost_file = venv->site() + "/fakeb/lib/libfakec.so.1";
+  fs::remove(lost_file);
+  std::string real = venv->import("faketorch._C");
+  ASSERT_NE(real.find("libfakec.so.1: cannot open shared object file"), std::string::npos) << real;
+
+  int status = -1;
+  json report = venv->check(&status);
+  EXPECT_EQ(status, 1);
+  auto missing = findings(report, "missing-library");
+  auto undefined = findings(report, "undefined-symbol");
+  auto lost = findings(report, "record-missing-file");
+  ASSERT_EQ(missing.size(), 1u) << report.dump(1);
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  ASSERT_EQ(lost.size(), 1u) << report.dump(1);
+  EXPECT_EQ(missing[0]["message"], real);
+  EXPECT_EQ(missing[0]["file"], venv->site() + "/fakeb/lib/libfakeb.so.1");
+  // Both follow from the one missing file; the symbol says where the load stops.
+  json root = {{"code", "record-missing-file"}, {"file", lost_file}, {"package", "fake-b"}};
+  EXPECT_EQ(missing[0]["caused_by"], root);
+  EXPECT_EQ(undefined[0]["caused_by"], root);
+  EXPECT_EQ(undefined[0]["symbol"], "fakec_fn");
+  std::string hint = undefined[0]["hint"];
+  EXPECT_EQ(hint.find("older or newer"), std::string::npos) << hint;
+  EXPECT_EQ(hint.rfind("ld.so stops at libfakec.so.1 (needed by libfakeb.so.1), which it does not find, before it "
+                       "binds fakec_fn, which libfakec.so.1 may define; ",
+                       0),
+            0u)
+      << hint;
+  ASSERT_TRUE(lost[0].contains("fix_command")) << lost[0].dump(1);
+  EXPECT_EQ(undefined[0]["fix_command"], lost[0]["fix_command"]);
+  EXPECT_EQ(report["summary"], json({{"errors", 3}, {"warnings", 0}, {"causes", 1}})) << report.dump(1);
+
+  CommandResult fixed = run("cd / && env -u VIRTUAL_ENV PIP_DISABLE_PIP_VERSION_CHECK=1 /bin/sh -c " +
+                            quote(undefined[0]["fix_command"].get<std::string>()));
+  ASSERT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_EQ(venv->import("faketorch._C"), "");
+  report = venv->check(&status);
+  EXPECT_EQ(status, 0) << report.dump(1);
+}
+
 }  // namespace
 }  // namespace envdoctor::test
