@@ -165,9 +165,9 @@ bool LoadRun::reuse(ImportContext& c) {
 void LoadRun::import(const Base& base, ImportContext& c) {
   Process context = base.process;
   std::vector<const ElfRecord*> first;
-  imports::TorchPreloadStop stop;
+  imports::TorchPreloadStop stop, required_stop;
   if (c.dist) {
-    loads_ += model_.import_requirements(context, base.caller, *c.dist);
+    loads_ += model_.import_requirements(context, base.caller, *c.dist, {}, &required_stop);
     if (c.dist->key() == "torch") loads_ += model_.preload_torch(context, base.caller, *c.dist, {}, &stop);
     first = model_.init_modules(*c.dist);
   }
@@ -186,6 +186,9 @@ void LoadRun::import(const Base& base, ImportContext& c) {
       file_done(1);
     }
   if (!stop.pattern.empty()) c.findings.push_back(torch_preload_stopped(ctx_, stop));
+  if (!required_stop.pattern.empty() && c.dist && !(first.empty() && c.files.empty()))
+    c.findings.push_back(
+        torch_requirement_stopped(ctx_, required_stop, *c.dist, first.empty() ? *c.files.front() : *first.front()));
   if (memo()) {
     footprint(context, c.learnt.dirs);
     // torch's preload globs directories on sys.path: a library added there changes the context.

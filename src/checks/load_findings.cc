@@ -279,4 +279,15 @@ Finding torch_preload_stopped(const Context& ctx, const imports::TorchPreloadSto
   return f;
 }
 
+Finding torch_requirement_stopped(const Context& ctx, const imports::TorchPreloadStop& stop,
+                                  const python::Distribution& dist, const environment::ElfRecord& first) {
+  Finding f = torch_preload_stopped(ctx, stop);
+  f.file = normalize_path(first.path);
+  f.package = dist.name;
+  f.caused_by = Cause{
+      Code::kMissingLibrary, normalize_path(stop.global_deps), stop.pattern, std::nullopt,
+      dist.name + " requires torch, whose import raises this ValueError before any module of " + dist.name + " loads"};
+  return f;
+}
+
 }  // namespace envdoctor::checks

@@ -27,6 +27,10 @@ std::vector<Finding> findings_for_load_errors(const Context& ctx, const loader::
 // torch` fails with torch's own ValueError, whatever loads afterwards. missing-library on
 // libtorch_global_deps.so, in torch's words, with the wheel that ships the library.
 Finding torch_preload_stopped(const Context& ctx, const imports::TorchPreloadStop& stop);
+// A package that requires torch, whose import raises torch's ValueError first: the consequence of
+// torch's finding, on the module `first` that its import would load.
+Finding torch_requirement_stopped(const Context& ctx, const imports::TorchPreloadStop& stop,
+                                  const python::Distribution& dist, const environment::ElfRecord& first);
 
 // A file the loader refuses before it maps anything, as `import` (dlopen by path) reports it.
 Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, const loader::Verdict& verdict);

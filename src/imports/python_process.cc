@@ -120,8 +120,9 @@ std::vector<const Distribution*> ImportModel::import_order() const {
   return order;
 }
 
-size_t ImportModel::import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load) const {
-  size_t loads = dist.key() == "torch" ? preload_torch(p, caller, dist, on_load) : 0;
+size_t ImportModel::import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load,
+                           TorchPreloadStop* stop) const {
+  size_t loads = dist.key() == "torch" ? preload_torch(p, caller, dist, on_load, stop) : 0;
   const std::vector<const ElfRecord*>& mine = modules(dist);
   if (mine.empty()) return loads;
   std::vector<const ElfRecord*> order = init_modules(dist);
@@ -138,10 +139,10 @@ size_t ImportModel::import(loader::Process& p, int caller, const Distribution& d
   return loads;
 }
 
-size_t ImportModel::import_requirements(loader::Process& p, int caller, const Distribution& dist,
-                                        const LoadFn& on_load) const {
+size_t ImportModel::import_requirements(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load,
+                                        TorchPreloadStop* stop) const {
   size_t loads = 0;
-  for (const Distribution* dep : env_.requirement_closure(dist)) loads += import(p, caller, *dep, on_load);
+  for (const Distribution* dep : env_.requirement_closure(dist)) loads += import(p, caller, *dep, on_load, stop);
   return loads;
 }
 

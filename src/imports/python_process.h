@@ -74,10 +74,13 @@ class ImportModel {
 
   // What `import dist` leaves loaded in `p`, what it requires excluded: torch's preload, then its
   // modules, those of __init__.py first. Returns the number of dlopen calls.
-  size_t import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {}) const;
+  // `stop` (may be null): as preload_torch's, when `dist` is torch.
+  size_t import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
+                TorchPreloadStop* stop = nullptr) const;
   // What `dist` requires, each imported as above, before `dist`. Returns the dlopen calls.
-  size_t import_requirements(loader::Process& p, int caller, const Distribution& dist,
-                             const LoadFn& on_load = {}) const;
+  // `stop` (may be null) is set where a required torch's import raises its preload's ValueError.
+  size_t import_requirements(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
+                             TorchPreloadStop* stop = nullptr) const;
   // torch/__init__.py's loads before its extension module, as the release installed makes them
   // (torch_preload.h). Returns the dlopen calls.
   // `stop` (may be null) is set where the recovery stopped at a library no wheel holds.

@@ -256,9 +256,14 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
   // Without NVTX's wheel, 2.0.1's recovery stops at it: `import torch` raises torch's ValueError,
   // though everything it loaded before would load: the finding says it in torch's words, with the
   // wheel that fixes it.
+  // fakevision requires torch and imports it first: its import fails with the same ValueError.
   Venv venv(tmp_, "v-no-nvtx");
   std::vector<std::string> all(wheels.begin(), wheels.end() - 1);  // nvtx's is the last
   all.push_back(torch_wheel(r20, "libcublas.so.12", "", "libcudnn.so.9"));
+  std::string vision_ext = tmp_ / ("build/fakevision/_ops" + suffix_);
+  build_ext(vision_ext, "_ops", "", "0", "");
+  all.push_back(platlib_wheel("fakevision", "0.15.2", {{"fakevision/_ops" + suffix_, vision_ext}},
+                              {{"fakevision/__init__.py", "import torch\nfrom . import _ops\n"}}, {"torch"}));
   venv.install(all);
   std::string real = venv.import("torch");
   EXPECT_EQ(real.rfind("ValueError: libnvToolsExt.so.*[0-9] not found in the system path [", 0), 0u) << real;
@@ -273,6 +278,33 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
   EXPECT_EQ(found["library"], "libnvToolsExt.so.*[0-9]");
   std::string hint = found["hint"];
   EXPECT_NE(hint.find("install the wheel that ships it (nvidia-nvtx-cu12)"), std::string::npos) << hint;
+
+  std::string vision_real = venv.import("fakevision");
+  EXPECT_EQ(vision_real.substr(0, vision_real.find(" [")), found["message"]) << vision_real;
+  json vision;
+  for (const json& f : report["findings"])
+    if (f["package"] == "fakevision") vision = f;
+  ASSERT_TRUE(vision.is_object()) << report.dump(1);
+  EXPECT_EQ(vision["code"], "missing-library");
+  EXPECT_EQ(vision["file"], venv.site() + "/fakevision/_ops" + suffix_);
+  EXPECT_EQ(vision["message"], found["message"]);
+  EXPECT_EQ(vision["caused_by"], json({{"code", "missing-library"},
+                                       {"file", venv.site() + "/torch/lib/libtorch_global_deps.so"},
+                                       {"library", "libnvToolsExt.so.*[0-9]"},
+                                       {"package", "torch"}}));
+  std::string vision_hint = vision["hint"];
+  EXPECT_EQ(vision_hint.rfind("fakevision requires torch, whose import raises this ValueError before any module of "
+                              "fakevision loads; import torch fails with torch's own error",
+                              0),
+            0u)
+      << vision_hint;
+  // Two errors, one of them the other's consequence.
+  EXPECT_EQ(report["summary"]["errors"], 2) << report.dump(1);
+  EXPECT_EQ(report["summary"]["causes"].get<int>(),
+            report["summary"]["errors"].get<int>() + report["summary"]["warnings"].get<int>() - 1)
+      << report.dump(1);
+  CommandResult why = venv.envdoctor_run("why", "fakevision");
+  EXPECT_EQ(why.status, 1) << why.out << why.err;
 }
 
 // Which release behaves how: the rows of docs/torch.md, with the local label, pre-releases and
