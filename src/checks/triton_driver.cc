@@ -23,6 +23,7 @@ struct TritonRule {
   std::string listed;            // the name an `ldconfig -p` line must contain ("libcuda.so.1")
   std::string asserted;          // the file one of the directories must hold
   bool ld_library_path = false;  // LD_LIBRARY_PATH searched where the cache names none
+  bool reads_variable = false;   // TRITON_LIBCUDA_PATH, where set, taken instead of the search
   std::string start, listed_words, found_words, none_words;  // the assertion's message, in parts
 };
 
@@ -72,6 +73,7 @@ std::optional<TritonRule> read_rule(const std::string& file, std::string_view te
   if (r.listed.empty() || !asserted || body.find("assert any(") == std::string_view::npos) return std::nullopt;
   r.asserted = *asserted;
   r.ld_library_path = body.find("LD_LIBRARY_PATH") != std::string_view::npos;
+  r.reads_variable = body.find("TRITON_LIBCUDA_PATH") != std::string_view::npos;
   // msg = START; if locs: msg += LISTED % str(locs); msg += FOUND; else: msg += NONE; msg += NONE.
   size_t at = 0;
   std::optional<std::string> start = assigned(body, "msg = ", &at);
@@ -157,11 +159,12 @@ Finding triton_finding(const environment::RuntimeLoad& row, const python::Distri
     h += "ld.so.cache names " + python_list(locs) + ", and none of their directories holds " + rule.asserted +
          " (the loader finds " + driver + ")";
   h += ", so its first compile (an empty ~/.triton/cache) fails: ";
-  if (rule.asserted == "libcuda.so.1")
-    h += "run ldconfig as root to bring ld.so.cache up to date, or set TRITON_LIBCUDA_PATH=" + driver_dir;
+  if (rule.asserted == "libcuda.so.1") h += "run ldconfig as root to bring ld.so.cache up to date";
   else
     h += "create the link " + driver_dir + "/" + rule.asserted + " -> " + fs::path(driver).filename().string() +
-         " and run ldconfig as root, or set TRITON_LIBCUDA_PATH=" + driver_dir;
+         " and run ldconfig as root";
+  // Only a Triton that reads the variable is helped by it (the shape of 2.0 has none).
+  if (rule.reads_variable) h += ", or set TRITON_LIBCUDA_PATH=" + driver_dir;
   f.hint = h;
   return f;
 }
@@ -172,14 +175,14 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
   const Environment& env = ctx.env;
   std::vector<Finding> out;
   const python::Distribution* dist = env.inventory.find(row.opener);
-  if (!dist || variable(env, "TRITON_LIBCUDA_PATH")) return out;
+  if (!dist) return out;
   std::optional<TritonRule> rule;
   for (const python::RecordEntry& e : dist->record) {
     std::string path = e.resolved.string();
     if (!path.ends_with("/driver.py") && !path.ends_with("/build.py")) continue;
     if ((rule = read_rule(path, env.files.read_text(path, 1 << 20)))) break;
   }
-  if (!rule) return out;
+  if (!rule || (rule->reads_variable && variable(env, "TRITON_LIBCUDA_PATH"))) return out;
   std::optional<std::string> driver = loaded_driver(env);
   if (!driver) return out;
   // `ldconfig -p`: every entry of the cache, a line "\tNAME (FLAGS) => PATH".
@@ -195,7 +198,7 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
     while (!rest.empty()) {
       size_t colon = rest.find(':');
       std::string dir(rest.substr(0, colon));
-      if (!dir.empty() && exists(env, dir + "/libcuda.so.1")) dirs.push_back(dir);
+      if (!dir.empty() && exists(env, dir + "/" + rule->asserted)) dirs.push_back(dir);
       rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
   }

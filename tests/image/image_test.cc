@@ -654,12 +654,10 @@ TEST(ImageLayers, ADigestThatIsNotTheContentsIsRefusedAndNothingIsCached) {
 // since moved to a default directory, the loader (ctypes) still finds the driver, but Triton's
 // assertion fails, in words envdoctor gives to the letter; once ldconfig has run, both agree
 // that it works, and TRITON_LIBCUDA_PATH skips the search.
-TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
-  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
-    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
-  TempDir tmp;
-  std::string root = tmp / "root";
-  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
+// A root for Triton's search: Debian's python3 with its standard library and what _ctypes needs,
+// /sbin/ldconfig, /opt/drv in ld.so.conf holding a libcuda.so.1, and a venv at /opt/venv. False
+// (with a failure) where it cannot be built.
+bool triton_root(const TempDir& tmp, const std::string& root, const std::string& site) {
   try {
     make_python_root(root);
     sh("R=" + quote(root) + "; mkdir -p $R/sbin $R/opt/drv $R/opt/venv/bin " + quote(site) +
@@ -671,10 +669,43 @@ TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
        "; printf 'home = /usr/bin\\ninclude-system-site-packages = false\\nversion = 3.11.2\\n' > $R/opt/venv/pyvenv.cfg"
        "; ln -s /usr/bin/python3.11 $R/opt/venv/bin/python3; ln -s python3 $R/opt/venv/bin/python");
   } catch (const std::exception& e) {
-    FAIL() << e.what();
+    ADD_FAILURE() << e.what();
+    return false;
   }
   build_shared(root + "/opt/drv/libcuda.so.1", "int cuInit(unsigned f) { return (int)f; }", "-Wl,-soname,libcuda.so.1",
                tmp);
+  return true;
+}
+
+// envdoctor's findings for triton on `root`'s venv, with `variables` set.
+std::vector<json> triton_findings(const std::string& root, const std::string& variables, std::string* report) {
+  CommandResult r = run("env -u TRITON_LIBCUDA_PATH -u LD_LIBRARY_PATH " + variables + " " + quote(envdoctor()) +
+                        " check --json --root " + quote(root) + " --prefix /opt/venv");
+  EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+  expect_schema_valid("check", r.out);
+  std::vector<json> out;
+  json parsed = json::parse(r.out);
+  for (const json& f : parsed["findings"])
+    if (f["package"] == "triton") out.push_back(f);
+  *report = r.out;
+  return out;
+}
+
+// `code` run by the venv's python in a chroot to `root`, with `variables` set.
+CommandResult in_root(const std::string& root, const std::string& code, const std::string& variables = "") {
+  CommandResult which = run("command -v chroot");
+  std::string chroot = which.out.substr(0, which.out.find('\n'));
+  return run("env -i PATH=/usr/bin:/bin " + variables + " " + chroot + " " + quote(root) +
+             " /opt/venv/bin/python3 -c " + quote(code));
+}
+
+TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root";
+  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
+  if (!triton_root(tmp, root, site)) return;
   // Triton 3's rule, in this test's words: the lines of `ldconfig -p` that name libcuda.so.1,
   // LD_LIBRARY_PATH only where none do, and an assertion that one directory holds the file.
   std::string driver =
@@ -714,34 +745,18 @@ TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
   sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
   sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
   sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
-  CommandResult which = run("command -v chroot");
-  std::string chroot = which.out.substr(0, which.out.find('\n'));
-  auto in_root = [&](const std::string& code, const std::string& variables = "") {
-    return run("env -i PATH=/usr/bin:/bin " + variables + " " + chroot + " " + quote(root) +
-               " /opt/venv/bin/python3 -c " + quote(code));
-  };
   auto triton = [&](const std::string& variables = "") {
     return in_root(
+        root,
         "from triton.backends.nvidia.driver import libcuda_dirs\n"
         "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
         variables);
   };
   std::string last_report;
-  auto check = [&](const std::string& variables = "") {
-    CommandResult r = run("env -u TRITON_LIBCUDA_PATH -u LD_LIBRARY_PATH " + variables + " " + quote(envdoctor()) +
-                          " check --json --root " + quote(root) + " --prefix /opt/venv");
-    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
-    expect_schema_valid("check", r.out);
-    std::vector<json> out;
-    json report = json::parse(r.out);
-    for (const json& f : report["findings"])
-      if (f["package"] == "triton") out.push_back(f);
-    last_report = r.out;
-    return out;
-  };
+  auto check = [&](const std::string& variables = "") { return triton_findings(root, variables, &last_report); };
 
   // The loader finds the driver in a default directory; Triton asks the stale cache.
-  EXPECT_EQ(in_root("import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0)").status, 0);
+  EXPECT_EQ(in_root(root, "import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0)").status, 0);
   CommandResult stale = triton();
   ASSERT_EQ(stale.status, 0) << stale.err;
   EXPECT_EQ(stale.out,
@@ -770,6 +785,79 @@ TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
      " " + quote(root + "/opt/other/") + " && ldconfig -r " + quote(root));
   EXPECT_EQ(triton("LD_LIBRARY_PATH=/opt/other").out, "['/opt/other']");
   EXPECT_TRUE(check("LD_LIBRARY_PATH=/opt/other").empty());
+}
+
+// Triton 2's shape of the same search (python/triton/common/build.py): `ldconfig -p` lines that
+// name libcuda.so, and an assertion that one of their directories holds the unversioned
+// libcuda.so, which only a driver's development link provides (triton#3053). The referee is
+// again the search itself in a chroot: with the driver's libcuda.so.1 alone, the loader finds the
+// driver and Triton's assertion fails in envdoctor's words; with the link its words ask for, both
+// say it works.
+TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root";
+  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
+  if (!triton_root(tmp, root, site)) return;
+  // Triton 2's rule, in this test's words.
+  std::string build =
+      "import functools, os, subprocess\n"
+      "\n"
+      "@functools.lru_cache()\n"
+      "def libcuda_dirs():\n"
+      "    libs = subprocess.check_output([\"/sbin/ldconfig\", \"-p\"]).decode()\n"
+      "    locs = [line.split()[-1] for line in libs.splitlines() if \"libcuda.so\" in line]\n"
+      "    dirs = [os.path.dirname(loc) for loc in locs]\n"
+      "    msg = 'libcuda.so cannot found!\\n'\n"
+      "    if locs:\n"
+      "        msg += 'Possible files are located at %s.' % str(locs)\n"
+      "        msg += 'Please create a symlink of libcuda.so to any of the file.'\n"
+      "    else:\n"
+      "        msg += 'Please make sure GPU is setup and then run \"/sbin/ldconfig\"'\n"
+      "        msg += ' (requires sudo) to refresh the linker cache.'\n"
+      "    assert any(os.path.exists(os.path.join(path, 'libcuda.so')) for path in dirs), msg\n"
+      "    return dirs\n";
+  fs::create_directories(tmp / "wheels");
+  std::string wheel = make_wheel(
+      tmp / "wheels",
+      {{"name", "triton"},
+       {"version", "2.3.1"},
+       {"tag", "py3-none-any"},
+       {"files", {{"triton/__init__.py", ""}, {"triton/common/__init__.py", ""}, {"triton/common/build.py", build}}}});
+  sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
+  sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
+  auto triton = [&](const std::string& variables = "") {
+    return in_root(root,
+                   "from triton.common.build import libcuda_dirs\n"
+                   "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n"
+                   "    print('AssertionError', e, end='')",
+                   variables);
+  };
+  std::string report;
+  EXPECT_EQ(in_root(root, "import ctypes; ctypes.CDLL('libcuda.so.1').cuInit(0)").status, 0);
+  CommandResult no_link = triton();
+  ASSERT_EQ(no_link.status, 0) << no_link.err;
+  EXPECT_EQ(no_link.out,
+            "AssertionError libcuda.so cannot found!\nPossible files are located at ['/opt/drv/libcuda.so.1'].Please "
+            "create a symlink of libcuda.so to any of the file.");
+  std::vector<json> found = triton_findings(root, "", &report);
+  ASSERT_EQ(found.size(), 1u) << report;
+  EXPECT_EQ(found[0]["code"], "runtime-library-missing");
+  EXPECT_EQ(found[0]["file"], "/opt/venv/lib/python3.11/site-packages/triton/common/build.py");
+  EXPECT_EQ(found[0]["library"], "libcuda.so");
+  EXPECT_EQ("AssertionError " + found[0]["message"].get<std::string>(), no_link.out);
+  std::string hint = found[0]["hint"];
+  EXPECT_NE(hint.find("create the link /opt/drv/libcuda.so -> libcuda.so.1"), std::string::npos) << hint;
+  // This shape reads no TRITON_LIBCUDA_PATH: setting it changes nothing, for Triton and the model.
+  EXPECT_EQ(hint.find("TRITON_LIBCUDA_PATH"), std::string::npos) << hint;
+  EXPECT_EQ(triton("TRITON_LIBCUDA_PATH=/opt/drv").out, no_link.out);
+  EXPECT_EQ(triton_findings(root, "TRITON_LIBCUDA_PATH=/opt/drv", &report).size(), 1u) << report;
+
+  // The link the words ask for: both say it works.
+  sh("ln -s libcuda.so.1 " + quote(root + "/opt/drv/libcuda.so"));
+  EXPECT_EQ(triton().out, "['/opt/drv']");
+  EXPECT_TRUE(triton_findings(root, "", &report).empty()) << report;
 }
 
 TEST(ImageReference, SaysWhatIsWrong) {
