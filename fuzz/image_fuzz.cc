@@ -1,7 +1,9 @@
 // What `--image` reads from an image it does not control: tar entry paths (normalize_entry_path),
 // a whole layer (libarchive's stream into the layer cache, then composed into a root), an OCI
-// index (the manifest it names need not exist), /etc/environment, and NVIDIA_REQUIRE_*
-// expressions evaluated as the container toolkit evaluates them. The first byte picks which; none
+// index (the manifest it names need not exist), /etc/environment, NVIDIA_REQUIRE_* expressions
+// evaluated as the container toolkit evaluates them, a SIF image (its global header, descriptor
+// table and the squashfs its primary partition points at), and Apptainer's environment scripts.
+// The first byte picks which; none
 // may crash, hang, read out of bounds, or write outside the fuzzer's own directory.
 #include <unistd.h>
 
@@ -17,6 +19,8 @@
 #include "image/image.h"
 #include "image/layer.h"
 #include "image/requirements.h"
+#include "image/shell_environment.h"
+#include "image/sif.h"
 
 namespace {
 
@@ -69,7 +73,8 @@ void layer(const std::string& bytes) {
   (void)image::compose_root(cache, "sha256-fuzz", {*cached}, &problems, &error);
   // Everything the layer made lies in the cache.
   for (const fs::directory_entry& e : fs::directory_iterator(scratch()))
-    if (e.path().filename() != "cache" && e.path().filename() != "layout") __builtin_trap();
+    if (e.path().filename() != "cache" && e.path().filename() != "layout" && e.path().filename() != "image.sif")
+      __builtin_trap();
 }
 
 void index(const std::string& bytes) {
@@ -94,13 +99,39 @@ void requirements(const std::string& bytes) {
   (void)image::compare_versions(bytes.substr(0, half), ">=", bytes.substr(half));
 }
 
+// The bytes as a SIF file: whatever its header and descriptors claim, a partition found lies
+// inside the file, and opening the image reads only inside it.
+void sif(const std::string& bytes) {
+  std::string path = scratch() + "/image.sif";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::string error;
+  std::optional<image::SifRoot> root = image::sif_root_partition(path, nullptr, &error);
+  if (root) {
+    if (!root->partition.size || root->partition.offset > bytes.size() ||
+        *root->partition.size > bytes.size() - root->partition.offset)
+      __builtin_trap();
+    image::ImageOptions options;
+    options.cache = scratch() + "/cache";
+    options.prefix = "/";
+    (void)image::open_image(path, options, &error);
+  } else if (error.empty()) {
+    __builtin_trap();  // a refusal always says why
+  }
+}
+
+void shell_environment(const std::string& bytes) {
+  image::Environment env;
+  std::vector<std::string> skipped;
+  image::apply_shell_environment("fuzz.sh", bytes, env, &skipped);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::string normal;
-  switch (data[0] % 4) {
+  switch (data[0] % 6) {
     case 0:
       if (image::normalize_entry_path(bytes, &normal) &&
           (normal.starts_with("/") || normal == ".." || normal.starts_with("../") ||
@@ -110,6 +141,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 1: layer(bytes); break;
     case 2: index(bytes); break;
     case 3: requirements(bytes); break;
+    case 4: sif(bytes); break;
+    case 5: shell_environment(bytes); break;
   }
   return 0;
 }

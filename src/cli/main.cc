@@ -82,7 +82,8 @@ struct LoaderArguments {
     add_to(cmd);
     cmd->add_option("--image", loader.image,
                     "a container image, read without running it: an OCI layout (DIR[:TAG]), an OCI or docker "
-                    "archive (FILE[:TAG]), or a squashfs image; its layers are cached in $XDG_CACHE_HOME/envdoctor")
+                    "archive (FILE[:TAG]), a squashfs image, or an Apptainer SIF image; its layers are cached in "
+                    "$XDG_CACHE_HOME/envdoctor (bounded by ENVDOCTOR_CACHE_MAX, default 20G)")
         ->type_name("REF");
   }
   // After parsing: --ld-library-path where given, then this machine's LD_LIBRARY_PATH and

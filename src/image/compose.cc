@@ -146,17 +146,24 @@ class Composer {
 
 }  // namespace
 
+std::optional<std::string> cached_root(const std::string& cache, const std::string& key,
+                                       std::vector<std::string>* problems, CacheLease* lease) {
+  std::string dir = cache + "/roots/" + key;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec) || (lease && !lease->hold(dir + ".entry"))) return std::nullopt;
+  std::ifstream in(dir + ".problems");
+  for (std::string line; std::getline(in, line);) problems->push_back(line);
+  return dir;
+}
+
 std::optional<std::string> compose_root(const std::string& cache, const std::string& key,
                                         const std::vector<Layer>& layers, std::vector<std::string>* problems,
-                                        std::string* error) {
+                                        std::string* error, CacheLease* lease,
+                                        const std::vector<std::string>& layer_keys) {
+  if (std::optional<std::string> cached = cached_root(cache, key, problems, lease)) return cached;
   std::string dir = cache + "/roots/" + key;
   std::error_code ec;
   std::string problems_file = dir + ".problems";
-  if (fs::is_directory(dir, ec)) {
-    std::ifstream in(problems_file);
-    for (std::string line; std::getline(in, line);) problems->push_back(line);
-    return dir;
-  }
   fs::create_directories(cache + "/roots", ec);
   std::ostringstream tmp_name;
   tmp_name << cache << "/roots/.tmp-" << key << "-" << ::getpid();
@@ -173,11 +180,19 @@ std::optional<std::string> compose_root(const std::string& cache, const std::str
     std::ofstream out(problems_file + ".tmp");
     for (const std::string& p : found) out << p << "\n";
   }
+  // Its marker (cache.h): the links to layer files are the layers' bytes, so only the rest counts.
+  CacheWriteLock writing(cache);
   std::rename((problems_file + ".tmp").c_str(), problems_file.c_str());
+  if (!write_marker(dir + ".entry", marker_text(disk_bytes(tmp, false), layer_keys), lease)) {
+    fs::remove_all(tmp, ec);
+    *error = dir + ".entry: cannot write the root's marker";
+    return std::nullopt;
+  }
   if (std::rename(tmp.c_str(), dir.c_str()) != 0) {
+    int why = errno;
     fs::remove_all(tmp, ec);
     if (!fs::is_directory(dir, ec)) {
-      *error = dir + ": " + std::strerror(errno);
+      *error = dir + ": " + std::strerror(why);
       return std::nullopt;
     }
   }

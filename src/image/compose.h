@@ -18,10 +18,17 @@
 
 namespace envdoctor::image {
 
-// The root composed of `layers` (lowest first), cached under `key`; nullopt with `error` set.
-// Entries that cannot be applied are said in `problems`.
+// The root cached under `key`, held by `lease` (cache.h), with the problems found when it was
+// composed; nullopt when it is not cached, or was evicted before it could be held.
+std::optional<std::string> cached_root(const std::string& cache, const std::string& key,
+                                       std::vector<std::string>* problems, CacheLease* lease);
+
+// The root composed of `layers` (lowest first), cached under `key` with a marker that names
+// `layer_keys`, or the one cached there; nullopt with `error` set. Entries that cannot be applied
+// are said in `problems`.
 std::optional<std::string> compose_root(const std::string& cache, const std::string& key,
                                         const std::vector<Layer>& layers, std::vector<std::string>* problems,
-                                        std::string* error);
+                                        std::string* error, CacheLease* lease = nullptr,
+                                        const std::vector<std::string>& layer_keys = {});
 
 }  // namespace envdoctor::image

@@ -12,6 +12,8 @@
 
 #include "image/compose.h"
 #include "image/layer.h"
+#include "image/shell_environment.h"
+#include "image/sif.h"
 #include "image/squashfs.h"
 #include "support/digest.h"
 #include "support/parallel.h"
@@ -342,7 +344,7 @@ void take_config(const Manifest& m, ImageFacts& facts) {
 
 // Every layer in the cache, the missing ones read (two at a time): nullopt with `error` set.
 std::optional<std::vector<Layer>> layers_of(const BlobStore& store, const Manifest& m, const ImageOptions& options,
-                                            const std::string& cache, std::string* error) {
+                                            const std::string& cache, CacheLease* lease, std::string* error) {
   size_t n = m.layer_members.size();
   std::vector<std::optional<Layer>> layers(n);
   std::vector<std::string> errors(n);
@@ -350,11 +352,11 @@ std::optional<std::vector<Layer>> layers_of(const BlobStore& store, const Manife
       n,
       [&](size_t i) {
         std::string& why = errors[i];
-        layers[i] = load_cached_layer(cache, m.layer_keys[i], &why);
+        layers[i] = load_cached_layer(cache, m.layer_keys[i], &why, lease);
         if (layers[i] || !why.empty()) return;
         std::unique_ptr<EntryReader> reader = store.open_tar(m.layer_members[i], &why);
         if (!reader) return;
-        layers[i] = cache_layer(cache, m.layer_keys[i], *reader, m.layer_digests[i], &why);
+        layers[i] = cache_layer(cache, m.layer_keys[i], *reader, m.layer_digests[i], &why, lease);
         if (!layers[i]) why = store.where() + ": layer " + m.layer_members[i] + ": " + why;
       },
       std::min(options.threads, std::max<size_t>(n, 1)));
@@ -372,14 +374,12 @@ std::optional<std::vector<Layer>> layers_of(const BlobStore& store, const Manife
 // The root composed, from the cache when it is there (no layer is opened then).
 std::optional<std::string> root_of(const BlobStore& store, const Manifest& m, const ImageOptions& options,
                                    const std::string& cache, ImageFacts& facts, std::string* error) {
-  std::error_code ec;
-  if (!fs::is_directory(cache + "/roots/" + m.root_key, ec)) {
-    std::optional<std::vector<Layer>> layers = layers_of(store, m, options, cache, error);
-    if (!layers) return std::nullopt;
-    for (const Layer& l : *layers) facts.problems.insert(facts.problems.end(), l.problems.begin(), l.problems.end());
-    return compose_root(cache, m.root_key, *layers, &facts.problems, error);
-  }
-  return compose_root(cache, m.root_key, {}, &facts.problems, error);
+  CacheLease* lease = facts.lease.get();
+  if (std::optional<std::string> cached = cached_root(cache, m.root_key, &facts.problems, lease)) return cached;
+  std::optional<std::vector<Layer>> layers = layers_of(store, m, options, cache, lease, error);
+  if (!layers) return std::nullopt;
+  for (const Layer& l : *layers) facts.problems.insert(facts.problems.end(), l.problems.begin(), l.problems.end());
+  return compose_root(cache, m.root_key, *layers, &facts.problems, error, lease, m.layer_keys);
 }
 
 bool is_python_name(const std::string& name) {
@@ -456,6 +456,29 @@ bool choose_interpreter(const support::FileRoot& root, const ImageOptions& optio
                          "): give --python with the interpreter's path in the image, or --prefix");
 }
 
+// A squashfs file system (a file, or a SIF image's partition) as the root: one layer, cached
+// under a key of the file's identity and metadata (squashfs_key) and composed like any other.
+std::optional<std::string> squashfs_root(const std::string& file, const Section& section, std::string_view salt,
+                                         const ImageOptions& options, const std::string& cache, ImageFacts& facts,
+                                         std::string* error) {
+  facts.layers = 1;
+  std::optional<std::string> key = squashfs_key(file, section, salt, options.counter, error);
+  if (!key) return std::nullopt;
+  CacheLease* lease = facts.lease.get();
+  if (std::optional<std::string> cached = cached_root(cache, *key, &facts.problems, lease)) return cached;
+  error->clear();
+  std::optional<Layer> layer = load_cached_layer(cache, *key, error, lease);
+  if (!layer) {
+    if (!error->empty()) return std::nullopt;
+    std::unique_ptr<EntryReader> reader = open_squashfs(file, section, error);
+    if (!reader) return std::nullopt;
+    layer = cache_layer(cache, *key, *reader, {}, error, lease);  // the key is the file's own (squashfs_key)
+  }
+  if (!layer) return std::nullopt;
+  facts.problems.insert(facts.problems.end(), layer->problems.begin(), layer->problems.end());
+  return compose_root(cache, *key, {*layer}, &facts.problems, error, lease, {*key});
+}
+
 // REF split into its file and tag: "DIR:TAG" when DIR exists and REF itself does not.
 void split_reference(const std::string& ref, std::string* file, std::string* tag) {
   std::error_code ec;
@@ -511,6 +534,9 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
     return std::nullopt;
   };
   if (!fs::exists(file, ec)) return failed("no such file or directory");
+  std::optional<u64> bound = cache_bound(error);
+  if (!bound) return failed(*error);
+  facts.lease = std::make_shared<CacheLease>();
   std::optional<std::string> root;
   if (fs::is_directory(file, ec)) {
     if (!fs::exists(file + "/index.json", ec)) return failed("not an OCI image layout (no index.json)");
@@ -522,35 +548,30 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
     root = root_of(store, m, options, cache, facts, error);
   } else if (is_squashfs(file)) {
     facts.format = "squashfs";
-    facts.layers = 1;
-    std::optional<std::string> key = squashfs_key(file, options.counter, error);
-    if (!key) return failed(*error);
-    if (!fs::is_directory(cache + "/roots/" + *key, ec)) {
-      std::optional<Layer> layer = load_cached_layer(cache, *key, error);
-      if (!layer) {
-        std::unique_ptr<EntryReader> reader = open_squashfs(file, error);
-        if (!reader) return failed(*error);
-        layer = cache_layer(cache, *key, *reader, {}, error);  // the key is the file's own (squashfs_key)
-      }
-      if (!layer) return failed(*error);
-      facts.problems = layer->problems;
-      root = compose_root(cache, *key, {*layer}, &facts.problems, error);
-    } else {
-      root = compose_root(cache, *key, {}, &facts.problems, error);
-    }
+    root = squashfs_root(file, {}, "", options, cache, facts, error);
+    // enroot writes the image's environment into its /etc/environment.
     if (root) {
       std::ifstream in(*root + "/etc/environment", std::ios::binary);
       std::stringstream s;
       s << in.rdbuf();
       facts.env = parse_environment_file(s.str());
     }
+  } else if (is_sif(file)) {
+    facts.format = "sif";
+    std::optional<SifRoot> sif = sif_root_partition(file, options.counter, error);
+    if (!sif) return failed(*error);
+    if (sif->arch != "unknown" && sif->arch != host_platform_arch())
+      facts.problems.push_back("the image's architecture is " + sif->arch + ", not this machine's (" +
+                               host_platform_arch() + "): Apptainer runs it only under emulation");
+    root = squashfs_root(file, sif->partition, sif->header_tables, options, cache, facts, error);
+    if (root) facts.env = read_singularity_environment(*root, &facts.problems);
   } else {
     // Only an archive needs libarchive before its root is cached: a layout's cached root opens no layer.
     if (!libarchive_available(error)) return failed(*error);
     OuterArchive archive(file, options.counter);
     bool docker = archive.has_member("manifest.json");
     if (!docker && !archive.has_member("index.json"))
-      return failed("neither an OCI archive (index.json) nor a docker archive (manifest.json), nor squashfs");
+      return failed("neither an OCI archive (index.json) nor a docker archive (manifest.json), nor squashfs, nor SIF");
     facts.format = docker ? "docker-archive" : "oci-archive";
     BlobStore store(std::move(archive), options.counter);
     Manifest m;
@@ -560,6 +581,8 @@ std::optional<OpenedImage> open_image(const std::string& reference, const ImageO
     root = root_of(store, m, options, cache, facts, error);
   }
   if (!root) return failed(*error);
+  // The cache back to its bound, now that what this image needs is held (cache.h).
+  evict(cache, *bound);
   out.root = *root;
   support::FileRoot file_root(out.root);
   if (!choose_interpreter(file_root, options, facts, error)) return std::nullopt;

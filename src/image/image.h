@@ -10,24 +10,28 @@
 //                     Layers; TAG picks among RepoTags)
 //   FILE.sqsh         a squashfs image of a root file system (enroot's), its environment from
 //                     /etc/environment
+//   FILE.sif          an Apptainer/Singularity image (sif.h): its primary system partition's
+//                     squashfs, its environment from /.singularity.d/env (shell_environment.h)
 // Layers are read once each, in parallel, and cached by their diff_id (the digest of the
 // uncompressed layer, which an OCI layout and a docker archive of one image share).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "image/archive.h"
+#include "image/cache.h"
 
 namespace envdoctor::image {
 
 struct ImageFacts {
   std::string reference;      // as given
-  std::string format;         // "oci-layout", "oci-archive", "docker-archive", "squashfs"
+  std::string format;         // "oci-layout", "oci-archive", "docker-archive", "squashfs", "sif"
   std::string digest;         // the manifest's digest ("sha256:..."); "" when the format has none
-  std::string config_digest;  // the image ID; "" for squashfs
+  std::string config_digest;  // the image ID; "" for squashfs and SIF
   std::vector<std::pair<std::string, std::string>> env;  // the configuration's Env, in order
   std::vector<std::string> entrypoint, cmd;
   size_t layers = 0;
@@ -35,6 +39,9 @@ struct ImageFacts {
   std::string interpreter_source;     // "Entrypoint", "Cmd", "PATH", "--python", "--prefix"
   std::string prefix;                 // its environment's prefix inside the image
   std::vector<std::string> problems;  // entries left out, and why
+  // The cache entries the root is made of, held until the last copy of these facts is gone, so
+  // that no eviction removes them while the checks read the root (cache.h).
+  std::shared_ptr<CacheLease> lease;
 
   // The value of `name` in the image's environment (the last one set), nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;

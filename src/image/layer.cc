@@ -181,7 +181,7 @@ bool write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v1"; }
+std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v2"; }
 
 bool kept_by_name(const std::string& path) {
   std::string base = basename_of(path);
@@ -193,11 +193,13 @@ bool kept_by_name(const std::string& path) {
     return true;
   return starts_with(path, "var/lib/dpkg/") || path == "etc/ld.so.cache" || path == "etc/ld.so.conf" ||
          starts_with(path, "etc/ld.so.conf.d/") || path == "etc/environment" || path == "etc/os-release" ||
-         path == "usr/lib/os-release";
+         path == "usr/lib/os-release" || starts_with(path, ".singularity.d/env/") || path == "environment";
 }
 
-std::optional<Layer> load_cached_layer(const std::string& cache, const std::string& key, std::string* error) {
+std::optional<Layer> load_cached_layer(const std::string& cache, const std::string& key, std::string* error,
+                                       CacheLease* lease) {
   std::string dir = cache + "/layers/" + key;
+  if (lease && !lease->hold(dir + "/entry")) return std::nullopt;
   std::ifstream in(dir + "/" + kIndex, std::ios::binary);
   if (!in) return std::nullopt;
   std::stringstream text;
@@ -236,7 +238,7 @@ bool digests_hold(EntryReader& reader, const LayerDigests& expected, std::string
 }  // namespace
 
 std::optional<Layer> cache_layer(const std::string& cache, const std::string& key, EntryReader& reader,
-                                 const LayerDigests& expected, std::string* error) {
+                                 const LayerDigests& expected, std::string* error, CacheLease* lease) {
   std::error_code ec;
   fs::create_directories(cache + "/layers", ec);
   std::ostringstream tmp_name;
@@ -280,10 +282,17 @@ std::optional<Layer> cache_layer(const std::string& cache, const std::string& ke
     return std::nullopt;
   }
   std::string dir = cache + "/layers/" + key;
+  // Its marker (cache.h), held from before the rename so that no eviction takes it meanwhile.
+  CacheWriteLock writing(cache);
+  if (!write_marker(tmp + "/entry", marker_text(disk_bytes(tmp, true)), lease)) {
+    *error = tmp + ": cannot write the layer's marker";
+    return std::nullopt;
+  }
   if (std::rename(tmp.c_str(), dir.c_str()) != 0) {
+    int why = errno;
     // Another process cached it meanwhile: theirs is as good.
-    if (std::optional<Layer> theirs = load_cached_layer(cache, key, error)) return theirs;
-    *error = dir + ": " + std::strerror(errno);
+    if (std::optional<Layer> theirs = load_cached_layer(cache, key, error, lease)) return theirs;
+    *error = dir + ": " + std::strerror(why);
     return std::nullopt;
   }
   cleanup.dir.clear();

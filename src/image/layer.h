@@ -2,7 +2,8 @@
 //
 // A layer keeps what the model reads in full (ELF files, by their magic; package records:
 // *.dist-info, *.egg-info, conda-meta, dpkg's database; ld.so.cache and ld.so.conf; .pth files,
-// pyvenv.cfg, __init__.py, CUDA's version.json, /etc/environment) and every other regular file
+// pyvenv.cfg, __init__.py, CUDA's version.json, /etc/environment, Apptainer's /.singularity.d/env
+// and /environment) and every other regular file
 // as a sparse file of its size, so that a file's existence, type, mode and size are all there
 // while the cache holds a fraction of the image. Its index lists every entry in the layer's own
 // order: path, type, mode, size, link target, and the whiteouts and opaque markers of the OCI
@@ -16,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "image/cache.h"
 #include "image/entries.h"
 
 namespace envdoctor::image {
@@ -45,8 +47,10 @@ std::string cache_root();
 // Whether the model reads a file at this (normal, relative) path in full, whatever its bytes.
 bool kept_by_name(const std::string& path);
 
-// The layer cached under `key` ("sha256-HEX"), or nullopt when it is not cached.
-std::optional<Layer> load_cached_layer(const std::string& cache, const std::string& key, std::string* error);
+// The layer cached under `key` ("sha256-HEX"), or nullopt when it is not cached (or was evicted
+// before `lease` could hold it); held by `lease` when there is one (cache.h).
+std::optional<Layer> load_cached_layer(const std::string& cache, const std::string& key, std::string* error,
+                                       CacheLease* lease = nullptr);
 
 // The digests an image names a layer by ("sha256:HEX"; "" where it names none): its
 // descriptor's, over the bytes as stored, and its diff_id, over the uncompressed tar stream.
@@ -58,7 +62,8 @@ struct LayerDigests {
 // `error` set when the stream cannot be read or its digests are not the ones `expected` names
 // (nothing is left in the cache then: a crafted image cannot put its files under the key of
 // another image's layer).
+// The new layer's marker (cache.h) is held by `lease` when there is one.
 std::optional<Layer> cache_layer(const std::string& cache, const std::string& key, EntryReader& reader,
-                                 const LayerDigests& expected, std::string* error);
+                                 const LayerDigests& expected, std::string* error, CacheLease* lease = nullptr);
 
 }  // namespace envdoctor::image

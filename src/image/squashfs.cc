@@ -4,6 +4,7 @@
 #include <sqfs/compressor.h>
 #include <sqfs/data_reader.h>
 #include <sqfs/dir_reader.h>
+#include <sqfs/error.h>
 #include <sqfs/id_table.h>
 #include <sqfs/inode.h>
 #include <sqfs/io.h>
@@ -76,6 +77,54 @@ u64 le64(const unsigned char* p) {
   return v;
 }
 
+// A section of a file as a sqfs_file_t of its own: offsets relative to the section, reads past
+// its end refused before they reach the file (libsquashfs trusts the superblock's offsets only as
+// far as the file's size, and the section's size is that size here).
+struct SectionFile {
+  sqfs_file_t base;  // first, so that a sqfs_file_t* is a SectionFile*
+  sqfs_file_t* file;
+  u64 offset, size;
+
+  static SectionFile* of(const sqfs_file_t* f) { return reinterpret_cast<SectionFile*>(const_cast<sqfs_file_t*>(f)); }
+  static int read_at(sqfs_file_t* f, sqfs_u64 offset, void* buffer, size_t size) {
+    SectionFile* s = of(f);
+    if (offset > s->size || size > s->size - offset) return SQFS_ERROR_OUT_OF_BOUNDS;
+    return s->file->read_at(s->file, s->offset + offset, buffer, size);
+  }
+  static int write_at(sqfs_file_t*, sqfs_u64, const void*, size_t) { return SQFS_ERROR_IO; }
+  static sqfs_u64 get_size(const sqfs_file_t* f) { return of(f)->size; }
+  static int truncate(sqfs_file_t*, sqfs_u64) { return SQFS_ERROR_IO; }
+  static void destroy(sqfs_object_t* obj) {
+    SectionFile* s = reinterpret_cast<SectionFile*>(obj);
+    sqfs_destroy(s->file);
+    delete s;
+  }
+};
+
+// The file, or its section, opened read-only; nullptr when it cannot be opened or the section
+// does not lie inside it.
+sqfs_file_t* open_section(const Libsquashfs& sq, const std::string& path, const Section& section) {
+  sqfs_file_t* file = sq.open_file(path.c_str(), SQFS_FILE_OPEN_READ_ONLY);
+  if (!file || (section.offset == 0 && !section.size)) return file;
+  u64 total = file->get_size(file);
+  u64 size = section.size.value_or(total >= section.offset ? total - section.offset : 0);
+  if (section.offset > total || size > total - section.offset) {
+    sqfs_destroy(file);
+    return nullptr;
+  }
+  auto* s = new SectionFile{};
+  s->base.base.destroy = &SectionFile::destroy;
+  s->base.base.copy = nullptr;
+  s->base.read_at = &SectionFile::read_at;
+  s->base.write_at = &SectionFile::write_at;
+  s->base.get_size = &SectionFile::get_size;
+  s->base.truncate = &SectionFile::truncate;
+  s->file = file;
+  s->offset = section.offset;
+  s->size = size;
+  return &s->base;
+}
+
 struct Node {
   std::string path;
   const sqfs_tree_node_t* node;
@@ -93,14 +142,15 @@ void flatten(const sqfs_tree_node_t* node, const std::string& path, std::vector<
 
 class SquashfsReader : public EntryReader {
  public:
-  bool open(const Libsquashfs& sq, const std::string& path, std::string* error) {
+  bool open(const Libsquashfs& sq, const std::string& path, const Section& section, std::string* error) {
     sq_ = &sq;
     auto fail = [&](const std::string& what) {
       *error = path + ": " + what;
       return false;
     };
-    file_.reset(sq.open_file(path.c_str(), SQFS_FILE_OPEN_READ_ONLY));
-    if (!file_) return fail("cannot open");
+    file_.reset(open_section(sq, path, section));
+    if (!file_)
+      return fail(section.offset == 0 && !section.size ? "cannot open" : "cannot open its file system's section");
     if (sq.super_read(&super_, file_.get()) != 0) return fail("not a squashfs image (bad superblock)");
     sqfs_compressor_config_t cfg;
     sqfs_compressor_t* cmp = nullptr;
@@ -196,7 +246,8 @@ bool is_squashfs(const std::string& path) {
   return ok;
 }
 
-std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* counter, std::string* error) {
+std::optional<std::string> squashfs_key(const std::string& path, const Section& section, std::string_view salt,
+                                        ReadCounter* counter, std::string* error) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     *error = path + ": " + std::strerror(errno);
@@ -204,23 +255,34 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
   }
   struct stat st;
   unsigned char super[96];
-  bool ok = ::fstat(fd, &st) == 0 && ::pread(fd, super, sizeof super, 0) == sizeof super &&
-            std::memcmp(super, "hsqs", 4) == 0;
+  bool ok = ::fstat(fd, &st) == 0;
+  u64 file_size = ok ? static_cast<u64>(st.st_size) : 0;
+  u64 size = section.size.value_or(file_size >= section.offset ? file_size - section.offset : 0);
+  ok = ok && section.offset <= file_size && size <= file_size - section.offset && size >= sizeof super &&
+       ::pread(fd, super, sizeof super, static_cast<off_t>(section.offset)) == sizeof super &&
+       std::memcmp(super, "hsqs", 4) == 0;
   // The file's identity, then its superblock and metadata tables (inodes, directories,
   // fragments, ids: where every file is and how large, not the data blocks): another file, or
   // this one changed, is another key, and hashing the metadata alone costs a few megabytes where
   // the whole image would cost gigabytes on every run.
   support::Digest digest(support::Digest::Kind::kSha256);
   if (ok) {
-    const u64 identity[] = {static_cast<u64>(st.st_dev), static_cast<u64>(st.st_ino), static_cast<u64>(st.st_size),
-                            static_cast<u64>(st.st_mtim.tv_sec), static_cast<u64>(st.st_mtim.tv_nsec)};
+    const u64 identity[] = {static_cast<u64>(st.st_dev),
+                            static_cast<u64>(st.st_ino),
+                            static_cast<u64>(st.st_size),
+                            static_cast<u64>(st.st_mtim.tv_sec),
+                            static_cast<u64>(st.st_mtim.tv_nsec),
+                            section.offset,
+                            size};
+    digest.update(salt.data(), salt.size());
     digest.update(identity, sizeof identity);
     digest.update(super, sizeof super);
     u64 bytes_used = le64(super + 40), inode_table = le64(super + 64);
-    u64 end = std::min<u64>(bytes_used, static_cast<u64>(st.st_size));
+    u64 end = std::min<u64>(bytes_used, size);
     std::vector<unsigned char> chunk(1 << 20);
     for (u64 at = inode_table; ok && at < end;) {
-      ssize_t n = ::pread(fd, chunk.data(), std::min<u64>(chunk.size(), end - at), static_cast<off_t>(at));
+      ssize_t n =
+          ::pread(fd, chunk.data(), std::min<u64>(chunk.size(), end - at), static_cast<off_t>(section.offset + at));
       if (n <= 0) {
         ok = false;
         break;
@@ -232,7 +294,8 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
   }
   ::close(fd);
   if (!ok) {
-    *error = path + ": not a squashfs image";
+    *error = path + (section.offset == 0 && !section.size ? ": not a squashfs image"
+                                                          : ": its partition holds no squashfs image");
     return std::nullopt;
   }
   std::vector<u8> sum = digest.finish();
@@ -243,11 +306,11 @@ std::optional<std::string> squashfs_key(const std::string& path, ReadCounter* co
   return "sqsh-" + support::hex(sum);
 }
 
-std::unique_ptr<EntryReader> open_squashfs(const std::string& path, std::string* error) {
+std::unique_ptr<EntryReader> open_squashfs(const std::string& path, const Section& section, std::string* error) {
   const Libsquashfs* sq = libsquashfs(error);
   if (!sq) return nullptr;
   auto reader = std::make_unique<SquashfsReader>();
-  if (!reader->open(*sq, path, error)) return nullptr;
+  if (!reader->open(*sq, path, section, error)) return nullptr;
   return reader;
 }
 

@@ -311,10 +311,12 @@ Json environment_properties() {
 
 // The image the questions (check, why, cuda) may be asked of, as --image takes it.
 Json image_property() {
-  return {{"image", string_property("A container image, read without running it: an OCI layout (DIR or DIR:TAG), an "
-                                    "OCI archive, a docker save archive, or a squashfs image. Its Python is the "
-                                    "one the image would run (or prefix, a path inside it); driver checks its "
-                                    "NVIDIA_REQUIRE_CUDA. Instead of root.")}};
+  return {
+      {"image", string_property("A container image, read without running it: an OCI layout (DIR or DIR:TAG), an "
+                                "OCI archive, a docker save archive, a squashfs image, or an Apptainer SIF image. Its "
+                                "Python is the "
+                                "one the image would run (or prefix, a path inside it); driver checks its "
+                                "NVIDIA_REQUIRE_CUDA. Instead of root.")}};
 }
 
 Json gpu_properties() {

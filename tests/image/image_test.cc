@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <set>
 
 #include <filesystem>
 #include <fstream>
@@ -15,6 +16,7 @@
 
 #include "image/image.h"
 #include "image/requirements.h"
+#include "image/shell_environment.h"
 #include "support/fixture.h"
 #include "support/venv.h"
 
@@ -45,8 +47,10 @@ struct Images {
   std::string oci, oci_archive, docker_archive, squashfs;
   std::string unpacked;  // umoci unpack of oci:app
   std::string unsquashed;
-  std::string skip;   // why the images cannot be made here (a tool is missing)
-  std::string error;  // a step that failed
+  std::string sif, unsifted;  // Apptainer's image of the root, and siftool dump's partition unsquashed
+  std::string sif_skip;       // why the SIF image cannot be made here
+  std::string skip;           // why the images cannot be made here (a tool is missing)
+  std::string error;          // a step that failed
   std::string cache() const { return tmp / "cache"; }
 };
 
@@ -153,6 +157,7 @@ void install_cuda12_extension(const TempDir& tmp, const std::string& rootfs, con
 // whiteouts delete libimgbar and, as `pip uninstall fake-cudnn-cu12` does, the cuDNN both list), oci:other (base;
 // then imgfoo alone), oci:cuda and oci:cuda-disabled (base, with NVIDIA_REQUIRE_CUDA).
 void build(Images& images);
+void build_sif(Images& images, const std::string& flat);
 
 Images* build_images() {
   auto* images = new Images;
@@ -247,6 +252,40 @@ void build(Images& image_set) {
   sh("mksquashfs " + quote(flat) + " " + quote(images->squashfs) + " -noappend -quiet -no-progress >/dev/null");
   images->unsquashed = t / "unsquashed";
   sh("unsquashfs -q -d " + quote(images->unsquashed) + " " + quote(images->squashfs) + " >/dev/null");
+  build_sif(*images, unpack("app", t / "sifflat"));
+}
+
+// Apptainer's image of oci:app as `apptainer build` lays it out: the OCI configuration's Env in
+// /.singularity.d/env/10-docker2singularity.sh, in its own shape; Apptainer's 99-base.sh (its
+// if/else is not read); a definition file object before the primary system partition.
+void build_sif(Images& images, const std::string& flat) {
+  if (!have_tool("siftool")) {
+    images.sif_skip = "needs siftool (scripts/install-deps.sh --test)";
+    return;
+  }
+  const TempDir& t = images.tmp;
+  std::string env = flat + "/.singularity.d/env";
+  fs::create_directories(env);
+  std::ofstream(env + "/10-docker2singularity.sh")
+      << "#!/bin/sh\nexport PATH=\"" << kImagePath << "\"\nexport LD_LIBRARY_PATH=\"${LD_LIBRARY_PATH:-\""
+      << kImageLibraryPath << "\"}\"\nexport CUDA_VERSION=\"${CUDA_VERSION:-\"13.0.0\"}\"\n";
+  std::ofstream(env + "/90-environment.sh") << "#!/bin/sh\n# Custom environment shell code should follow\n";
+  std::ofstream(env + "/99-base.sh") << "if [ -z \"${LD_LIBRARY_PATH:-}\" ]; then\n"
+                                        "    LD_LIBRARY_PATH=\"/.singularity.d/libs\"\nelse\n"
+                                        "    LD_LIBRARY_PATH=\"$LD_LIBRARY_PATH:/.singularity.d/libs\"\nfi\n"
+                                        "export LD_LIBRARY_PATH PS1\n";
+  fs::create_directories(flat + "/.singularity.d/libs");
+  sh("ln -s .singularity.d/env/90-environment.sh " + quote(flat + "/environment"));
+  std::string sqsh = t / "sif-root.sqsh";
+  sh("mksquashfs " + quote(flat) + " " + quote(sqsh) + " -noappend -quiet -no-progress >/dev/null");
+  images.sif = t / "app.sif";
+  std::string def = t.write("app.def", "Bootstrap: docker\nFrom: app\n");
+  sh("siftool new " + quote(images.sif) + " && siftool add --datatype 1 " + quote(images.sif) + " " + quote(def) +
+     " && siftool add --datatype 4 --parttype 2 --partfs 1 --partarch 2 " + quote(images.sif) + " " + quote(sqsh));
+  // The referee's root: the partition as siftool dumps it (descriptor 2), unsquashed.
+  images.unsifted = t / "unsifted";
+  sh("siftool dump 2 " + quote(images.sif) + " > " + quote(t / "dumped.sqsh") + " && unsquashfs -q -d " +
+     quote(images.unsifted) + " " + quote(t / "dumped.sqsh") + " >/dev/null");
 }
 
 class ImageTest : public ::testing::Test {
@@ -369,6 +408,113 @@ TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {
       << text.out;
 }
 
+// Apptainer's SIF: its primary system partition read in place, its environment from the scripts
+// Apptainer sources. Referee 1: `check --root` on the partition `siftool dump` gives, unsquashed;
+// referee 2: the import in a chroot of that root.
+TEST_F(ImageTest, SifGivesTheFindingsOfItsPartitionAndTheImportsOfItsRoot) {
+  if (!images_->sif_skip.empty()) GTEST_SKIP() << images_->sif_skip;
+  json referee =
+      check("--root " + quote(images_->unsifted) + " --prefix /opt/venv --ld-library-path " + kImageLibraryPath);
+  ASSERT_EQ(findings(referee, "missing-library").size(), 2u) << referee.dump(1);
+  json j = check("--image " + quote(images_->sif));
+  EXPECT_EQ(plain(j), plain(referee)) << j.dump(1);
+  EXPECT_EQ(j["environment"]["packages"], referee["environment"]["packages"]);
+  EXPECT_EQ(j["environment"]["elf_files"], referee["environment"]["elf_files"]);
+  const json& image = j["environment"]["image"];
+  EXPECT_EQ(image["format"], "sif");
+  EXPECT_EQ(image["layers"], 1);
+  EXPECT_TRUE(image["digest"].is_null());
+  // python3 on the PATH that 10-docker2singularity.sh sets (Docker's default has no /opt/venv/bin).
+  EXPECT_EQ(image["interpreter"], "/opt/venv/bin/python3");
+  EXPECT_EQ(image["interpreter_from"], "PATH");
+  if (::geteuid() != 0) GTEST_SKIP() << "the chroot half needs root";
+  for (const char* module : {"imgfoo", "imgbar", "faketorch", "cu12ext"}) {
+    std::string real = chroot_import(images_->unsifted, module, kImageLibraryPath);
+    std::vector<std::string> predicted;
+    for (const json& f : j["findings"])
+      if (f["severity"] == "error" && f["package"] == module) predicted.push_back(f["message"]);
+    if (real.empty()) EXPECT_TRUE(predicted.empty()) << module << ": " << j.dump(1);
+    else EXPECT_TRUE(!predicted.empty() && predicted[0] == real) << module << ": " << real << "\n" << j.dump(1);
+  }
+  // libimgfoo is found only through the LD_LIBRARY_PATH of the image's script.
+  EXPECT_EQ(chroot_import(images_->unsifted, "imgfoo", kImageLibraryPath), "");
+  EXPECT_NE(chroot_import(images_->unsifted, "imgfoo", ""), "");
+}
+
+u64 le64_at(const std::string& b, size_t at) {
+  u64 v = 0;
+  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+  return v;
+}
+void put_le64(std::string& b, size_t at, u64 v) {
+  for (int i = 0; i < 8; ++i) b[at + i] = static_cast<char>(v >> (8 * i));
+}
+
+// A SIF image damaged or crafted: each a sentence that says what is wrong, exit status 2, and
+// nothing of it cached.
+TEST_F(ImageTest, SifDamagedOrCraftedIsAClearError) {
+  if (!images_->sif_skip.empty()) GTEST_SKIP() << images_->sif_skip;
+  std::ifstream in(images_->sif, std::ios::binary);
+  std::string sif((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // The partition's descriptor, found as the sif library finds it: type 0x4004, in use.
+  u64 table = le64_at(sif, 96), total = le64_at(sif, 88);
+  size_t at = 0;
+  for (u64 i = 0; i < total && !at; ++i) {
+    size_t d = table + i * 585;
+    if (static_cast<unsigned char>(sif[d]) == 0x04 && static_cast<unsigned char>(sif[d + 1]) == 0x40 && sif[d + 4])
+      at = d;
+  }
+  ASSERT_NE(at, 0u);
+  u64 offset = le64_at(sif, at + 17), size = le64_at(sif, at + 25);
+  TempDir tmp;
+  auto refused = [&](const std::string& name, const std::string& bytes) {
+    std::string path = tmp.write(name, bytes);
+    CommandResult r =
+        run("env XDG_CACHE_HOME=" + quote(tmp / "cache") + " " + quote(envdoctor()) + " check --image " + quote(path));
+    EXPECT_EQ(r.status, 2) << name << "\n" << r.out;
+    EXPECT_FALSE(fs::exists(tmp / "cache/envdoctor/images-v2/layers")) << name;
+    std::string prefix = "envdoctor: --image " + path + ": " + path + ": ";
+    return r.err.starts_with(prefix) ? r.err.substr(prefix.size()) : r.err;
+  };
+  std::string truncated = sif.substr(0, offset + size / 2);
+  EXPECT_EQ(refused("truncated.sif", truncated), "descriptor 2 places its partition at offset " +
+                                                     std::to_string(offset) + " with size " + std::to_string(size) +
+                                                     ", past the end of the file (" + std::to_string(truncated.size()) +
+                                                     " bytes): the image is truncated or damaged\n");
+  std::string past = sif;
+  put_le64(past, at + 17, sif.size() + 4096);
+  EXPECT_EQ(refused("past.sif", past), "descriptor 2 places its partition at offset " +
+                                           std::to_string(sif.size() + 4096) + " with size " + std::to_string(size) +
+                                           ", past the end of the file (" + std::to_string(sif.size()) +
+                                           " bytes): the image is truncated or damaged\n");
+  std::string wrapped = sif;  // offset + size overflows 64 bits
+  put_le64(wrapped, at + 25, ~u64{0} - offset + 2);
+  EXPECT_NE(refused("wrapped.sif", wrapped).find("past the end of the file"), std::string::npos);
+  EXPECT_EQ(refused("header.sif", sif.substr(0, 100)),
+            "truncated SIF image: 100 bytes, shorter than its 128-byte global header\n");
+  std::string counted = sif;
+  put_le64(counted, 88, u64{1} << 62);
+  EXPECT_EQ(refused("counted.sif", counted),
+            "its header claims 4611686018427387904 descriptors: the image is damaged\n");
+  put_le64(counted, 88, 60000);
+  EXPECT_EQ(refused("counted.sif", counted), "its descriptor table (60000 descriptors at offset " +
+                                                 std::to_string(table) + ") lies past the end of the file (" +
+                                                 std::to_string(sif.size()) +
+                                                 " bytes): the image is truncated or damaged\n");
+  std::string system = sif;  // a system partition, but not the primary one
+  system[at + 201 + 4] = 1;
+  EXPECT_EQ(refused("system.sif", system),
+            "no primary system partition (it has 1 other partition): Apptainer would find no root file system; "
+            "`siftool setprim` marks one\n");
+  std::string ext3 = sif;
+  ext3[at + 201] = 2;
+  EXPECT_EQ(refused("ext3.sif", ext3), "its primary system partition is ext3, and envdoctor reads squashfs only\n");
+  std::string moved = sif;  // inside the file, but not at the squashfs
+  put_le64(moved, at + 17, offset - 4096);
+  EXPECT_EQ(refused("moved.sif", moved), "its primary system partition (descriptor 2, offset " +
+                                             std::to_string(offset - 4096) + ") holds no squashfs superblock\n");
+}
+
 // NVIDIA_REQUIRE_CUDA=cuda>=12.4 brand=tesla,driver>=470,driver<471: CUDA 12.4 or a 470 driver.
 TEST_F(ImageTest, RequirementsGetTheContainerToolkitsVerdicts) {
   std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
@@ -434,6 +580,149 @@ TEST_F(ImageTest, ASecondImageReadsOnlyItsNewLayers) {
   EXPECT_LE(second, other_json + own);
   EXPECT_GE(second, other_json + own / 2);  // its own layer was read
   EXPECT_EQ(open("other"), other_json);     // cached: the JSON documents alone
+}
+
+// ENVDOCTOR_CACHE_MAX for one scope.
+struct CacheBound {
+  explicit CacheBound(const std::string& value) { ::setenv("ENVDOCTOR_CACHE_MAX", value.c_str(), 1); }
+  ~CacheBound() { ::unsetenv("ENVDOCTOR_CACHE_MAX"); }
+};
+
+bool cached(const std::string& cache, const std::string& entry) { return fs::exists(cache + "/" + entry); }
+
+// The cache's bound: entries evicted least recently used first, a layer with the roots made of
+// it, never what a check holds, and an image whose layers were evicted read again.
+TEST_F(ImageTest, ABoundedCacheEvictsTheLeastRecentlyUsedAndNeverWhatIsInUse) {
+  std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
+  TempDir tmp;
+  std::string cache = tmp / "cache";
+  auto open = [&](const std::string& ref, u64* bytes = nullptr) {
+    image::ReadCounter counter;
+    image::ImageOptions options;
+    options.cache = cache;
+    options.counter = &counter;
+    std::string error;
+    std::optional<image::OpenedImage> opened = image::open_image(ref, options, &error);
+    EXPECT_TRUE(opened) << ref << ": " << error;
+    if (bytes) *bytes = counter.bytes.load();
+    ::usleep(20000);  // marker times a clock tick apart
+    return opened;
+  };
+  auto roots = [&]() {
+    std::vector<std::string> names;
+    for (const fs::directory_entry& d : fs::directory_iterator(cache + "/roots"))
+      if (d.is_directory() && !d.path().filename().string().starts_with(".")) names.push_back(d.path().filename());
+    return names;
+  };
+  std::optional<image::OpenedImage> app = open(layout + ":app");
+  ASSERT_TRUE(app);
+  std::string app_root = fs::path(app->root).filename();
+  std::set<std::string> app_layers;
+  {
+    std::ifstream in(cache + "/roots/" + app_root + ".entry");
+    std::string line;
+    std::getline(in, line);
+    EXPECT_GT(std::stoull(line), 0u);  // its directories
+    while (std::getline(in, line)) app_layers.insert(line);
+  }
+  ASSERT_EQ(app_layers.size(), 3u);
+  app.reset();  // released: evictable from now on
+  std::optional<image::OpenedImage> squashfs = open(images_->squashfs);
+  ASSERT_TRUE(squashfs);
+  std::string sqsh = fs::path(squashfs->root).filename();
+  squashfs.reset();
+  std::optional<image::OpenedImage> other = open(layout + ":other");
+  ASSERT_TRUE(other);
+  std::string other_root = fs::path(other->root).filename();
+  other.reset();
+  EXPECT_EQ(roots().size(), 3u);
+
+  // The referee of sizes: the blocks du counts, once per inode, as the markers say.
+  image::Eviction none = image::evict(cache, 0);
+  EXPECT_TRUE(none.evicted.empty());
+  CommandResult du =
+      run("du -s -B1 " + quote(cache + "/layers") + " " + quote(cache + "/roots") + " | awk '{s += $1} END {print s}'");
+  u64 on_disk = std::stoull(du.out);
+  EXPECT_LE(none.before, on_disk);
+  EXPECT_GE(none.before, on_disk * 9 / 10) << du.out;  // what markers leave out: the markers, index dirs
+
+  // One byte less than everything: the oldest goes first, app's own layer with app's root;
+  // the base layer, used since by `other`, and the squashfs image stay.
+  image::Eviction one = image::evict(cache, none.before - 1);
+  ASSERT_FALSE(one.evicted.empty());
+  EXPECT_TRUE(std::count(one.evicted.begin(), one.evicted.end(), "roots/" + app_root)) << one.evicted[0];
+  EXPECT_TRUE(one.evicted.back().starts_with("layers/") && app_layers.count(one.evicted.back().substr(7)))
+      << one.evicted.back();
+  EXPECT_LE(one.after, none.before - 1);
+  EXPECT_TRUE(cached(cache, "roots/" + other_root));
+  EXPECT_TRUE(cached(cache, "roots/" + sqsh));
+  EXPECT_FALSE(cached(cache, "roots/" + app_root));
+
+  // What a check holds is never evicted, even at a bound of one byte: the rest goes.
+  other = open(layout + ":other");
+  image::Eviction held = image::evict(cache, 1);
+  EXPECT_TRUE(cached(cache, "roots/" + other_root));
+  EXPECT_FALSE(cached(cache, "roots/" + sqsh));
+  EXPECT_FALSE(cached(cache, "layers/" + sqsh));
+  EXPECT_GT(held.after, 1u);
+  for (const std::string& e : held.evicted) EXPECT_EQ(e.find(other_root), std::string::npos) << e;
+  other.reset();
+
+  // Evicted, read again: the check still works and reads the app's layers again.
+  u64 bytes = 0;
+  u64 layers = 0;  // app's own layers as stored (the base one is other's, and still cached)
+  json index = json::parse(std::ifstream(layout + "/index.json"));
+  for (const json& m : index["manifests"]) {
+    if (m["annotations"]["org.opencontainers.image.ref.name"] != "app") continue;
+    json manifest = json::parse(std::ifstream(layout + "/blobs/sha256/" + m["digest"].get<std::string>().substr(7)));
+    for (size_t i = 1; i < manifest["layers"].size(); ++i)
+      layers += file_size(layout + "/blobs/sha256/" + manifest["layers"][i]["digest"].get<std::string>().substr(7));
+  }
+  ASSERT_GT(layers, 0u);
+  {
+    CacheBound bound("64M");
+    app = open(layout + ":app", &bytes);
+  }
+  ASSERT_TRUE(app);
+  EXPECT_EQ(app->facts.interpreter, "/opt/venv/bin/python3");
+  EXPECT_GE(bytes, layers);
+  EXPECT_TRUE(fs::exists(app->root + "/opt/venv/pyvenv.cfg"));
+  app.reset();
+  {
+    CacheBound bound("lots");
+    std::string error;
+    image::ImageOptions options;
+    options.cache = cache;
+    EXPECT_FALSE(image::open_image(layout + ":app", options, &error));
+    EXPECT_EQ(error, "--image " + layout +
+                         ":app: ENVDOCTOR_CACHE_MAX=lots: not a size (bytes, or a number with K, "
+                         "M, G or T; 0 keeps everything)");
+  }
+  EXPECT_EQ(image::parse_size("20G"), u64{20} << 30);
+  EXPECT_EQ(image::parse_size("512MiB"), u64{512} << 20);
+  EXPECT_EQ(image::parse_size("1048576"), u64{1048576});
+  EXPECT_EQ(image::parse_size("99999999999T"), std::nullopt);
+}
+
+// Two processes sharing a cache bounded to one byte: each evicts all that the other does not
+// hold, and neither loses what it reads (the findings of each are its referee's, every time).
+TEST_F(ImageTest, TwoChecksSharingATinyCacheNeverLoseWhatTheyRead) {
+  json referee =
+      check("--root " + quote(images_->unpacked) + " --prefix /opt/venv --ld-library-path " + kImageLibraryPath);
+  TempDir tmp;
+  std::string command = "env XDG_CACHE_HOME=" + quote(tmp / "cache") + " ENVDOCTOR_CACHE_MAX=1 " + quote(envdoctor()) +
+                        " check --json --image ";
+  for (int round = 0; round < 3; ++round) {
+    std::string a = tmp / ("a" + std::to_string(round)), b = tmp / ("b" + std::to_string(round));
+    CommandResult r = run(command + quote(images_->oci) + " > " + quote(a) + " & " + command +
+                          quote(images_->squashfs) + " > " + quote(b) + "; wait");
+    for (const std::string& out : {a, b}) {
+      std::ifstream in(out);
+      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+      ASSERT_FALSE(text.empty()) << out << ": " << r.err;
+      EXPECT_EQ(plain(json::parse(text)), plain(referee)) << out << "\n" << r.err;
+    }
+  }
 }
 
 // A node's snapshot carries its driver and GPUs to another machine's check of an image.
@@ -877,6 +1166,32 @@ TEST(ImageReference, SaysWhatIsWrong) {
   tmp.write("plain.txt", "hello");
   EXPECT_FALSE(image::open_image(tmp / "plain.txt", options, &error));
   EXPECT_NE(error.find("--image " + (tmp / "plain.txt") + ": "), std::string::npos) << error;
+}
+
+// Apptainer's environment scripts, read as the shell would run their top level.
+TEST(SingularityEnvironment, ReadsTheAssignmentsApptainerWritesAndNothingItWouldHaveToRun) {
+  image::Environment env;
+  std::vector<std::string> skipped;
+  image::apply_shell_environment("/.singularity.d/env/10-docker2singularity.sh",
+                                 "#!/bin/sh\nexport PATH=\"/opt/venv/bin:/usr/bin\"\n"
+                                 "export LD_LIBRARY_PATH=\"${LD_LIBRARY_PATH:-\"/opt/libs\"}\"\n"
+                                 "export QUOTED=\"${QUOTED:-\"a \\\"b\\\" \\$c\"}\"\n",
+                                 env, &skipped);
+  image::apply_shell_environment("/.singularity.d/env/90-environment.sh",
+                                 "A=1 B='two words'; export C=$A-${B}\nD=x cmd\nunset B\n"
+                                 "if [ -z \"${E:-}\" ]; then\n  E=inside\nfi\n[ -n \"$A\" ] && F=cond\n"
+                                 "f() {\n  G=function\n}\nH=$(uname)\nexport I=\"$HOME\" J=\"${A:+set}\"\n",
+                                 env, &skipped);
+  image::Environment expected = {{"PATH", "/opt/venv/bin:/usr/bin"},
+                                 {"LD_LIBRARY_PATH", "/opt/libs"},
+                                 {"QUOTED", "a \"b\" $c"},
+                                 {"A", "1"},
+                                 {"C", "1-two words"},
+                                 {"I", ""},
+                                 {"J", "set"}};
+  EXPECT_EQ(env, expected);
+  EXPECT_EQ(skipped, std::vector<std::string>{"/.singularity.d/env/90-environment.sh:11: H left out: a command "
+                                              "substitution (not modelled)"});
 }
 
 TEST(ImageEnvironmentFile, ReadsAsEnrootWritesIt) {
