@@ -50,6 +50,20 @@ std::optional<i64> cache_flags_for_machine(u16 machine, bool is_64) {
   }
 }
 
+bool cache_flags_accepted(i64 entry, i64 wanted) {
+  // _dl_cache_check_flags (sysdeps/.../dl-cache.h): x86-64, x32, AArch64 and RISC-V take their own
+  // word only, so a 32-bit library ldconfig filed as plain ELF (1: one that needs no libc) is not
+  // theirs; the generic rule, i386's, also takes 1.
+  switch (wanted & 0xff00) {
+    case 0x0300:
+    case 0x0800:
+    case 0x0a00:
+    case 0x1000:
+    case 0x1100: return entry == wanted;
+    default: return entry == wanted || entry == 1;
+  }
+}
+
 std::unique_ptr<LdCache> LdCache::load(const std::string& path, std::string* error) {
   std::string err;
   auto file = MappedFile::open(path, &err);
@@ -177,8 +191,7 @@ std::optional<std::string_view> LdCache::lookup(std::string_view soname, i64 fla
   size_t best_priority = 0;
   for (u32 idx : it->second) {
     const LdCacheEntry& e = entries_[idx];
-    // _dl_cache_check_flags: the architecture's word, or 1 (FLAG_ELF_LIBC5-era "any ELF").
-    if (e.flags != flags && e.flags != 1) continue;
+    if (!cache_flags_accepted(e.flags, flags)) continue;
     if (e.hwcaps_subdir) {
       // glibc_hwcaps_priority: the position in the active list, earlier is better; entries of
       // subdirectories this CPU does not support are skipped.

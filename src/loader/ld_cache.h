@@ -57,5 +57,8 @@ class LdCache {
 // The flag word ldconfig writes for libraries of this ELF machine and class (FLAG_ELF_LIBC6
 // plus the architecture's bits), as glibc's _DL_CACHE_DEFAULT_ID; nullopt when unknown.
 std::optional<i64> cache_flags_for_machine(u16 machine, bool is_64);
+// Whether ld.so of the architecture whose cache word is `wanted` takes an entry filed with
+// `entry`.
+bool cache_flags_accepted(i64 entry, i64 wanted);
 
 }  // namespace envdoctor::loader

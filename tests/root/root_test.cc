@@ -497,5 +497,49 @@ TEST_F(RootTest, FindsElfFilesBelowTheRootUnderTheirInRootNames) {
   EXPECT_EQ(root.strip("/elsewhere"), "");
 }
 
+// ld.so.cache entries of another architecture: ldconfig files a 32-bit library that needs no
+// libc as plain ELF (flags 1), which i386's ld.so takes and x86-64's does not
+// (_dl_cache_check_flags). A 64-bit program that needs that SONAME, with no 64-bit copy, fails
+// with "cannot open shared object file", not "wrong ELF class"; with a 64-bit copy in a default
+// directory the cache never knew of, it loads that copy. The referee: the program run in a chroot.
+TEST(LdCacheFlags, APlainElfEntryIsNotX8664s) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root", lib64 = root + "/usr/lib/x86_64-linux-gnu";
+  // gcc -m32 comes with gcc-multilib (scripts/install-deps.sh --test).
+  build_shared(root + "/opt/l32/libflagone.so.1", "int flag_fn(void) { return 1; }",
+               "-m32 -nostdlib -Wl,-soname,libflagone.so.1", tmp);
+  if (HasFatalFailure()) return;
+  std::string own = tmp / "build/libflagone.so.1";
+  build_shared(own, "int flag_fn(void) { return 1; }", "-Wl,-soname,libflagone.so.1", tmp);
+  build_executable(root + "/prog", "int flag_fn(void);\nint main(void) { return flag_fn() - 1; }\n", quote(own), tmp);
+  for (const char* lib : {"ld-linux-x86-64.so.2", "libc.so.6"})
+    place(std::string("/lib/x86_64-linux-gnu/") + lib, lib64 + "/" + lib);
+  fs::create_directories(root + "/lib64");
+  fs::create_symlink("/usr/lib/x86_64-linux-gnu/ld-linux-x86-64.so.2", root + "/lib64/ld-linux-x86-64.so.2");
+  tmp.write("root/etc/ld.so.conf", "/opt/l32\n");
+  ASSERT_EQ(run("ldconfig -r " + quote(root)).status, 0);
+  CommandResult listed = run("ldconfig -r " + quote(root) + " -p");
+  ASSERT_NE(listed.out.find("libflagone.so.1 (ELF) => /opt/l32/libflagone.so.1"), std::string::npos) << listed.out;
+
+  auto real = [&] { return run("chroot " + quote(root) + " /prog"); };
+  auto predicted = [&] { return run(quote(envdoctor()) + " ldd --root " + quote(root) + " /prog"); };
+  CommandResult r = real(), p = predicted();
+  ASSERT_EQ(r.status, 127) << r.err;
+  EXPECT_EQ(r.err,
+            "/prog: error while loading shared libraries: libflagone.so.1: cannot open shared object file: No "
+            "such file or directory\n");
+  EXPECT_EQ(p.status, 1);
+  EXPECT_NE(p.err.find(r.err), std::string::npos) << p.err;
+
+  // A 64-bit copy the cache does not list, in a default directory: both find it there.
+  place(own, lib64 + "/libflagone.so.1");
+  EXPECT_EQ(real().status, 0);
+  p = predicted();
+  EXPECT_EQ(p.status, 0) << p.err;
+  EXPECT_NE(p.out.find("libflagone.so.1 => /usr/lib/x86_64-linux-gnu/libflagone.so.1"), std::string::npos) << p.out;
+}
+
 }  // namespace
 }  // namespace envdoctor::test
