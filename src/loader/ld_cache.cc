@@ -2,7 +2,9 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 namespace envdoctor::loader {
 
@@ -183,8 +185,17 @@ std::unique_ptr<LdCache> LdCache::parse(std::shared_ptr<const MappedFile> file, 
   return cache;
 }
 
+std::unique_ptr<LdCache> LdCache::from_entries(std::vector<LdCacheEntry> entries, std::shared_ptr<const void> strings) {
+  std::unique_ptr<LdCache> cache(new LdCache());
+  cache->strings_ = std::move(strings);
+  cache->entries_ = std::move(entries);
+  for (u32 i = 0; i < cache->entries_.size(); ++i) cache->by_key_[cache->entries_[i].key].push_back(i);
+  return cache;
+}
+
 std::optional<std::string_view> LdCache::lookup(std::string_view soname, i64 flags,
-                                                const std::vector<std::string>& active_hwcaps) const {
+                                                const std::vector<std::string>& active_hwcaps,
+                                                const LegacyCacheHwcaps& legacy) const {
   auto it = by_key_.find(soname);
   if (it == by_key_.end()) return std::nullopt;
   std::optional<std::string_view> best;
@@ -198,6 +209,12 @@ std::optional<std::string_view> LdCache::lookup(std::string_view soname, i64 fla
       size_t priority = 0;
       for (size_t i = 0; i < active_hwcaps.size(); ++i)
         if (active_hwcaps[i] == *e.hwcaps_subdir) priority = active_hwcaps.size() - i;
+      // dl_cache_hwcap_isa_level_compatible (sysdeps/x86/dl-isa-level.h): the ISA level ldconfig
+      // read from the library must be one this CPU has (level N is x86-64-v(N+1), 0 baseline).
+      u32 level = static_cast<u32>(e.hwcap >> 32) & kIsaLevelMask;
+      if (level != 0 && std::find(active_hwcaps.begin(), active_hwcaps.end(), "x86-64-v" + std::to_string(level + 1)) ==
+                            active_hwcaps.end())
+        continue;
       if (priority == 0) continue;
       if (!best || priority > best_priority) {
         best = e.value;
@@ -207,7 +224,10 @@ std::optional<std::string_view> LdCache::lookup(std::string_view soname, i64 fla
     }
     // The named entries come first; the first plain one ends the search unless one matched.
     if (best) break;
-    if (format_ != Format::kOld && e.hwcap != 0) continue;  // legacy hwcap bits: not this CPU's
+    if (format_ != Format::kOld) {
+      if (e.hwcap & ~(legacy.hwcap | kCachePlatformBits | kCacheTlsBit)) continue;
+      if ((e.hwcap & kCachePlatformBits) != 0 && (e.hwcap & kCachePlatformBits) != legacy.platform) continue;
+    }
     return e.value;
   }
   return best;

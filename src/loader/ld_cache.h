@@ -20,6 +20,18 @@
 
 namespace envdoctor::loader {
 
+// The legacy hwcap bits of an ld.so.cache entry (ldconfig's path_hwcap of its directory: x86_64,
+// avx512_1, haswell, xeon_phi, tls) as search_cache in glibc 2.36's elf/dl-cache.c judges them:
+// an entry with a bit outside `hwcap` (GLRO(dl_hwcap) & the hwcap mask), the platform bits and
+// the tls bit is skipped, and so is one whose platform bits are not `platform` (1 << the
+// platform's index; all ones when the platform is none of x86-64's, which then skips them all).
+struct LegacyCacheHwcaps {
+  u64 hwcap = 0;
+  u64 platform = ~u64{0};
+};
+inline constexpr u64 kCachePlatformBits = u64{0xf} << 48;  // _DL_HWCAP_PLATFORM, x86-64
+inline constexpr u64 kCacheTlsBit = u64{1} << 63;          // _DL_HWCAP_TLS_MASK
+
 struct LdCacheEntry {
   i64 flags = 0;
   std::string_view key;    // the SONAME
@@ -35,6 +47,9 @@ class LdCache {
   // would not use (bad magic, truncated tables); glibc then searches without a cache.
   static std::unique_ptr<LdCache> parse(std::shared_ptr<const MappedFile> file, std::string* error);
   static std::unique_ptr<LdCache> load(const std::string& path, std::string* error);
+  // A cache of `entries` in their order, as a new-format file holding them would read: the
+  // views point into `strings`, which the cache keeps alive (ldconfig.h's rebuilt cache).
+  static std::unique_ptr<LdCache> from_entries(std::vector<LdCacheEntry> entries, std::shared_ptr<const void> strings);
 
   enum class Format { kOld, kNew, kCombined };
   Format format() const { return format_; }
@@ -42,13 +57,16 @@ class LdCache {
 
   // The path glibc's search_cache returns for `soname`. `flags` is the architecture's cache
   // flag word (see cache_flags_for_machine); `active_hwcaps` the glibc-hwcaps subdirectories
-  // this CPU supports, most preferred first.
+  // this CPU supports, most preferred first; `legacy` what a plain entry's legacy hwcap bits are
+  // compared with.
   std::optional<std::string_view> lookup(std::string_view soname, i64 flags,
-                                         const std::vector<std::string>& active_hwcaps) const;
+                                         const std::vector<std::string>& active_hwcaps,
+                                         const struct LegacyCacheHwcaps& legacy) const;
 
  private:
   LdCache() = default;
   std::shared_ptr<const MappedFile> file_;
+  std::shared_ptr<const void> strings_;
   Format format_ = Format::kNew;
   std::vector<LdCacheEntry> entries_;
   std::unordered_map<std::string_view, std::vector<u32>> by_key_;

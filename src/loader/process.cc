@@ -273,7 +273,7 @@ void Process::search(Search& s, int requester) {
     if (!done() && config_->cache) {
       auto flags = cache_flags_for_machine(host_machine_, host_class_ == ELFCLASS64);
       if (flags) {
-        if (auto hit = config_->cache->lookup(name, *flags, config_->hwcaps)) {
+        if (auto hit = config_->cache->lookup(name, *flags, config_->hwcaps, config_->cache_hwcaps)) {
           std::string path(*hit);
           bool in_system_dir = false;
           for (const std::string& d : config_->default_dirs)

@@ -135,6 +135,16 @@ std::vector<std::string> legacy_subdirs(const LegacyHwcaps& caps) {
   return out;
 }
 
+LegacyCacheHwcaps cache_hwcaps_of(const LegacyHwcaps& caps) {
+  LegacyCacheHwcaps out;
+  for (const std::string& name : caps.hwcaps) out.hwcap |= name == "avx512_1" ? kHwcapX86Avx512_1 : kHwcapX86_64;
+  // _dl_string_platform: x86-64's platforms are haswell and xeon_phi, at _DL_FIRST_PLATFORM (48)
+  // + 2 and + 3; "x86_64" is none of them.
+  if (caps.platform == "haswell") out.platform = u64{1} << 50;
+  if (caps.platform == "xeon_phi") out.platform = u64{1} << 51;
+  return out;
+}
+
 LoaderConfig LoaderConfig::for_host(const std::string& root) {
   LoaderConfig c;
   c.root = root;
@@ -145,6 +155,7 @@ LoaderConfig LoaderConfig::for_host(const std::string& root) {
   LegacyHwcaps legacy = legacy_hwcaps();
   for (std::string& sub : legacy_subdirs(legacy)) c.subdirs.push_back(std::move(sub));
   c.dst_platform = legacy.platform;
+  c.cache_hwcaps = cache_hwcaps_of(legacy);
   std::string err;
   c.cache = LdCache::load(root + c.cache_path, &err);
   return c;
@@ -241,6 +252,9 @@ LoaderConfig LoaderConfig::for_i386(const LoaderConfig& host) {
   c.hwcaps.clear();
   c.dst_lib = "lib/i386-linux-gnu";
   c.dst_platform = "i686";
+  // i386's legacy hwcap entries (sse2, i586, i686) are not modelled: skipped, as none of the
+  // x86-64 bits they would be judged by.
+  c.cache_hwcaps = {};
   return c;
 }
 

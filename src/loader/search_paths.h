@@ -42,6 +42,7 @@ struct LoaderConfig {
   std::string interpreter = "/lib64/ld-linux-x86-64.so.2";  // for objects without PT_INTERP
 
   std::shared_ptr<const LdCache> cache;  // null: no usable cache
+  LegacyCacheHwcaps cache_hwcaps;        // what the cache's legacy hwcap entries are judged by
   std::string cache_path = "/etc/ld.so.cache";
 
   // The working directory relative paths are taken from ($ORIGIN of "./x", empty RPATH
@@ -98,6 +99,8 @@ struct LegacyHwcaps {
 LegacyHwcaps legacy_hwcaps(const CpuFeatures& cpu, const char* at_platform, u64 mask);
 // This CPU's, with this process's AT_PLATFORM, GLIBC_TUNABLES and LD_HWCAP_MASK.
 LegacyHwcaps legacy_hwcaps();
+// The cache's view of them (ld_cache.h): the hwcap strings' bits and the platform's.
+LegacyCacheHwcaps cache_hwcaps_of(const LegacyHwcaps& caps);
 
 // The legacy subdirectories that ld.so tries in every search directory, in its order
 // (elf/dl-hwcaps.c, _dl_important_hwcaps): every combination of "tls", the platform and the hwcap

@@ -109,7 +109,7 @@ std::set<std::string> reachable_copies(const Environment& env, const std::string
   if (env.loader.cache) {
     auto flags = loader::cache_flags_for_machine(env.host_machine, env.host_class == ELFCLASS64);
     if (flags)
-      if (auto hit = env.loader.cache->lookup(name, *flags, env.loader.hwcaps))
+      if (auto hit = env.loader.cache->lookup(name, *flags, env.loader.hwcaps, env.loader.cache_hwcaps))
         out.insert(normalize_path(std::string(*hit)));
   }
   std::vector<std::string> dirs = loader::split_search_path(env.loader.ld_library_path, ":;", std::nullopt, env.loader);
