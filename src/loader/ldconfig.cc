@@ -45,7 +45,17 @@ class Ldconfig {
  private:
   bool add_single_dir(Dir dir);
   void add_glibc_hwcaps_subdirectories(const Dir& dir);
+  // One library of a directory, as search_dir keeps it (struct dlib_entry).
+  struct Dlib {
+    std::string name, soname;
+    i64 flag = 0;
+    unsigned isa_level = 0;
+    bool is_link = false;
+  };
   void search_dir(const Dir& dir, LdconfigResult& out);
+  // The cache entries and links of one directory's libraries.
+  static void file_libraries(const Dir& dir, const std::string& host_dir, const std::vector<Dlib>& dlibs,
+                             LdconfigResult& out);
   void parse_conf_include(const std::string& config_file, const std::string& pattern);
   // The flag word and SONAME ldconfig gives the file (process_file); nullopt when it skips it.
   struct Library {
@@ -260,16 +270,9 @@ std::optional<Ldconfig::Library> Ldconfig::process_file(const std::string& path)
 }
 
 void Ldconfig::search_dir(const Dir& dir, LdconfigResult& out) {
-  u64 hwcap = dir.hwcaps.empty() ? path_hwcap(dir.path) : 0;
   std::string host_dir = root_.host(dir.path);
   DIR* d = ::opendir(host_dir.c_str());
   if (!d) return;
-  struct Dlib {
-    std::string name, soname;
-    i64 flag = 0;
-    unsigned isa_level = 0;
-    bool is_link = false;
-  };
   std::vector<Dlib> dlibs;
   std::vector<Dir> subdirs;
   while (struct dirent* e = ::readdir(d)) {
@@ -319,6 +322,12 @@ void Ldconfig::search_dir(const Dir& dir, LdconfigResult& out) {
   }
   ::closedir(d);
   for (Dir& sub : subdirs) add_single_dir(std::move(sub));
+  file_libraries(dir, host_dir, dlibs, out);
+}
+
+void Ldconfig::file_libraries(const Dir& dir, const std::string& host_dir, const std::vector<Dlib>& dlibs,
+                              LdconfigResult& out) {
+  u64 hwcap = dir.hwcaps.empty() ? path_hwcap(dir.path) : 0;
   for (const Dlib& lib : dlibs) {
     LdconfigEntry entry{lib.soname, "", lib.flag, hwcap, dir.hwcaps};
     if (dir.hwcaps.empty()) {

@@ -459,7 +459,8 @@ const SystemLibrary* SystemLibraries::find(const std::string& soname, const ElfA
   }
   std::optional<i64> flags = loader::cache_flags_for_machine(for_file.e_machine, for_file.elf_class == ELFCLASS64);
   if (config_.cache && flags)
-    if (auto cached = config_.cache->lookup(soname, *flags, config_.hwcaps, config_.cache_hwcaps)) candidates.emplace_back(*cached);
+    if (auto cached = config_.cache->lookup(soname, *flags, config_.hwcaps, config_.cache_hwcaps))
+      candidates.emplace_back(*cached);
   for (const std::string& dir : config_.default_dirs) candidates.push_back(dir + "/" + soname);
   for (const std::string& candidate : candidates) {
     std::string error;
