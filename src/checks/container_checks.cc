@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "support/text.h"
+
 namespace envdoctor::checks {
 
 image::NodeFacts node_facts(const CudaTarget& target, const cuda::CudaTables& tables) {
@@ -41,11 +43,39 @@ std::string remedy(const std::string& condition, const cuda::CudaTables& tables)
 
 }  // namespace
 
+namespace {
+
+std::vector<std::string> gpu_container_notes(const environment::GpuContainerFacts& gpu) {
+  std::vector<std::string> notes;
+  std::string line = "as a GPU container on driver " + gpu.driver +
+                     ", the NVIDIA container toolkit rebuilds /etc/ld.so.cache at start (its ldconfig, " +
+                     std::to_string(gpu.entries) + " entries)";
+  if (gpu.changed.empty()) {
+    line += ": every library resolves as with the image's own cache";
+  } else {
+    std::vector<std::string> changes;
+    for (const environment::GpuContainerFacts::Change& c : gpu.changed)
+      changes.push_back(c.soname + " => " + (c.after.empty() ? "not listed" : c.after) +
+                        " (the image's cache: " + (c.before.empty() ? "not listed" : c.before) + ")");
+    line += "; " + std::to_string(changes.size()) + (changes.size() == 1 ? " library resolves" : " libraries resolve") +
+            " otherwise than with the image's own cache, which a start without the toolkit uses: " +
+            support::join_some(changes);
+  }
+  notes.push_back(std::move(line));
+  if (gpu.compat)
+    notes.push_back("cuda-compat's " + gpu.compat->path + (gpu.compat->used ? " is used" : " is not used") +
+                    " (the toolkit's enable-cuda-compat hook: " + gpu.compat->why + ")");
+  return notes;
+}
+
+}  // namespace
+
 ContainerCheckResult check_container_requirements(const Context& ctx) {
   const environment::Environment& env = ctx.env;
   const CudaTarget& target = ctx.settings.gpu;
   const cuda::CudaTables& tables = ctx.tables;
   ContainerCheckResult out;
+  if (env.gpu_container) out.notes = gpu_container_notes(*env.gpu_container);
   if (!env.image || !target.driver) return out;
   image::NodeFacts node = node_facts(target, tables);
   image::RequirementVerdict verdict = image::evaluate_requirements(env.image->env, node);

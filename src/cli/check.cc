@@ -69,7 +69,8 @@ int run_check(const CheckOptions& options) {
         "(ELF files, package records): check the unpacked root with --root DIR instead");
   for (const std::string& wheel : options.with)
     if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
-  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
+  std::optional<Session> session =
+      open_session({options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)});
   if (!session) return 2;
   environment::Environment* env = session->env.get();
   const environment::Knowledge* knowledge = &session->knowledge;

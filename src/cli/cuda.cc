@@ -14,7 +14,8 @@ using environment::Session;
 int run_cuda(const CudaCommandOptions& options) {
   std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
   if (!target) return 2;
-  std::optional<Session> session = open_session({options.python, options.prefix, false, options.loader});
+  std::optional<Session> session =
+      open_session({options.python, options.prefix, false, for_target(options.loader, *target)});
   if (!session) return 2;
   const environment::Environment& env = *session->env;
   queries::CudaSummary summary =

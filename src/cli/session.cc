@@ -51,6 +51,11 @@ std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gp
   return target;
 }
 
+environment::LoaderOptions for_target(environment::LoaderOptions loader, const checks::CudaTarget& target) {
+  if (!loader.image.empty()) loader.gpu_container_driver = target.driver;
+  return loader;
+}
+
 std::optional<Session> open_session(const EnvironmentRequest& request) {
   std::string error;
   std::optional<Session> s = environment::open_session(request, &error);

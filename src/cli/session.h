@@ -29,5 +29,7 @@ std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gp
 
 // nullopt after printing "envdoctor: <why>" on stderr.
 std::optional<Session> open_session(const EnvironmentRequest& request);
+// `loader` for `target`: with --image and a driver, the image runs as a GPU container on it.
+environment::LoaderOptions for_target(environment::LoaderOptions loader, const checks::CudaTarget& target);
 
 }  // namespace envdoctor::cli

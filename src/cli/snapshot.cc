@@ -32,7 +32,8 @@ std::optional<json> snapshot_now(const CheckOptions& options) {
     tool_failure(error);
     return std::nullopt;
   }
-  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
+  std::optional<Session> session =
+      open_session({options.python, options.prefix, options.no_exec, for_target(options.loader, *target)});
   if (!session) return std::nullopt;
   checks::CheckSettings settings;
   settings.gpu = *target;

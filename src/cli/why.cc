@@ -14,7 +14,14 @@ using environment::open_session;
 using environment::Session;
 
 int run_why(const CheckOptions& options, const std::string& name) {
-  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, options.loader});
+  environment::LoaderOptions loader = options.loader;
+  if (!loader.image.empty()) {
+    // The image as its GPU container starts it, when a driver is known (check's rule).
+    std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
+    if (!target) return 2;
+    loader = for_target(loader, *target);
+  }
+  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, loader});
   if (!session) return 2;
   std::string error;
   std::optional<queries::WhyAnswer> answer =

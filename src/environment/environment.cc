@@ -457,6 +457,37 @@ python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, co
 
 }  // namespace
 
+namespace {
+
+// The root as the NVIDIA container toolkit starts it (image/gpu_container.h): the cache its
+// ldconfig run writes replaces the root's own, the links that run makes exist, and what resolves
+// otherwise is kept for the report.
+void start_gpu_container(Environment& env, const cuda::DriverVersion& driver) {
+  image::GpuContainerStart plan = image::plan_gpu_container_start(env.root, *env.store, driver);
+  loader::LdconfigResult rebuilt = loader::run_ldconfig(env.root, *env.store, plan.ldconfig);
+  std::shared_ptr<const loader::LdCache> cache = loader::cache_of(rebuilt);
+  GpuContainerFacts facts{driver.text, plan.compat, rebuilt.entries.size(), {}};
+  std::optional<i64> flags = loader::cache_flags_for_machine(EM_X86_64, true);
+  std::set<std::string> sonames;
+  for (const loader::LdconfigEntry& e : rebuilt.entries) sonames.insert(e.soname);
+  if (env.loader.cache)
+    for (const loader::LdCacheEntry& e : env.loader.cache->entries()) sonames.insert(std::string(e.key));
+  const loader::LoaderConfig& c = env.loader;
+  for (const std::string& name : sonames) {
+    auto look = [&](const loader::LdCache* in) {
+      std::optional<std::string_view> hit = in ? in->lookup(name, *flags, c.hwcaps, c.cache_hwcaps) : std::nullopt;
+      return std::string(hit.value_or(""));
+    };
+    std::string before = look(c.cache.get()), after = look(cache.get());
+    if (before != after) facts.changed.push_back({name, before, after});
+  }
+  for (const loader::LdconfigLink& link : rebuilt.links) env.store->add_link(link.path, link.target);
+  env.loader.cache = std::move(cache);
+  env.gpu_container = std::move(facts);
+}
+
+}  // namespace
+
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error) {
   auto env = std::make_unique<Environment>();
   env->store = std::make_unique<loader::ObjectStore>(options.root);
@@ -531,6 +562,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   env->loader = std::move(config);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
   env->loader.glibc_tunables = options.glibc_tunables;
+  if (options.gpu_container_driver && !env->root.empty()) start_gpu_container(*env, *options.gpu_container_driver);
   if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
   return env;
 }

@@ -13,6 +13,7 @@
 
 #include "cuda/fatbin.h"
 #include "environment/file_view.h"
+#include "image/gpu_container.h"
 #include "image/image.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
@@ -31,6 +32,21 @@ struct EnvironmentOptions {
   std::string root;
   std::optional<std::string> ld_library_path;
   std::string glibc_tunables;  // GLIBC_TUNABLES, for the static TLS block's size
+  // Under --root: the node driver of a GPU container, whose start rebuilds the root's
+  // ld.so.cache (image/gpu_container.h); nullopt for the root as it is.
+  std::optional<cuda::DriverVersion> gpu_container_driver;
+};
+
+// What starting the root as a GPU container changed for the loader.
+struct GpuContainerFacts {
+  std::string driver;                          // the node's, as given
+  std::optional<image::CompatLibcuda> compat;  // cuda-compat's libcuda and the hook's verdict
+  size_t entries = 0;                          // of the rebuilt cache
+  // SONAMEs the rebuilt cache resolves otherwise than the image's own: name, before ("" none), after.
+  struct Change {
+    std::string soname, before, after;
+  };
+  std::vector<Change> changed;
 };
 
 struct ElfRecord {
@@ -64,6 +80,7 @@ class Environment {
   // --image: the image whose composed root `root` is, its configuration's environment and the
   // interpreter chosen from it.
   std::optional<image::ImageFacts> image;
+  std::optional<GpuContainerFacts> gpu_container;
 
   // The distributions whose records list `path` (lexically normalized first); for a file no
   // record lists, the Debian-managed distribution of the package whose dpkg list has it.

@@ -91,6 +91,7 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   options.root = file_root.dir();
   options.ld_library_path = request.loader.ld_library_path;
   options.glibc_tunables = request.loader.glibc_tunables;
+  if (image_facts) options.gpu_container_driver = request.loader.gpu_container_driver;
   Session s;
   s.env = build_environment(options, error);
   if (!s.env) return std::nullopt;

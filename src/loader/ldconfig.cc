@@ -5,13 +5,17 @@
 #include <glob.h>
 #include <sys/stat.h>
 
+#include <fnmatch.h>
 #include <strings.h>
 #include <algorithm>
 #include <bit>
 #include <cctype>
 #include <deque>
+
 #include <fstream>
 #include <optional>
+#include <set>
+#include <sstream>
 
 namespace envdoctor::loader {
 
@@ -36,7 +40,8 @@ struct Dir {
 
 class Ldconfig {
  public:
-  Ldconfig(const support::FileRoot& root, ObjectStore& store) : root_(root), store_(store) {}
+  Ldconfig(const support::FileRoot& root, ObjectStore& store, const std::map<std::string, std::string>& added)
+      : root_(root), store_(store), added_(added) {}
 
   void add_dir_1(std::string line);
   void parse_conf(const std::string& file);
@@ -67,7 +72,9 @@ class Ldconfig {
 
   const support::FileRoot& root_;
   ObjectStore& store_;
+  const std::map<std::string, std::string>& added_;
   std::vector<Dir> dirs_;
+  std::set<std::string> reading_;  // configuration files being read, outermost first
 };
 
 // sysdeps/x86/dl-hwcap.h and dl-procinfo.c, x86-64: the hwcap strings x86_64 (bit 1) and
@@ -203,21 +210,39 @@ void Ldconfig::parse_conf_include(const std::string& config_file, const std::str
   // The glob runs on the host path of the pattern's directory; the files it names are read as
   // the root's.
   std::string host_pattern = root_.host(dir_of(full)) + full.substr(full.rfind('/'));
+  std::set<std::string> files;  // glob's order: sorted, LC_COLLATE=C
   glob_t gl;
   if (::glob(host_pattern.c_str(), 0, nullptr, &gl) == 0) {
     for (size_t i = 0; i < gl.gl_pathc; ++i) {
       std::string inside = root_.strip(gl.gl_pathv[i]);
-      parse_conf(inside.empty() ? gl.gl_pathv[i] : inside);
+      files.insert(inside.empty() ? gl.gl_pathv[i] : inside);
     }
   }
   ::globfree(&gl);
+  for (const auto& [path, text] : added_)
+    if (::fnmatch(full.c_str(), path.c_str(), FNM_PATHNAME | FNM_PERIOD) == 0) files.insert(path);
+  for (const std::string& f : files) parse_conf(f);
 }
 
 void Ldconfig::parse_conf(const std::string& file) {
-  std::ifstream in(root_.host(file), std::ios::binary);
-  if (!in) return;
+  // A file that includes itself, directly or through others, recurses in ldconfig until its stack
+  // runs out; here the inner reading is skipped.
+  if (!reading_.insert(file).second) return;
+  struct Done {
+    std::set<std::string>& reading;
+    const std::string& file;
+    ~Done() { reading.erase(file); }
+  } done{reading_, file};
+  std::stringstream text;
+  if (auto it = added_.find(file); it != added_.end()) {
+    text << it->second;
+  } else {
+    std::ifstream in(root_.host(file), std::ios::binary);
+    if (!in) return;
+    text << in.rdbuf();
+  }
   std::string line;
-  while (std::getline(in, line)) {
+  while (std::getline(text, line)) {
     if (size_t hash = line.find('#'); hash != std::string::npos) line.resize(hash);
     size_t start = 0;
     while (start < line.size() && std::isspace(static_cast<unsigned char>(line[start]))) ++start;
@@ -384,7 +409,7 @@ LdconfigResult Ldconfig::search_dirs() {
 }  // namespace
 
 LdconfigResult run_ldconfig(const support::FileRoot& root, ObjectStore& store, const LdconfigOptions& options) {
-  Ldconfig ldconfig(root, store);
+  Ldconfig ldconfig(root, store, options.added_files);
   for (const std::string& dir : options.command_line) ldconfig.add_dir_1(dir);
   ldconfig.parse_conf(options.config_file);
   for (const std::string& dir : options.system_dirs) ldconfig.add_dir_1(dir);

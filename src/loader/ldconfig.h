@@ -19,6 +19,7 @@
 // Referee: real `ldconfig -r` on a copy of the root, entry by entry (tests/root/ldconfig_test.cc).
 #pragma once
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,6 +35,10 @@ struct LdconfigOptions {
   std::string config_file = "/etc/ld.so.conf";
   // SLIBDIR and LIBDIR with Debian's additions (`ldconfig -v` on an empty root lists them).
   std::vector<std::string> system_dirs = {"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib", "/usr/lib"};
+  // Configuration files that are not on disk (in-root path -> text), read where the root's own
+  // would be and matched by `include` globs among them: the drop-ins a hook writes before it
+  // runs ldconfig. One that names an existing file replaces it.
+  std::map<std::string, std::string> added_files;
 };
 
 struct LdconfigEntry {

@@ -52,8 +52,20 @@ void ObjectStore::retire(const std::string& key) {
   simulated_.erase(it);
 }
 
+void ObjectStore::add_link(const std::string& path, const std::string& target) {
+  std::string dir = path.substr(0, path.rfind('/') + 1);
+  std::lock_guard lock(mu_);
+  links_[path] = target.starts_with('/') ? target : dir + target;
+  cache_.erase(path);
+}
+
 std::shared_ptr<const OpenResult> ObjectStore::open(const std::string& path) {
-  std::string key;
+  std::string key, target;
+  {
+    std::lock_guard lock(mu_);
+    if (auto link = links_.find(path); link != links_.end()) target = link->second;
+  }
+  if (!target.empty()) return open(target);
   {
     std::lock_guard lock(mu_);
     if (!overlays_.empty() || !removed_.empty()) {

@@ -72,6 +72,10 @@ class ObjectStore {
   void add_overlay(const std::string& path, std::shared_ptr<const MappedFile> file);
   // Makes `path` look absent (a file an uninstall would remove).
   void add_removal(const std::string& path);
+  // `path` is a symbolic link to `target` (a name in the same directory, or an absolute in-root
+  // path) whatever the disk says: a link that ldconfig makes when the cache is rebuilt
+  // (ldconfig.h). Opening it opens the target.
+  void add_link(const std::string& path, const std::string& target);
 
   // The path on this machine where the loader's `path` is read.
   std::string host_path(const std::string& path) const;
@@ -112,7 +116,8 @@ class ObjectStore {
   std::unordered_map<std::string, std::shared_ptr<const MappedFile>> overlays_;
   std::unordered_map<std::string, bool> removed_;
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> simulated_;
-  std::unordered_map<std::string, std::string> keys_;  // path -> simulation_key
+  std::unordered_map<std::string, std::string> keys_;   // path -> simulation_key
+  std::unordered_map<std::string, std::string> links_;  // add_link: path -> target path
   std::vector<std::shared_ptr<const OpenResult>> retired_;
   struct FileIdHash {
     size_t operator()(const FileId& id) const { return std::hash<u64>{}(static_cast<u64>(id.ino) * 31 + id.dev); }

@@ -47,10 +47,11 @@ struct Images {
   std::string oci, oci_archive, docker_archive, squashfs;
   std::string unpacked;  // umoci unpack of oci:app
   std::string unsquashed;
-  std::string sif, unsifted;  // Apptainer's image of the root, and siftool dump's partition unsquashed
-  std::string sif_skip;       // why the SIF image cannot be made here
-  std::string skip;           // why the images cannot be made here (a tool is missing)
-  std::string error;          // a step that failed
+  std::string sif, unsifted;      // Apptainer's image of the root, and siftool dump's partition unsquashed
+  std::string gpu, gpu_unpacked;  // oci:gpu, and its root unpacked
+  std::string sif_skip;           // why the SIF image cannot be made here
+  std::string skip;               // why the images cannot be made here (a tool is missing)
+  std::string error;              // a step that failed
   std::string cache() const { return tmp / "cache"; }
 };
 
@@ -238,6 +239,22 @@ void build(Images& image_set) {
   }
   env("cuda-disabled", {"NVIDIA_DISABLE_REQUIRE=true"});
 
+  // oci:gpu: app, then a layer that adds stalefoo, whose library is in /usr/local/lib, a directory
+  // an ld.so.conf.d file names but no ldconfig run has read (the image's cache is stale), and
+  // cuda-compat's forward-compatibility libcuda 575.57.08.
+  sh("umoci tag --image " + quote(oci + ":app") + " gpu");
+  std::string gpu = unpack("gpu", t / "b5");
+  install_module_package(t, gpu + "/opt/venv/lib/python3.11/site-packages", "stalefoo", "libstalefoo.so.1");
+  std::string compat = gpu + "/usr/local/cuda/compat";
+  build_shared(compat + "/libcuda.so.575.57.08", "int cuInit(unsigned flags) { return (int)flags; }",
+               "-Wl,-soname,libcuda.so.1", t);
+  sh("mkdir -p " + quote(gpu + "/usr/local/lib") + " && cp " + quote(t / "build/libstalefoo.so.1") + " " +
+     quote(gpu + "/usr/local/lib/") + " && echo /usr/local/lib > " + quote(gpu + "/etc/ld.so.conf.d/local.conf") +
+     " && ln -s libcuda.so.575.57.08 " + quote(compat + "/libcuda.so.1"));
+  repack("gpu", t / "b5");
+  images->gpu = oci + ":gpu";
+  images->gpu_unpacked = unpack("gpu", t / "gpu-unpacked");
+
   images->oci = oci + ":app";
   images->oci_archive = t / "app-oci.tar";
   images->docker_archive = t / "app-docker.tar";
@@ -381,6 +398,69 @@ TEST_F(ImageTest, ErrorsAreTheImportsThatFailInAChroot) {
   for (const json& f : bare["findings"])
     if (f["package"] == "imgfoo" && f["severity"] == "error") found = f["message"] == without;
   EXPECT_TRUE(found) << bare.dump(1);
+}
+
+// A GPU container: the NVIDIA container toolkit's hooks write their ld.so.conf.d drop-ins and run
+// ldconfig before anything starts, so a library that only the image's stale cache misses loads
+// there, and cuda-compat's libcuda is listed first when the node's driver branch is older.
+// Referees: the import in a chroot of the root as it is, and after the hooks' steps done for
+// real on a copy (the drop-ins, then `ldconfig -f /etc/ld.so.conf -C /etc/ld.so.cache`); the
+// rebuilt cache as real ldconfig lists it.
+TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
+  auto stalefoo_errors = [](const json& j) {
+    std::vector<std::string> out;
+    for (const json& f : j["findings"])
+      if (f["severity"] == "error" && f["package"] == "stalefoo") out.push_back(f["message"]);
+    return out;
+  };
+  std::string plain = chroot_import(images_->gpu_unpacked, "stalefoo", kImageLibraryPath);
+  ASSERT_EQ(plain, "libstalefoo.so.1: cannot open shared object file: No such file or directory");
+  EXPECT_EQ(stalefoo_errors(check("--image " + quote(images_->gpu) + " --driver 535.104.05 --gpu sm_80")).size(), 0u);
+  CommandResult no_driver = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
+                                " check --image " + quote(images_->gpu));
+  if (no_driver.out.find("as a GPU container") == std::string::npos) {  // no driver on this machine
+    json j = check("--image " + quote(images_->gpu));
+    EXPECT_EQ(stalefoo_errors(j), std::vector<std::string>{plain}) << j.dump(1);
+  }
+
+  for (const std::string driver : {"535.104.05", "580.65.06"}) {
+    bool compat_used = driver == "535.104.05";  // 535 < 575: the hook's rule without an ELF note
+    std::string started = images_->tmp / ("started-" + driver);
+    ASSERT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(started)).status, 0);
+    std::string drop_ins = started + "/etc/ld.so.conf.d";
+    std::ofstream(drop_ins + "/zz-nvcr-test.conf")
+        << "/lib/x86_64-linux-gnu\n/usr/lib/x86_64-linux-gnu\n/lib\n/usr/lib\n";
+    if (compat_used) std::ofstream(drop_ins + "/00-compat-test.conf") << "/usr/local/cuda/compat\n";
+    // The host's ldconfig, run in the container's root, as the hook runs it.
+    ASSERT_EQ(run("ldconfig -r " + quote(started) + " -f /etc/ld.so.conf -C /etc/ld.so.cache").status, 0);
+    EXPECT_EQ(chroot_import(started, "stalefoo", kImageLibraryPath), "");
+    CommandResult listed = run("ldconfig -r " + quote(started) + " -p");
+    EXPECT_EQ(
+        listed.out.find("libcuda.so.1 (libc6,x86-64) => /usr/local/cuda/compat/libcuda.so.1") != std::string::npos,
+        compat_used)
+        << listed.out;
+
+    CommandResult text = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
+                             " check --image " + quote(images_->gpu) + " --driver " + driver + " --gpu sm_80");
+    EXPECT_NE(text.out.find("note: as a GPU container on driver " + driver +
+                            ", the NVIDIA container toolkit rebuilds /etc/ld.so.cache at start"),
+              std::string::npos)
+        << text.out;
+    EXPECT_NE(text.out.find("libstalefoo.so.1 => /usr/local/lib/libstalefoo.so.1 (the image's cache: not listed)"),
+              std::string::npos)
+        << text.out;
+    EXPECT_EQ(text.out.find("libcuda.so.1 => /usr/local/cuda/compat/libcuda.so.1") != std::string::npos, compat_used)
+        << text.out;
+    std::string verdict = std::string("note: cuda-compat's /usr/local/cuda/compat/libcuda.so.575.57.08 is ") +
+                          (compat_used ? "used" : "not used") + " (the toolkit's enable-cuda-compat hook: driver " +
+                          driver + "'s branch is " + (compat_used ? "" : "not ") + "older than 575)";
+    EXPECT_NE(text.out.find(verdict), std::string::npos) << text.out;
+    EXPECT_EQ(text.out.find("raises the driver the CUDA runtimes talk to from " + driver + " to 575.57.08") !=
+                  std::string::npos,
+              compat_used)
+        << text.out;
+  }
 }
 
 TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {

@@ -183,6 +183,26 @@ TEST(LdCacheLegacyHwcaps, EntriesOfLegacySubdirectoriesAreTheLoadersChoice) {
   }
 }
 
+// Crafted configuration: a file that includes itself and one that includes another that includes
+// it back (real ldconfig recurses until it crashes), a line of a thousand slashes, and a directory
+// whose hwcap-named subdirectory links back to it. The model reads each once and ends.
+TEST(LdconfigModelHostile, IncludeCyclesAndLinkLoopsEnd) {
+  TempDir tmp;
+  std::string root = tmp / "root";
+  build_shared(root + "/opt/a/libcyc.so.1", "int cyc(void) { return 1; }", "-Wl,-soname,libcyc.so.1", tmp);
+  if (HasFatalFailure()) return;
+  fs::create_symlink(".", root + "/opt/a/x86_64");
+  tmp.write("root/etc/ld.so.conf",
+            "include /etc/ld.so.conf\ninclude /etc/c/*.conf\n/opt/a\n" + std::string(1000, '/') + "\n");
+  tmp.write("root/etc/c/one.conf", "include /etc/c/two.conf\n");
+  tmp.write("root/etc/c/two.conf", "include /etc/c/one.conf\n/opt/a\n");
+  loader::ObjectStore store(root);
+  loader::LdconfigResult r = loader::run_ldconfig(support::FileRoot(root), store, {});
+  ASSERT_EQ(r.entries.size(), 1u);
+  EXPECT_EQ(r.entries[0].path, "/opt/a/libcyc.so.1");
+  EXPECT_EQ(std::count(r.dirs.begin(), r.dirs.end(), "/opt/a"), 1);
+}
+
 TEST(LdconfigLibcmp, DigitsCompareAsNumbers) {
   EXPECT_LT(loader::cache_libcmp("libfoo.so.2", "libfoo.so.10"), 0);
   EXPECT_GT(loader::cache_libcmp("libfoo.so.1.0.0", "libfoo.so.1.0"), 0);

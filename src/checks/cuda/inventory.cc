@@ -265,6 +265,10 @@ std::optional<ForwardCompat> find_forward_compat(const Environment& env) {
     if (!v) return std::nullopt;  // the first one found shadows the rest, and says nothing
     return ForwardCompat{real, *v, "LD_LIBRARY_PATH"};
   }
+  // A GPU container whose toolkit put cuda-compat's directory first in the rebuilt cache.
+  if (env.gpu_container && env.gpu_container->compat && env.gpu_container->compat->used)
+    return ForwardCompat{env.gpu_container->compat->path, env.gpu_container->compat->version,
+                         "ld.so.cache, as the NVIDIA container toolkit's enable-cuda-compat hook configures it"};
   return std::nullopt;
 }
 
