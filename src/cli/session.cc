@@ -52,8 +52,7 @@ std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gp
 }
 
 environment::LoaderOptions for_target(environment::LoaderOptions loader, const checks::CudaTarget& target) {
-  if (!loader.image.empty()) loader.gpu_container_driver = target.driver;
-  return loader;
+  return environment::on_driver(std::move(loader), target.driver);
 }
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {

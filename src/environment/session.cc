@@ -79,6 +79,11 @@ std::optional<image::ImageFacts> open_image_request(EnvironmentRequest& request,
 
 }  // namespace
 
+LoaderOptions on_driver(LoaderOptions loader, const std::optional<cuda::DriverVersion>& driver) {
+  if (!loader.image.empty()) loader.gpu_container_driver = driver;
+  return loader;
+}
+
 std::optional<Session> open_session(EnvironmentRequest request, std::string* error) {
   std::optional<image::ImageFacts> image_facts;
   if (!request.loader.image.empty() && !(image_facts = open_image_request(request, error))) return std::nullopt;

@@ -24,6 +24,11 @@ struct LoaderOptions {
   std::optional<cuda::DriverVersion> gpu_container_driver;
 };
 
+// `loader` with the image (if any) started as a GPU container on `driver` (if any): the rule of
+// every command that takes --image, so that check, why, cuda, snapshot and the MCP tools see one
+// container.
+LoaderOptions on_driver(LoaderOptions loader, const std::optional<cuda::DriverVersion>& driver);
+
 struct EnvironmentRequest {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR

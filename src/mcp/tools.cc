@@ -52,7 +52,8 @@ bool flag_arg(const Json& args, const char* name) { return args.contains(name) &
 
 // The environment the call names, else the server's (`envdoctor mcp --python EXE`), with the
 // loader's facts as the command line takes them.
-EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& defaults) {
+EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& defaults,
+                                  const checks::CudaTarget* target = nullptr) {
   EnvironmentRequest r = defaults;
   if (args.contains("python") || args.contains("prefix")) {
     r.python = text_arg(args, "python");
@@ -64,6 +65,7 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
   if (args.contains("image")) r.loader = {"", text_arg(args, "image"), std::nullopt, ""};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
+  if (target) r.loader = environment::on_driver(std::move(r.loader), target->driver);
   return r;
 }
 
@@ -82,7 +84,7 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
   if (verify_hashes && !environment::sha256_available(&error)) return failure(error);
   for (const std::string& wheel : changes.with)
     if (!python::wheel_file_exists(wheel, &error)) return failure("--with " + error);
-  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults, &*target), &error);
   if (!session) return failure(error);
   checks::CheckSettings settings;
   settings.verify_hashes = verify_hashes;
@@ -200,7 +202,10 @@ ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std
 
 ToolResult why(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
   std::string name = text_arg(args, "name"), error;
-  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
+  std::optional<checks::CudaTarget> target;
+  if (args.contains("image") && !(target = target_of(args, &error))) return failure(error);
+  std::optional<Session> session =
+      environment::open_session(environment_of(args, defaults, target ? &*target : nullptr), &error);
   if (!session) return failure(error);
   std::optional<queries::WhyAnswer> found =
       queries::answer_why(*session->env, session->knowledge, session->tables, name, &error);
@@ -244,7 +249,7 @@ ToolResult cuda_summary(const Json& args, const EnvironmentRequest& defaults, st
   std::string error;
   std::optional<checks::CudaTarget> target = target_of(args, &error);
   if (!target) return failure(error);
-  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults, &*target), &error);
   if (!session) return failure(error);
   queries::CudaSummary summary =
       queries::summarize_environment_cuda(*session->env, session->knowledge, session->tables, std::move(*target));

@@ -633,7 +633,11 @@ TEST(McpProtocol, AnImageIsAskedAsTheCommandLineAsksIt) {
   const std::vector<std::tuple<std::string, json, std::string>> questions = {
       {"check_environment", {{"image", ref}, {"prefix", "/opt/venv"}}, "check --json"},
       {"why", {{"image", ref}, {"prefix", "/opt/venv"}, {"name", "libc.so.6"}}, "why --json"},
-      {"cuda_summary", {{"image", ref}, {"prefix", "/opt/venv"}}, "cuda --json"}};
+      {"cuda_summary", {{"image", ref}, {"prefix", "/opt/venv"}}, "cuda --json"},
+      // On a driver: the image as its GPU container starts (image/gpu_container.h), in both.
+      {"check_environment",
+       {{"image", ref}, {"prefix", "/opt/venv"}, {"driver", "580.65.06"}},
+       "check --driver 580.65.06 --json"}};
   for (size_t i = 0; i < questions.size(); i++) {
     const auto& [tool, args, command] = questions[i];
     SCOPED_TRACE(tool);
@@ -655,6 +659,13 @@ TEST(McpProtocol, AnImageIsAskedAsTheCommandLineAsksIt) {
     json answer = json::parse(r.out);
     EXPECT_EQ((*m)["result"]["structuredContent"], answer) << cli;
     if (tool == "check_environment") EXPECT_EQ(answer["environment"]["image"]["reference"], ref) << r.out;
+    if (args.contains("driver")) {
+      std::string note = "note: as a GPU container on driver 580.65.06, the NVIDIA container toolkit rebuilds";
+      CommandResult text =
+          run(quote(envdoctor()) + " check --driver 580.65.06 --image " + quote(ref) + " --prefix /opt/venv");
+      EXPECT_NE(text.out.find(note), std::string::npos) << text.out;
+      EXPECT_NE((*m)["result"]["content"][0]["text"].get<std::string>().find(note), std::string::npos) << m->dump();
+    }
   }
   ::unsetenv("XDG_CACHE_HOME");
 }
