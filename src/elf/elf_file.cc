@@ -768,6 +768,7 @@ std::vector<Section> Parser::read_sections(const ElfFile& f) {
     s.offset = sh[i].sh_offset;
     s.size = sh[i].sh_size;
     s.addr = sh[i].sh_addr;
+    s.addralign = sh[i].sh_addralign;
     out.push_back(s);
   }
   return out;

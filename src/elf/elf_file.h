@@ -92,6 +92,7 @@ struct Section {
   u64 offset = 0;
   u64 size = 0;
   u64 addr = 0;
+  u64 addralign = 0;
 };
 
 class ElfFile {

@@ -2,6 +2,7 @@
 
 #include <elf.h>
 #include <glob.h>
+#include <strings.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -14,31 +15,64 @@ namespace envdoctor::image {
 
 namespace {
 
+// cuda-elf-header.go's trim(): data[from, from + n), both clamped to the data, NULs trimmed
+// from both ends.
+std::string trimmed(std::string_view data, u64 from, u64 n) {
+  if (data.empty()) return "";
+  from = std::min<u64>(data.size() - 1, from);
+  std::string_view v = data.substr(from, std::min<u64>(data.size(), from + n) - from);
+  while (!v.empty() && v.front() == '\0') v.remove_prefix(1);
+  while (!v.empty() && v.back() == '\0') v.remove_suffix(1);
+  return std::string(v);
+}
+
+// The member Go's json.Unmarshal puts in the struct field `name`: the key spelled so, else one
+// equal to it but for case (encoding/json matches field names case-insensitively).
+const nlohmann::json* field(const nlohmann::json& j, std::string_view name) {
+  if (auto it = j.find(name); it != j.end()) return &*it;
+  for (auto it = j.begin(); it != j.end(); ++it)
+    if (it.key().size() == name.size() && ::strncasecmp(it.key().c_str(), name.data(), name.size()) == 0) return &*it;
+  return nullptr;
+}
+
+// Whether that member, when present and not null, fits the field's type; a mismatch fails the
+// whole unmarshalling.
+bool field_fits(const nlohmann::json& j, const char* key, bool (*fits)(const nlohmann::json&)) {
+  const nlohmann::json* v = field(j, key);
+  return !v || v->is_null() || fits(*v);
+}
+bool int_list(const nlohmann::json& v) {
+  return v.is_array() && std::all_of(v.begin(), v.end(), [](const nlohmann::json& e) { return e.is_number_integer(); });
+}
+
 // The branches a `.note.cuda.fwd_compatibility` note lists ("Driver"), as the hook reads it
-// (cuda-elf-header.go): a 12-byte note header, the name padded to the section's alignment, then
-// the JSON description. nullopt when the library has no such note (or one the hook ignores).
+// (cuda-elf-header.go): the first SHT_NOTE section of that name; a 12-byte note header; the name
+// over alignUp(namesz, the section's alignment), which must be "NVIDIA Corporation"; then the
+// description, JSON of Format, "CUDA Version", Driver and Device. nullopt when the hook finds no
+// header there (no note, another name, a description that does not unmarshal): it then applies
+// the file name's rule.
 std::optional<std::vector<int>> noted_driver_branches(const elf::ElfFile& elf) {
   for (const elf::Section& s : elf.sections()) {
     if (s.type != SHT_NOTE || s.name != ".note.cuda.fwd_compatibility") continue;
     Bytes all = elf.bytes();
     if (s.offset > all.size() || s.size > all.size() - s.offset || s.size < 12) return std::nullopt;
-    const u8* p = all.data() + s.offset;
+    std::string_view data(reinterpret_cast<const char*>(all.data() + s.offset), s.size);
     u32 namesz, descsz;
-    std::memcpy(&namesz, p, 4);
-    std::memcpy(&descsz, p + 4, 4);
+    std::memcpy(&namesz, data.data(), 4);
+    std::memcpy(&descsz, data.data() + 4, 4);
     if (namesz == 0 || descsz == 0) return std::nullopt;
-    u64 name_end = 12 + ((u64{namesz} + 3) & ~u64{3});
-    std::string name(reinterpret_cast<const char*>(p + 12), std::min<u64>(namesz, s.size - 12));
-    name.erase(std::find(name.begin(), name.end(), '\0'), name.end());
-    if (name != "NVIDIA Corporation" || name_end > s.size) return std::nullopt;
-    std::string desc(reinterpret_cast<const char*>(p + name_end), std::min<u64>(descsz, s.size - name_end));
-    desc.erase(std::find(desc.begin(), desc.end(), '\0'), desc.end());
-    nlohmann::json j = nlohmann::json::parse(desc, nullptr, false);
-    if (!j.is_object()) return std::nullopt;  // the hook warns and falls back to the file name's rule
+    // alignUp in the note's 32-bit arithmetic: (size + to - 1) &^ (to - 1).
+    u32 to = static_cast<u32>(s.addralign);
+    u32 padded = (namesz + to - 1) & ~(to - 1);
+    if (trimmed(data, 12, padded) != "NVIDIA Corporation") return std::nullopt;
+    nlohmann::json j = nlohmann::json::parse(trimmed(data, u64{12} + padded, descsz), nullptr, false);
+    if (!j.is_object() || !field_fits(j, "Driver", int_list) || !field_fits(j, "Device", int_list) ||
+        !field_fits(j, "Format", [](const nlohmann::json& v) { return v.is_number_integer(); }) ||
+        !field_fits(j, "CUDA Version", [](const nlohmann::json& v) { return v.is_string(); }))
+      return std::nullopt;  // "failed to get ELF header from CUDA compat library"
     std::vector<int> branches;
-    if (j.contains("Driver") && j["Driver"].is_array())
-      for (const nlohmann::json& d : j["Driver"])
-        if (d.is_number_integer()) branches.push_back(d.get<int>());
+    if (const nlohmann::json* drivers = field(j, "Driver"); drivers && drivers->is_array())
+      for (const nlohmann::json& d : *drivers) branches.push_back(d.get<int>());
     return branches;
   }
   return std::nullopt;

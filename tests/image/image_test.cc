@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
+#include "image/gpu_container.h"
 #include "image/image.h"
 #include "image/requirements.h"
 #include "image/shell_environment.h"
@@ -1227,6 +1228,79 @@ TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
   sh("ln -s libcuda.so.1 " + quote(root + "/opt/drv/libcuda.so"));
   EXPECT_EQ(triton().out, "['/opt/drv']");
   EXPECT_TRUE(triton_findings(root, "", &report).empty()) << report;
+}
+
+// cuda-compat's rule in the toolkit's enable-cuda-compat hook, read from its source
+// (cmd/nvidia-cdi-hook/cudacompat): with a .note.cuda.fwd_compatibility note, the host driver's
+// branch must be listed and the library newer; without one (or with one the hook cannot read),
+// the host branch must be older than the library's. The note is made as NVIDIA's libcuda carries
+// it (an SHT_NOTE section, 4-byte aligned), which readelf confirms.
+TEST(GpuContainerCompat, TheNoteDecidesWhereThereIsOneAndTheBranchElsewhere) {
+  if (!have_tool("gcc") || !have_tool("objcopy") || !have_tool("readelf")) GTEST_SKIP() << "needs gcc and binutils";
+  TempDir tmp;
+  auto make_root = [&](const std::string& name, const std::string& file, const std::string& description) {
+    std::string root = tmp / name, lib = root + "/usr/local/cuda/compat/" + file;
+    build_shared(lib, "int cuInit(unsigned flags) { return (int)flags; }", "-Wl,-soname,libcuda.so.1", tmp);
+    if (description.empty()) return root;
+    std::string note;
+    auto u32le = [&](u32 v) { note.append(reinterpret_cast<const char*>(&v), 4); };
+    u32le(19);
+    u32le(static_cast<u32>(description.size()));
+    u32le(1);
+    note += std::string("NVIDIA Corporation\0", 19) + std::string(1, '\0') + description;
+    std::string bytes = tmp.write(name + ".note", note);
+    // objcopy sets an added section's alignment only in a second run.
+    EXPECT_EQ(run("objcopy --add-section .note.cuda.fwd_compatibility=" + quote(bytes) + " " + quote(lib) +
+                  " && objcopy --set-section-alignment .note.cuda.fwd_compatibility=4 " + quote(lib))
+                  .status,
+              0);
+    CommandResult sections = run("readelf -SW " + quote(lib));
+    EXPECT_NE(sections.out.find(".note.cuda.fwd_compatibility NOTE"), std::string::npos) << sections.out;
+    EXPECT_NE(sections.out.find(" 0   0  4\n"), std::string::npos) << sections.out;
+    return root;
+  };
+  auto used = [&](const std::string& root, const std::string& driver) {
+    loader::ObjectStore store(root);
+    image::GpuContainerStart plan =
+        image::plan_gpu_container_start(support::FileRoot(root), store, *cuda::DriverVersion::parse(driver));
+    EXPECT_TRUE(plan.compat) << root;
+    bool on = plan.compat && plan.compat->used;
+    // Used means the hook's drop-in names the library's directory, ahead of the system's.
+    EXPECT_EQ(plan.ldconfig.added_files.count("/etc/ld.so.conf.d/00-compat-envdoctor.conf") == 1, on);
+    return on;
+  };
+  std::string plain = make_root("plain", "libcuda.so.575.57.08", "");
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(used(plain, "535.104.05"));
+  EXPECT_TRUE(used(plain, "560.35.03"));
+  EXPECT_FALSE(used(plain, "575.51.03"));  // the same branch: not older
+  EXPECT_FALSE(used(plain, "580.65.06"));
+
+  std::string noted = make_root("noted", "libcuda.so.575.57.08",
+                                R"({"Format": 1, "CUDA Version": "12.9", "Driver": [535, 550], "Device": []})");
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(used(noted, "535.104.05"));
+  EXPECT_TRUE(used(noted, "550.54.15"));
+  EXPECT_FALSE(used(noted, "560.35.03"));  // older, but not a listed branch
+  EXPECT_FALSE(used(noted, "580.65.06"));
+
+  std::string same = make_root("same", "libcuda.so.575.57.08", R"({"driver": [575]})");  // Go folds the case
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(used(same, "575.51.03"));
+  EXPECT_FALSE(used(same, "575.64.05"));  // listed, but not newer
+
+  // A description the hook cannot unmarshal: its warning, then the branch rule.
+  std::string broken = make_root("broken", "libcuda.so.575.57.08", R"({"Driver": ["535"]})");
+  if (HasFatalFailure()) return;
+  EXPECT_TRUE(used(broken, "560.35.03"));
+
+  // Two libraries: "Unexpected number of CUDA compat libraries", nothing used.
+  build_shared(plain + "/usr/local/cuda/compat/libcuda.so.570.124.06", "int cuInit(unsigned f) { return 0; }",
+               "-Wl,-soname,libcuda.so.1", tmp);
+  loader::ObjectStore store(plain);
+  EXPECT_FALSE(
+      image::plan_gpu_container_start(support::FileRoot(plain), store, *cuda::DriverVersion::parse("535.104.05"))
+          .compat);
 }
 
 TEST(ImageReference, SaysWhatIsWrong) {
