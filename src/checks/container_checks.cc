@@ -47,8 +47,11 @@ namespace {
 
 std::vector<std::string> gpu_container_notes(const environment::GpuContainerFacts& gpu) {
   std::vector<std::string> notes;
-  std::string line = "as a GPU container on driver " + gpu.driver +
-                     ", the NVIDIA container toolkit rebuilds /etc/ld.so.cache at start (its ldconfig, " +
+  const image::DriverCapabilities& caps = gpu.capabilities;
+  std::string mounts =
+      caps.all ? "all the driver's libraries" : "the driver's " + support::join(caps.names, " and ") + " libraries";
+  std::string line = "as a GPU container on driver " + gpu.driver + ", the NVIDIA container toolkit mounts " + mounts +
+                     " (" + caps.source + ") and rebuilds /etc/ld.so.cache at start (its ldconfig, " +
                      std::to_string(gpu.entries) + " entries)";
   if (gpu.changed.empty()) {
     line += ": every library resolves as with the image's own cache";

@@ -466,7 +466,7 @@ void start_gpu_container(Environment& env, const cuda::DriverVersion& driver) {
   image::GpuContainerStart plan = image::plan_gpu_container_start(env.root, *env.store, driver);
   loader::LdconfigResult rebuilt = loader::run_ldconfig(env.root, *env.store, plan.ldconfig);
   std::shared_ptr<const loader::LdCache> cache = loader::cache_of(rebuilt);
-  GpuContainerFacts facts{driver.text, plan.compat, rebuilt.entries.size(), {}};
+  GpuContainerFacts facts{driver.text, plan.compat, {}, rebuilt.entries.size(), {}};
   std::optional<i64> flags = loader::cache_flags_for_machine(EM_X86_64, true);
   std::set<std::string> sonames;
   for (const loader::LdconfigEntry& e : rebuilt.entries) sonames.insert(e.soname);

@@ -41,6 +41,7 @@ struct EnvironmentOptions {
 struct GpuContainerFacts {
   std::string driver;                          // the node's, as given
   std::optional<image::CompatLibcuda> compat;  // cuda-compat's libcuda and the hook's verdict
+  image::DriverCapabilities capabilities;      // whose driver libraries the toolkit mounts
   size_t entries = 0;                          // of the rebuilt cache
   // SONAMEs the rebuilt cache resolves otherwise than the image's own: name, before ("" none), after.
   struct Change {

@@ -103,6 +103,9 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   if (image_facts)
     for (const std::string& p : image_facts->problems) s.env->problems.push_back("--image: " + p);
   s.env->image = std::move(image_facts);
+  // The toolkit mounts the driver libraries of the capabilities the image's environment asks for.
+  if (s.env->gpu_container && s.env->image)
+    s.env->gpu_container->capabilities = image::driver_capabilities(*s.env->image);
   auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
   if (!knowledge) return std::nullopt;
   auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);

@@ -6,8 +6,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "cuda/driver.h"
 
@@ -114,6 +116,40 @@ std::optional<CompatLibcuda> find_compat(const support::FileRoot& root, loader::
 }
 
 }  // namespace
+
+bool DriverCapabilities::has(const std::string& capability) const {
+  return all || std::find(names.begin(), names.end(), capability) != names.end();
+}
+
+DriverCapabilities driver_capabilities(const ImageFacts& image) {
+  DriverCapabilities caps;
+  std::optional<std::string> set = image.env_value("NVIDIA_DRIVER_CAPABILITIES");
+  std::set<std::string> names;
+  if (set && !set->empty()) {
+    caps.source = "NVIDIA_DRIVER_CAPABILITIES=" + *set;
+    std::string_view rest = *set;
+    while (true) {  // strings.Split on ',', each trimmed
+      size_t comma = rest.find(',');
+      std::string_view item = rest.substr(0, comma);
+      while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.remove_prefix(1);
+      while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.remove_suffix(1);
+      if (item == "all") caps.all = true;
+      if (!item.empty()) names.insert(std::string(item));
+      if (comma == std::string_view::npos) break;
+      rest = rest.substr(comma + 1);
+    }
+  } else if (!set && !image.env_value("CUDA_VERSION").value_or("").empty() &&
+             image.env_value("NVIDIA_REQUIRE_CUDA").value_or("").empty()) {
+    caps.all = true;
+    caps.source = "NVIDIA_DRIVER_CAPABILITIES unset in a legacy image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA)";
+  } else {
+    names = {"compute", "utility"};
+    caps.source =
+        std::string("NVIDIA_DRIVER_CAPABILITIES ") + (set ? "empty" : "unset") + ": the default utility,compute";
+  }
+  if (!caps.all) caps.names.assign(names.begin(), names.end());
+  return caps;
+}
 
 GpuContainerStart plan_gpu_container_start(const support::FileRoot& root, loader::ObjectStore& store,
                                            const cuda::DriverVersion& host_driver) {

@@ -19,6 +19,7 @@
 #include <string>
 
 #include "cuda/versions.h"
+#include "image/image.h"
 #include "loader/ldconfig.h"
 #include "support/root.h"
 
@@ -30,6 +31,18 @@ struct CompatLibcuda {
   bool used = false;
   std::string why;  // the hook's rule, in words, as applied to this host driver
 };
+
+// The driver capabilities the toolkit mounts the libraries of (nvidia-container-runtime-hook's
+// getDriverCapabilities, internal/config/image): NVIDIA_DRIVER_CAPABILITIES when set and not
+// empty ("all" for every one); unset in a legacy image (CUDA_VERSION set, NVIDIA_REQUIRE_CUDA
+// not), every one; else "utility,compute".
+struct DriverCapabilities {
+  bool all = false;
+  std::vector<std::string> names;  // sorted; empty when `all`
+  std::string source;              // "NVIDIA_DRIVER_CAPABILITIES=...", or why the default applies
+  bool has(const std::string& capability) const;
+};
+DriverCapabilities driver_capabilities(const ImageFacts& image);
 
 struct GpuContainerStart {
   std::optional<CompatLibcuda> compat;  // none: the image has no (single) forward-compatibility libcuda

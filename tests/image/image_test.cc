@@ -252,9 +252,13 @@ void build(Images& image_set) {
   sh("mkdir -p " + quote(gpu + "/usr/local/lib") + " && cp " + quote(t / "build/libstalefoo.so.1") + " " +
      quote(gpu + "/usr/local/lib/") + " && echo /usr/local/lib > " + quote(gpu + "/etc/ld.so.conf.d/local.conf") +
      " && ln -s libcuda.so.575.57.08 " + quote(compat + "/libcuda.so.1"));
+  // drvfoo's extension needs libcuda.so.1 itself, which only the driver provides.
+  install_module_package(t, gpu + "/opt/venv/lib/python3.11/site-packages", "drvfoo", "libcuda.so.1");
   repack("gpu", t / "b5");
   images->gpu = oci + ":gpu";
   images->gpu_unpacked = unpack("gpu", t / "gpu-unpacked");
+  sh("umoci tag --image " + quote(oci + ":gpu") + " gpu-utility");
+  env("gpu-utility", {"NVIDIA_DRIVER_CAPABILITIES=utility"});
 
   images->oci = oci + ":app";
   images->oci_archive = t / "app-oci.tar";
@@ -444,9 +448,12 @@ TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
 
     CommandResult text = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
                              " check --image " + quote(images_->gpu) + " --driver " + driver + " --gpu sm_80");
-    EXPECT_NE(text.out.find("note: as a GPU container on driver " + driver +
-                            ", the NVIDIA container toolkit rebuilds /etc/ld.so.cache at start"),
-              std::string::npos)
+    EXPECT_NE(
+        text.out.find("note: as a GPU container on driver " + driver +
+                      ", the NVIDIA container toolkit mounts all the driver's libraries (NVIDIA_DRIVER_CAPABILITIES "
+                      "unset in a legacy image (CUDA_VERSION without NVIDIA_REQUIRE_CUDA)) and rebuilds "
+                      "/etc/ld.so.cache at start"),
+        std::string::npos)
         << text.out;
     EXPECT_NE(text.out.find("libstalefoo.so.1 => /usr/local/lib/libstalefoo.so.1 (the image's cache: not listed)"),
               std::string::npos)
@@ -462,6 +469,45 @@ TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
               compat_used)
         << text.out;
   }
+}
+
+// The driver's libraries in a GPU container are those of the capabilities it asks for: an image
+// that asks for `utility` alone has no libcuda.so.1. Referees: the import in a chroot of the root
+// as the toolkit leaves it, with the driver's libcuda.so.1 (a stand-in built here) mounted into
+// /usr/lib/x86_64-linux-gnu and the cache rebuilt, and without it.
+TEST_F(ImageTest, AGpuContainerHasTheDriverLibrariesOfItsCapabilities) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
+  std::string layout = images_->gpu.substr(0, images_->gpu.rfind(':'));
+  auto drvfoo = [&](const std::string& tag) {
+    json j = check("--image " + quote(layout + ":" + tag) + " --driver 580.65.06 --gpu sm_80");
+    std::vector<json> out;
+    for (const json& f : j["findings"])
+      if (f["package"] == "drvfoo") out.push_back(f);
+    return out;
+  };
+  auto started = [&](const std::string& name, bool mounted) {
+    std::string root = images_->tmp / name;
+    EXPECT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(root)).status, 0);
+    if (mounted) fs::copy_file(images_->tmp / "build/libcuda.so.1", root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    EXPECT_EQ(run("ldconfig -r " + quote(root) + " -f /etc/ld.so.conf -C /etc/ld.so.cache").status, 0);
+    return chroot_import(root, "drvfoo", kImageLibraryPath);
+  };
+  EXPECT_EQ(started("drv-mounted", true), "");
+  EXPECT_TRUE(drvfoo("gpu").empty());  // every capability: libcuda.so.1 is mounted
+
+  std::string unmounted = started("drv-unmounted", false);
+  ASSERT_EQ(unmounted, "libcuda.so.1: cannot open shared object file: No such file or directory");
+  std::vector<json> found = drvfoo("gpu-utility");
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]["code"], "missing-library");
+  EXPECT_EQ(found[0]["message"], unmounted);
+  EXPECT_NE(
+      found[0]["hint"].get<std::string>().find(
+          "libcuda.so.1 is the NVIDIA driver's (compute capability), and the NVIDIA container toolkit mounts only "
+          "the driver libraries of the capabilities the container asks for (NVIDIA_DRIVER_CAPABILITIES=utility); "
+          "ask for compute too: NVIDIA_DRIVER_CAPABILITIES=compute,utility"),
+      std::string::npos)
+      << found[0].dump(1);
 }
 
 TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {

@@ -26,14 +26,39 @@ bool is_missing_driver_library(const Knowledge& knowledge, const Finding& f) {
   return knowledge.driver_library(fs::path(*f.library).filename().string()) != nullptr;
 }
 
+// The driver library a finding misses, when a GPU container's toolkit does not mount it (the
+// capability it belongs to is not asked for): the loader does not find it there either.
+const environment::DriverLibrary* unmounted(const Context& ctx, const Finding& f) {
+  if (!ctx.env.gpu_container) return nullptr;
+  const environment::DriverLibrary* lib = ctx.knowledge.driver_library(fs::path(*f.library).filename().string());
+  return ctx.env.gpu_container->capabilities.has(lib->capability) ? nullptr : lib;
+}
+
+// Why, and what to ask for, in the finding's hint.
+void explain_unmounted(const Context& ctx, const environment::DriverLibrary& lib, Finding& f) {
+  std::string name = fs::path(*f.library).filename().string();
+  const image::DriverCapabilities& caps = ctx.env.gpu_container->capabilities;
+  std::vector<std::string> wanted = caps.names;
+  wanted.push_back(lib.capability);
+  std::sort(wanted.begin(), wanted.end());
+  f.hint = name + " is the NVIDIA driver's (" + lib.capability +
+           " capability), and the NVIDIA container toolkit mounts only the driver libraries of the capabilities "
+           "the container asks for (" +
+           caps.source + "); ask for " + lib.capability + " too: NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") +
+           " in the image's environment (ENV), or `docker run -e NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") + "`";
+}
+
 }  // namespace
 
 std::vector<std::string> account_driver_libraries(const Context& ctx, std::vector<Finding>& findings) {
   const Knowledge& knowledge = ctx.knowledge;
   const CudaTarget& target = ctx.settings.gpu;
   std::map<std::string, std::set<std::string>> consumers;  // library -> files that need it
+  for (Finding& f : findings)
+    if (is_missing_driver_library(knowledge, f))
+      if (const environment::DriverLibrary* lib = unmounted(ctx, f)) explain_unmounted(ctx, *lib, f);
   std::erase_if(findings, [&](const Finding& f) {
-    if (!is_missing_driver_library(knowledge, f)) return false;
+    if (!is_missing_driver_library(knowledge, f) || unmounted(ctx, f)) return false;
     consumers[fs::path(*f.library).filename().string()].insert(fs::path(f.file).lexically_normal().string());
     return true;
   });
