@@ -41,10 +41,6 @@ std::string remedy(const std::string& condition, const cuda::CudaTables& tables)
   return "run it on a node that meets the requirement, or use an image whose requirement the node meets";
 }
 
-}  // namespace
-
-namespace {
-
 std::vector<std::string> gpu_container_notes(const environment::GpuContainerFacts& gpu) {
   std::vector<std::string> notes;
   const image::DriverCapabilities& caps = gpu.capabilities;

@@ -455,10 +455,6 @@ python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, co
   return inv;
 }
 
-}  // namespace
-
-namespace {
-
 // The root as the NVIDIA container toolkit starts it (image/gpu_container.h): the cache its
 // ldconfig run writes replaces the root's own, the links that run makes exist, and what resolves
 // otherwise is kept for the report.

@@ -144,13 +144,14 @@ int cache_libcmp(std::string_view a, std::string_view b) {
     } else if (j < b.size() && digit(b[j])) {
       return -1;
     } else if (j >= b.size() || a[i] != b[j]) {
-      return static_cast<unsigned char>(a[i]) - (j < b.size() ? static_cast<unsigned char>(b[j]) : 0);
+      // *p1 - *p2 on x86's signed char.
+      return static_cast<signed char>(a[i]) - (j < b.size() ? static_cast<signed char>(b[j]) : 0);
     } else {
       ++i;
       ++j;
     }
   }
-  return j < b.size() ? -static_cast<unsigned char>(b[j]) : 0;
+  return j < b.size() ? -static_cast<signed char>(b[j]) : 0;
 }
 
 namespace {

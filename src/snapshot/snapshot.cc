@@ -235,6 +235,7 @@ json cuda_facts(const checks::CheckRun& run, const checks::CudaTarget& target, c
   return {{"driver", target.driver ? json(target.driver->text) : json(nullptr)},
           {"driver_cuda", target.driver_cuda ? json(target.driver_cuda->str()) : json(nullptr)},
           {"gpus", gpus},
+          {"driver_libraries", run.cuda.driver_libraries},
           {"runtimes", runtimes},
           {"forward_compat", compat}};
 }
@@ -382,6 +383,13 @@ std::optional<checks::CudaTarget> node_target(const json& snapshot, const std::s
       t.gpus.push_back({name, g["sm"].get<int>()});
     }
   if (!t.gpus.empty()) t.gpus_source = "--node " + source;
+  if (facts.contains("driver_libraries") && facts["driver_libraries"].is_array()) {
+    t.driver_libraries.emplace();
+    for (const json& name : facts["driver_libraries"]) {
+      if (!name.is_string()) return bad("cuda.driver_libraries holds a name that is not a string");
+      t.driver_libraries->push_back(name.get<std::string>());
+    }
+  }
   return t;
 }
 

@@ -510,6 +510,46 @@ TEST_F(ImageTest, AGpuContainerHasTheDriverLibrariesOfItsCapabilities) {
       << found[0].dump(1);
 }
 
+// A node's snapshot records the driver libraries its ld.so.cache lists (as the toolkit finds them
+// to mount); checked on that node, an image whose module needs a driver library the node lacks
+// fails to load it there. The node here is a root whose cache real ldconfig wrote, with the
+// driver's NVML (a stand-in) and no libcuda; the referee of the load is the import in a chroot
+// with what the node would mount.
+TEST_F(ImageTest, ANodeProvidesTheDriverLibrariesItsSnapshotLists) {
+  if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
+  std::string node = images_->tmp / "node-root";
+  ASSERT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(node)).status, 0);
+  build_shared(node + "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.65.06", "int nvmlInit(void) { return 0; }",
+               "-Wl,-soname,libnvidia-ml.so.1", images_->tmp);
+  ASSERT_EQ(run("ldconfig -r " + quote(node)).status, 0);
+  std::string snap = images_->tmp / "node-with-nvml.snapshot";
+  sh(quote(envdoctor()) + " snapshot --root " + quote(node) + " --prefix /opt/venv --driver 580.65.06 > " +
+     quote(snap));
+  std::ifstream in(snap);
+  json recorded = json::parse(in);
+  EXPECT_EQ(recorded["cuda"]["driver_libraries"], json::array({"libnvidia-ml.so.1"})) << recorded["cuda"].dump(1);
+
+  std::string real = chroot_import(node, "drvfoo", kImageLibraryPath);  // the node mounts NVML, no libcuda
+  ASSERT_EQ(real, "libcuda.so.1: cannot open shared object file: No such file or directory");
+  std::vector<json> found;
+  json on_node = check("--image " + quote(images_->gpu) + " --node " + quote(snap));
+  for (const json& f : on_node["findings"])
+    if (f["package"] == "drvfoo") found.push_back(f);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0]["message"], real);
+  EXPECT_NE(found[0]["hint"].get<std::string>().find("libcuda.so.1 is the NVIDIA driver's (compute capability), and "
+                                                     "the node's driver 580.65.06 does not provide it (--node " +
+                                                     snap + ": its snapshot lists libnvidia-ml.so.1)"),
+            std::string::npos)
+      << found[0].dump(1);
+  // A snapshot that records none (an older one) leaves every driver library present.
+  recorded["cuda"].erase("driver_libraries");
+  std::string older = images_->tmp / "node-older.snapshot";
+  std::ofstream(older) << recorded.dump();
+  json on_older = check("--image " + quote(images_->gpu) + " --node " + quote(older));
+  for (const json& f : on_older["findings"]) EXPECT_NE(f["package"], "drvfoo") << f.dump(1);
+}
+
 TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {
   std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
   json index = json::parse(std::ifstream(layout + "/index.json"));

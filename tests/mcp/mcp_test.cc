@@ -660,7 +660,7 @@ TEST(McpProtocol, AnImageIsAskedAsTheCommandLineAsksIt) {
     EXPECT_EQ((*m)["result"]["structuredContent"], answer) << cli;
     if (tool == "check_environment") EXPECT_EQ(answer["environment"]["image"]["reference"], ref) << r.out;
     if (args.contains("driver")) {
-      std::string note = "note: as a GPU container on driver 580.65.06, the NVIDIA container toolkit rebuilds";
+      std::string note = "note: as a GPU container on driver 580.65.06, the NVIDIA container toolkit mounts";
       CommandResult text =
           run(quote(envdoctor()) + " check --driver 580.65.06 --image " + quote(ref) + " --prefix /opt/venv");
       EXPECT_NE(text.out.find(note), std::string::npos) << text.out;

@@ -34,6 +34,16 @@ const environment::DriverLibrary* unmounted(const Context& ctx, const Finding& f
   return ctx.env.gpu_container->capabilities.has(lib->capability) ? nullptr : lib;
 }
 
+// The driver library a finding misses when the node's driver lacks it (its snapshot does not
+// list it): no mount and no driver library accounting brings it.
+const environment::DriverLibrary* not_on_node(const Context& ctx, const Finding& f) {
+  const std::optional<std::vector<std::string>>& node = ctx.settings.gpu.driver_libraries;
+  if (!node) return nullptr;
+  std::string name = fs::path(*f.library).filename().string();
+  if (std::find(node->begin(), node->end(), name) != node->end()) return nullptr;
+  return ctx.knowledge.driver_library(name);
+}
+
 // Why, and what to ask for, in the finding's hint.
 void explain_unmounted(const Context& ctx, const environment::DriverLibrary& lib, Finding& f) {
   std::string name = fs::path(*f.library).filename().string();
@@ -54,11 +64,19 @@ std::vector<std::string> account_driver_libraries(const Context& ctx, std::vecto
   const Knowledge& knowledge = ctx.knowledge;
   const CudaTarget& target = ctx.settings.gpu;
   std::map<std::string, std::set<std::string>> consumers;  // library -> files that need it
-  for (Finding& f : findings)
-    if (is_missing_driver_library(knowledge, f))
-      if (const environment::DriverLibrary* lib = unmounted(ctx, f)) explain_unmounted(ctx, *lib, f);
+  for (Finding& f : findings) {
+    if (!is_missing_driver_library(knowledge, f)) continue;
+    if (const environment::DriverLibrary* lib = not_on_node(ctx, f))
+      f.hint =
+          fs::path(*f.library).filename().string() + " is the NVIDIA driver's (" + lib->capability + " capability" +
+          "), and the node's driver " + (target.driver ? target.driver->text + " " : "") + "does not provide it (" +
+          target.driver_source + ": its snapshot lists " +
+          (target.driver_libraries->empty() ? std::string("no driver library") : join_some(*target.driver_libraries)) +
+          "): install the driver's package that ships it on the node (with the same version as the driver)";
+    else if (const environment::DriverLibrary* lib = unmounted(ctx, f)) explain_unmounted(ctx, *lib, f);
+  }
   std::erase_if(findings, [&](const Finding& f) {
-    if (!is_missing_driver_library(knowledge, f) || unmounted(ctx, f)) return false;
+    if (!is_missing_driver_library(knowledge, f) || not_on_node(ctx, f) || unmounted(ctx, f)) return false;
     consumers[fs::path(*f.library).filename().string()].insert(fs::path(f.file).lexically_normal().string());
     return true;
   });

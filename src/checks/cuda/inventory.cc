@@ -272,6 +272,16 @@ std::optional<ForwardCompat> find_forward_compat(const Environment& env) {
   return std::nullopt;
 }
 
+std::vector<std::string> driver_libraries_in_cache(const Environment& env, const Knowledge& knowledge) {
+  std::set<std::string> found;
+  std::optional<i64> flags = loader::cache_flags_for_machine(EM_X86_64, true);
+  if (!env.loader.cache || !flags) return {};
+  for (const loader::LdCacheEntry& e : env.loader.cache->entries())
+    if (loader::cache_flags_accepted(e.flags, *flags) && knowledge.driver_library(e.key))
+      found.insert(std::string(e.key));
+  return {found.begin(), found.end()};
+}
+
 }  // namespace
 
 std::optional<int> cudart_major(std::string_view soname) {
@@ -368,6 +378,7 @@ CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
     if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(env, lib));
   inv.missing_runtimes = missing_runtimes(load_findings);
   inv.forward_compat = find_forward_compat(env);
+  inv.driver_libraries = driver_libraries_in_cache(env, knowledge);
   return inv;
 }
 

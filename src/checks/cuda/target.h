@@ -20,6 +20,9 @@ struct CudaTarget {
   std::string driver_source;                    // "--driver", "/proc/driver/nvidia/version", ...
   std::optional<cuda::MajorMinor> driver_cuda;  // the newest CUDA the driver reports (NVML)
   std::vector<std::string> problems;            // from detection
+  // The driver libraries the node provides (--node: its snapshot's cuda.driver_libraries, by
+  // SONAME); nullopt where not known, when every one is taken as present with the driver.
+  std::optional<std::vector<std::string>> driver_libraries;
 };
 
 // The target from `--gpu` and `--driver` arguments, filling what is missing from this machine
