@@ -133,7 +133,8 @@ std::map<std::string, std::string> cuda(const json& s) {
   std::map<std::string, std::string> out = {{"driver", text(c, "driver")},
                                             {"driver's CUDA", text(c, "driver_cuda")},
                                             {"GPUs", gpus},
-                                            {"forward compatibility", text(member(c, "forward_compat"), "version")}};
+                                            {"forward compatibility", text(member(c, "forward_compat"), "version")},
+                                            {"driver libraries", joined(member(c, "driver_libraries"), " ")}};
   for (const json& rt : member(c, "runtimes")) {
     std::string version = text(rt, "version");
     std::string owner = text(rt, "owner");

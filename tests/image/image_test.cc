@@ -542,6 +542,12 @@ TEST_F(ImageTest, ANodeProvidesTheDriverLibrariesItsSnapshotLists) {
                                                      snap + ": its snapshot lists libnvidia-ml.so.1)"),
             std::string::npos)
       << found[0].dump(1);
+  // `diff` of that node against the same root without NVML names the change.
+  std::string bare = images_->tmp / "node-bare.snapshot";
+  sh(quote(envdoctor()) + " snapshot --root " + quote(images_->gpu_unpacked) +
+     " --prefix /opt/venv --driver 580.65.06 > " + quote(bare));
+  CommandResult d = run(quote(envdoctor()) + " diff " + quote(snap) + " " + quote(bare));
+  EXPECT_NE(d.out.find("  ~ driver libraries: libnvidia-ml.so.1 \u2192 (none)\n"), std::string::npos) << d.out;
   // A snapshot that records none (an older one) leaves every driver library present.
   recorded["cuda"].erase("driver_libraries");
   std::string older = images_->tmp / "node-older.snapshot";
