@@ -60,9 +60,9 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
     r.prefix = text_arg(args, "prefix");
   }
   // A container's root: this machine's LD_LIBRARY_PATH and GLIBC_TUNABLES are not its own.
-  if (args.contains("root")) r.loader = {text_arg(args, "root"), "", std::nullopt, ""};
+  if (args.contains("root")) r.loader = {.root = text_arg(args, "root")};
   // An image: its composed root, its configuration's environment (session.h), as --image.
-  if (args.contains("image")) r.loader = {"", text_arg(args, "image"), std::nullopt, ""};
+  if (args.contains("image")) r.loader = {.image = text_arg(args, "image")};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
   if (target) r.loader = environment::on_driver(std::move(r.loader), target->driver);
