@@ -235,7 +235,7 @@ json cuda_facts(const checks::CheckRun& run, const checks::CudaTarget& target, c
   return {{"driver", target.driver ? json(target.driver->text) : json(nullptr)},
           {"driver_cuda", target.driver_cuda ? json(target.driver_cuda->str()) : json(nullptr)},
           {"gpus", gpus},
-          {"driver_libraries", run.cuda.driver_libraries},
+          {"driver_libraries", run.cuda.driver_libraries ? json(*run.cuda.driver_libraries) : json(nullptr)},
           {"runtimes", runtimes},
           {"forward_compat", compat}};
 }

@@ -904,6 +904,8 @@ TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
   std::string snap = images_->tmp / "node.snapshot";
   sh("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " snapshot --image " +
      quote(layout + ":base") + " --driver 460.32.03 --gpu sm_80 > " + quote(snap));
+  std::ifstream taken(snap);
+  EXPECT_TRUE(json::parse(taken)["cuda"]["driver_libraries"].is_null());  // an image's cache says nothing of a node
   std::vector<json> refused =
       findings(check("--image " + quote(layout + ":cuda") + " --node " + quote(snap)), "container-requirement-unmet");
   ASSERT_EQ(refused.size(), 1u);

@@ -378,7 +378,7 @@ CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
     if (cudart_major(lib.soname)) inv.runtimes.push_back(runtime_of(env, lib));
   inv.missing_runtimes = missing_runtimes(load_findings);
   inv.forward_compat = find_forward_compat(env);
-  inv.driver_libraries = driver_libraries_in_cache(env, knowledge);
+  if (!env.image) inv.driver_libraries = driver_libraries_in_cache(env, knowledge);
   return inv;
 }
 

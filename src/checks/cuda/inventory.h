@@ -89,8 +89,9 @@ struct CudaInventory {
   std::optional<ForwardCompat> forward_compat;
   // The driver's libraries (data/driver_libraries.json) that the loader's ld.so.cache lists, by
   // SONAME, as the NVIDIA container toolkit finds them to mount (a name prefix matched in the
-  // cache, libnvidia-container src/nvc_info.c): what this machine's driver provides.
-  std::vector<std::string> driver_libraries;
+  // cache, libnvidia-container src/nvc_info.c): what this machine's (or this root's) driver
+  // provides. nullopt for an image, whose cache says nothing of the node it will run on.
+  std::optional<std::vector<std::string>> driver_libraries;
   // Canonical path -> canonical paths of the libraries its NEEDED entries resolved to, and the
   // reverse, from the load model's resolutions.
   std::map<std::string, std::set<std::string>> needs;
