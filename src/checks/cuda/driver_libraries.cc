@@ -44,7 +44,18 @@ const environment::DriverLibrary* not_on_node(const Context& ctx, const Finding&
   return ctx.knowledge.driver_library(name);
 }
 
-// Why, and what to ask for, in the finding's hint.
+// Why, and what to do, in the finding's hint: the node's driver lacks it.
+void explain_not_on_node(const Context& ctx, const environment::DriverLibrary& lib, Finding& f) {
+  const CudaTarget& target = ctx.settings.gpu;
+  const std::vector<std::string>& listed = *target.driver_libraries;
+  f.hint = fs::path(*f.library).filename().string() + " is the NVIDIA driver's (" + lib.capability +
+           " capability), and the node's driver " + (target.driver ? target.driver->text + " " : "") +
+           "does not provide it (" + target.driver_source + ": its snapshot lists " +
+           (listed.empty() ? std::string("no driver library") : join_some(listed)) +
+           "): install the driver's package that ships it on the node (with the same version as the driver)";
+}
+
+// Why, and what to ask for, in the finding's hint: the container does not ask for its capability.
 void explain_unmounted(const Context& ctx, const environment::DriverLibrary& lib, Finding& f) {
   std::string name = fs::path(*f.library).filename().string();
   const image::DriverCapabilities& caps = ctx.env.gpu_container->capabilities;
@@ -66,13 +77,7 @@ std::vector<std::string> account_driver_libraries(const Context& ctx, std::vecto
   std::map<std::string, std::set<std::string>> consumers;  // library -> files that need it
   for (Finding& f : findings) {
     if (!is_missing_driver_library(knowledge, f)) continue;
-    if (const environment::DriverLibrary* lib = not_on_node(ctx, f))
-      f.hint =
-          fs::path(*f.library).filename().string() + " is the NVIDIA driver's (" + lib->capability + " capability" +
-          "), and the node's driver " + (target.driver ? target.driver->text + " " : "") + "does not provide it (" +
-          target.driver_source + ": its snapshot lists " +
-          (target.driver_libraries->empty() ? std::string("no driver library") : join_some(*target.driver_libraries)) +
-          "): install the driver's package that ships it on the node (with the same version as the driver)";
+    if (const environment::DriverLibrary* lib = not_on_node(ctx, f)) explain_not_on_node(ctx, *lib, f);
     else if (const environment::DriverLibrary* lib = unmounted(ctx, f)) explain_unmounted(ctx, *lib, f);
   }
   std::erase_if(findings, [&](const Finding& f) {
