@@ -5,6 +5,7 @@
 #include <string>
 
 #include "advice/install.h"
+#include "checks/transformer_engine.h"
 #include "checks/triton_driver.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
@@ -255,10 +256,14 @@ std::vector<Finding> check_runtime_loads(const Context& ctx) {
       checker->check(file, row, out);
     }
   }
-  // A package's own search (Triton's libcuda_dirs), read from the package itself.
-  for (const RuntimeLoad& row : knowledge.runtime_loads())
-    if (row.search == "triton")
-      for (Finding& f : check_triton_driver(ctx, row)) out.push_back(std::move(f));
+  // A package's own search (Triton's libcuda_dirs, TransformerEngine's loads), read from the
+  // package itself.
+  for (const RuntimeLoad& row : knowledge.runtime_loads()) {
+    std::vector<Finding> own;
+    if (row.search == "triton") own = check_triton_driver(ctx, row);
+    else if (row.search == "transformer_engine") own = check_transformer_engine(ctx, row);
+    for (Finding& f : own) out.push_back(std::move(f));
+  }
   return out;
 }
 

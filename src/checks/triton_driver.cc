@@ -1,11 +1,11 @@
 #include "checks/triton_driver.h"
 
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "checks/python_source.h"
 #include "imports/python_process.h"
 #include "loader/ld_cache.h"
 #include "loader/process.h"
@@ -26,23 +26,6 @@ struct TritonRule {
   bool reads_variable = false;   // TRITON_LIBCUDA_PATH, where set, taken instead of the search
   std::string start, listed_words, found_words, none_words;  // the assertion's message, in parts
 };
-
-// The Python string literal that starts at `at` ('...' or "..."), unescaped; nullopt when none.
-std::optional<std::string> literal_at(std::string_view text, size_t at) {
-  if (at >= text.size() || (text[at] != '\'' && text[at] != '"')) return std::nullopt;
-  char quote = text[at];
-  std::string out;
-  for (size_t i = at + 1; i < text.size() && text[i] != '\n'; ++i) {
-    if (text[i] == quote) return out;
-    if (text[i] != '\\' || i + 1 >= text.size()) {
-      out += text[i];
-      continue;
-    }
-    char c = text[++i];
-    out += c == 'n' ? '\n' : c == 't' ? '\t' : c;
-  }
-  return std::nullopt;
-}
 
 // The literal after "NAME" and its operator on a line ("msg += 'x'"), from `from` on.
 std::optional<std::string> assigned(std::string_view body, std::string_view op, size_t* from) {
@@ -106,25 +89,6 @@ std::string python_list(const std::vector<std::string>& items) {
   return out + "]";
 }
 
-// A variable of the process Triton runs in: the image's configuration, else this one's.
-std::optional<std::string> variable(const Environment& env, const std::string& name) {
-  if (env.image) {
-    for (const auto& [key, value] : env.image->env)
-      if (key == name) return value;
-    return std::nullopt;
-  }
-  const char* v = std::getenv(name.c_str());
-  return v ? std::optional<std::string>(v) : std::nullopt;
-}
-
-// os.path.exists: the path, its links followed (inside the root).
-bool exists(const Environment& env, const std::string& path) {
-  environment::FileView::Kind kind = env.files.kind(path);
-  if (kind == environment::FileView::Kind::kMissing) return false;
-  std::error_code ec;
-  return kind != environment::FileView::Kind::kLink || fs::exists(env.host(path), ec);
-}
-
 // Where the loader finds libcuda.so.1 from the interpreter; nullopt where it finds none (no
 // driver here: the driver note says so, and no Triton verdict is given).
 std::optional<std::string> loaded_driver(const Environment& env) {
@@ -182,7 +146,7 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
     if (!path.ends_with("/driver.py") && !path.ends_with("/build.py")) continue;
     if ((rule = read_rule(path, env.files.read_text(path, 1 << 20)))) break;
   }
-  if (!rule || (rule->reads_variable && variable(env, "TRITON_LIBCUDA_PATH"))) return out;
+  if (!rule || (rule->reads_variable && process_variable(env, "TRITON_LIBCUDA_PATH"))) return out;
   std::optional<std::string> driver = loaded_driver(env);
   if (!driver) return out;
   // `ldconfig -p`: every entry of the cache, a line "\tNAME (FLAGS) => PATH".
@@ -198,12 +162,12 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
     while (!rest.empty()) {
       size_t colon = rest.find(':');
       std::string dir(rest.substr(0, colon));
-      if (!dir.empty() && exists(env, dir + "/" + rule->asserted)) dirs.push_back(dir);
+      if (!dir.empty() && path_exists(env, dir + "/" + rule->asserted)) dirs.push_back(dir);
       rest = colon == std::string_view::npos ? std::string_view() : rest.substr(colon + 1);
     }
   }
   for (const std::string& dir : dirs)
-    if (exists(env, dir + "/" + rule->asserted)) return out;
+    if (path_exists(env, dir + "/" + rule->asserted)) return out;
   out.push_back(triton_finding(row, *dist, *rule, locs, *driver));
   return out;
 }

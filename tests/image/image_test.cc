@@ -13,6 +13,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <tuple>
 
 #include "image/gpu_container.h"
 #include "image/image.h"
@@ -1322,6 +1323,246 @@ TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
   sh("ln -s libcuda.so.1 " + quote(root + "/opt/drv/libcuda.so"));
   EXPECT_EQ(triton().out, "['/opt/drv']");
   EXPECT_TRUE(triton_findings(root, "", &report).empty()) << report;
+}
+
+// TransformerEngine's own loads at import (checks/transformer_engine.h), refereed by the import
+// itself in a chroot: a transformer_engine whose common/__init__.py has the shape of TE 2.11 and
+// later (written here in this test's words), NVIDIA-shaped wheels of CUDA 12 built by gcc, each
+// library telling which copy it is (where()), and a CUDA toolkit under /usr/local/cuda where a
+// case needs one. The messages are compared with the last line of the real traceback, the copy
+// the model says TE loads with the one the process really serves, and each variable a hint
+// offers with the import it makes pass.
+std::string te_common_init() {
+  return R"(import ctypes
+import functools
+import glob
+import os
+import sysconfig
+
+
+@functools.lru_cache(maxsize=None)
+def _get_sys_extension():
+    return ".so"
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cuda_library_from_python(lib_name, strict=False):
+    ext = _get_sys_extension()
+    nvidia_dir = os.path.join(sysconfig.get_path("purelib"), "nvidia")
+    path_found = False
+    if os.path.isdir(os.path.join(nvidia_dir, "cu13", lib_name)):
+        so_paths = glob.glob(os.path.join(nvidia_dir, "cu13", lib_name, f"lib/lib*{ext}.*[0-9]"))
+        path_found = len(so_paths) > 0
+    if not path_found and os.path.isdir(os.path.join(nvidia_dir, "cu13")):
+        so_paths = glob.glob(os.path.join(nvidia_dir, "cu13", f"lib/lib{lib_name}*{ext}.*[0-9]"))
+        path_found = len(so_paths) > 0
+    if not path_found and os.path.isdir(os.path.join(nvidia_dir, lib_name)):
+        so_paths = glob.glob(os.path.join(nvidia_dir, lib_name, f"lib/lib*{ext}.*[0-9]"))
+        path_found = len(so_paths) > 0
+    if not path_found:
+        so_paths = glob.glob(os.path.join(nvidia_dir, f"cuda_{lib_name}", f"lib/lib*{ext}.*[0-9]"))
+        path_found = len(so_paths) > 0
+    handles = []
+    if path_found:
+        for so_path in so_paths:
+            handles.append(ctypes.CDLL(so_path, mode=ctypes.RTLD_GLOBAL))
+    if strict and not path_found:
+        raise RuntimeError(f"{lib_name} shared object not found.")
+    return path_found, handles
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cuda_library_from_system(lib_name):
+    paths = (
+        os.environ.get(f"{lib_name.upper()}_HOME"),
+        os.environ.get(f"{lib_name.upper()}_PATH"),
+        os.environ.get("CUDA_HOME"),
+        os.environ.get("CUDA_PATH"),
+        "/usr/local/cuda",
+    )
+    for path in paths:
+        if path is None:
+            continue
+        libs = glob.glob(f"{path}/**/lib{lib_name}{_get_sys_extension()}*", recursive=True)
+        libs = [lib for lib in libs if "stub" not in lib]
+        libs.sort(reverse=True, key=os.path.basename)
+        if libs:
+            return True, ctypes.CDLL(libs[0], mode=ctypes.RTLD_GLOBAL)
+    try:
+        handle = ctypes.CDLL(f"lib{lib_name}{_get_sys_extension()}", mode=ctypes.RTLD_GLOBAL)
+        return True, handle
+    except OSError:
+        return False, None
+
+
+@functools.lru_cache(maxsize=None)
+def _load_cuda_library(lib_name):
+    found, handle = _load_cuda_library_from_system(lib_name)
+    if found:
+        return True, handle
+    found, handle = _load_cuda_library_from_python(lib_name)
+    if found:
+        return False, handle
+    raise RuntimeError(f"{lib_name} shared object not found.")
+
+
+def _load_core_library():
+    return None
+
+
+if "NVTE_PROJECT_BUILDING" not in os.environ or bool(int(os.getenv("NVTE_RELEASE_BUILD", "0"))):
+    _, _CUDNN = _load_cuda_library("cudnn")
+    system_nvrtc, _NVRTC = _load_cuda_library("nvrtc")
+    system_curand, _CURAND = _load_cuda_library("curand")
+    load_libs_for_no_ctk = not system_nvrtc and not system_curand
+    if load_libs_for_no_ctk:
+        _CUBLAS = _load_cuda_library_from_python("cublas", strict=True)
+        _CUDART = _load_cuda_library_from_python("cudart", strict=True)
+        _CUDNN_ALL = _load_cuda_library_from_python("cudnn", strict=True)
+    _TE = _load_core_library()
+)";
+}
+
+// A library `soname` whose where() returns `copy`, built at `path`.
+void where_library(const TempDir& tmp, const std::string& path, const std::string& soname, int copy,
+                   const std::string& flags = "") {
+  fs::create_directories(fs::path(path).parent_path());
+  build_shared(path, "int where(void) { return " + std::to_string(copy) + "; }", "-Wl,-soname," + soname + " " + flags,
+               tmp);
+}
+
+// The last line of a traceback.
+std::string last_line(std::string text) {
+  while (!text.empty() && text.back() == '\n') text.pop_back();
+  return text.substr(text.rfind('\n') + 1);
+}
+
+TEST(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root";
+  const std::string venv_site = "/opt/venv/lib/python3.11/site-packages";
+  std::string site = root + venv_site;
+  if (!triton_root(tmp, root, site)) return;
+  fs::create_directories(tmp / "wheels");
+  auto install = [&](const std::string& name, const std::string& version, const json& files, const json& paths) {
+    std::string wheel = make_wheel(tmp / "wheels", {{"name", name},
+                                                    {"version", version},
+                                                    {"tag", "py3-none-manylinux_2_17_x86_64"},
+                                                    {"purelib", false},
+                                                    {"files", files},
+                                                    {"paths", paths}});
+    sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
+  };
+  install("transformer_engine", "2.11.0",
+          {{"transformer_engine/__init__.py", "import transformer_engine.common\n"},
+           {"transformer_engine/common/__init__.py", te_common_init()}},
+          json::object());
+  // The CUDA 12 wheels, each library its copy 1.
+  for (auto [name, version, folder, soname] :
+       {std::tuple<std::string, std::string, std::string, std::string>{"nvidia-cudnn-cu12", "9.1.0.70",
+                                                                       "nvidia/cudnn/lib", "libcudnn.so.9"},
+        {"nvidia-cuda-nvrtc-cu12", "12.8.61", "nvidia/cuda_nvrtc/lib", "libnvrtc.so.12"},
+        {"nvidia-curand-cu12", "10.3.9.55", "nvidia/curand/lib", "libcurand.so.10"},
+        {"nvidia-cublas-cu12", "12.8.3.14", "nvidia/cublas/lib", "libcublas.so.12"},
+        {"nvidia-cuda-runtime-cu12", "12.8.57", "nvidia/cuda_runtime/lib", "libcudart.so.12"}}) {
+    std::string built = tmp / ("build/" + soname);
+    where_library(tmp, built, soname, 1);
+    install(name, version, json::object(), {{folder + "/" + soname, built}});
+  }
+  auto te = [&](const std::string& variables, std::string* report) {
+    CommandResult r = run("env -u CUDA_HOME -u CUDA_PATH -u LD_LIBRARY_PATH " + variables + " " + quote(envdoctor()) +
+                          " check --json --root " + quote(root) + " --prefix /opt/venv");
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    std::vector<json> out;
+    json parsed = json::parse(r.out);
+    for (const json& f : parsed["findings"])
+      if (f["package"] == "transformer_engine") out.push_back(f);
+    *report = r.out;
+    return out;
+  };
+  std::string report;
+  const std::string nvidia = venv_site + "/nvidia";
+
+  // No toolkit: NVRTC and cuRAND come from the wheels, so cudart must too, from folders that
+  // CUDA 12's nvidia/cuda_runtime/lib is not one of.
+  CommandResult plain = in_root(root, "import transformer_engine");
+  EXPECT_EQ(last_line(plain.err), "RuntimeError: cudart shared object not found.") << plain.err;
+  std::vector<json> found = te("", &report);
+  ASSERT_EQ(found.size(), 1u) << report;
+  EXPECT_EQ(found[0]["code"], "runtime-library-missing");
+  EXPECT_EQ(found[0]["severity"], "error");
+  EXPECT_EQ(found[0]["file"], venv_site + "/transformer_engine/common/__init__.py");
+  EXPECT_EQ(found[0]["message"], last_line(plain.err));
+  std::string hint = found[0]["hint"];
+  std::string variable = "NVRTC_HOME=" + nvidia + "/cuda_nvrtc/lib";
+  EXPECT_NE(hint.find("set " + variable + " before starting Python"), std::string::npos) << hint;
+  // The variable the hint offers: the import passes, and the model says so.
+  CommandResult fixed = in_root(root, "import transformer_engine", variable);
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_TRUE(te(variable, &report).empty()) << report;
+
+  // The wheel's cuDNN deleted: none of TE's places holds one.
+  fs::rename(site + "/nvidia/cudnn/lib/libcudnn.so.9", tmp / "libcudnn.so.9");
+  CommandResult no_cudnn = in_root(root, "import transformer_engine", variable);
+  EXPECT_EQ(last_line(no_cudnn.err), "RuntimeError: cudnn shared object not found.") << no_cudnn.err;
+  found = te(variable, &report);
+  ASSERT_EQ(found.size(), 1u) << report;
+  EXPECT_EQ(found[0]["message"], last_line(no_cudnn.err));
+  // Its cause is the file missing where nvidia-cudnn-cu12's RECORD puts it; the fix is that one's.
+  ASSERT_TRUE(found[0].contains("caused_by")) << found[0].dump(1);
+  EXPECT_EQ(found[0]["caused_by"]["code"], "record-missing-file");
+  EXPECT_EQ(found[0]["caused_by"]["file"], nvidia + "/cudnn/lib/libcudnn.so.9");
+  EXPECT_EQ(found[0]["caused_by"]["package"], "nvidia-cudnn-cu12");
+  fs::rename(tmp / "libcudnn.so.9", site + "/nvidia/cudnn/lib/libcudnn.so.9");
+
+  // A toolkit: lib64 a link to targets/x86_64-linux/lib, which holds cuDNN 9.1.0 (copy 3), a
+  // separate libcudnn.so.9 (copy 2) that sorts after it, a stub that would sort first (copy 4),
+  // and NVRTC (copy 3). TE takes the toolkit's copies, with RTLD_GLOBAL, ahead of the wheels'.
+  std::string cuda = root + "/usr/local/cuda-12.8", lib = cuda + "/targets/x86_64-linux/lib";
+  where_library(tmp, lib + "/libcudnn.so.9.1.0", "libcudnn.so.9", 3);
+  where_library(tmp, lib + "/libcudnn.so.9", "libcudnn.so.9", 2);
+  where_library(tmp, lib + "/stubs/libcudnn.so.99", "libcudnn.so.9", 4);
+  where_library(tmp, lib + "/libnvrtc.so.12", "libnvrtc.so.12", 3);
+  fs::create_directory_symlink("targets/x86_64-linux/lib", cuda + "/lib64");
+  fs::create_directory_symlink("/usr/local/cuda-12.8", root + "/usr/local/cuda");
+  const std::string served =
+      "import transformer_engine, ctypes\n"
+      "print(ctypes.CDLL('libcudnn.so.9').where(), ctypes.CDLL('libnvrtc.so.12').where(), "
+      "end='')";
+  CommandResult toolkit = in_root(root, served);
+  ASSERT_EQ(toolkit.status, 0) << toolkit.err;
+  EXPECT_EQ(toolkit.out, "3 3");
+  found = te("", &report);
+  ASSERT_EQ(found.size(), 2u) << report;
+  for (const json& f : found) EXPECT_EQ(f["severity"], "warning") << f.dump(1);
+  json on_cudnn = found[0]["library"] == "libcudnn.so.9" ? found[0] : found[1];
+  std::string message = on_cudnn["message"];
+  EXPECT_NE(message.find("/libcudnn.so.9.1.0 (no package, found by /usr/local/cuda)"), std::string::npos) << message;
+  EXPECT_NE(message.find("not nvidia-cudnn-cu12's " + nvidia + "/cudnn/lib/libcudnn.so.9"), std::string::npos)
+      << message;
+  std::string own = "CUDNN_HOME=" + nvidia + "/cudnn/lib";
+  EXPECT_NE(on_cudnn["hint"].get<std::string>().find("set " + own + " before starting Python"), std::string::npos)
+      << on_cudnn.dump(1);
+  CommandResult wheel_first = in_root(root, served, own);
+  ASSERT_EQ(wheel_first.status, 0) << wheel_first.err;
+  EXPECT_EQ(wheel_first.out, "1 3");
+
+  // The copy TE picks does not load: the import ends in its dlerror, word for word.
+  build_shared(tmp / "build/libcurand_dep.so", "int dep(void) { return 0; }", "-Wl,-soname,libcurand_dep.so", tmp);
+  where_library(tmp, lib + "/libcurand.so.10", "libcurand.so.10", 3,
+                "-Wl,--no-as-needed " + quote(tmp / "build/libcurand_dep.so"));
+  CommandResult broken = in_root(root, "import transformer_engine");
+  EXPECT_EQ(last_line(broken.err),
+            "OSError: libcurand_dep.so: cannot open shared object file: No such file or directory")
+      << broken.err;
+  found = te("", &report);
+  std::vector<json> errors;
+  for (const json& f : found)
+    if (f["severity"] == "error") errors.push_back(f);
+  ASSERT_EQ(errors.size(), 1u) << report;
+  EXPECT_EQ(errors[0]["message"], last_line(broken.err));
 }
 
 // cuda-compat's rule in the toolkit's enable-cuda-compat hook, read from its source

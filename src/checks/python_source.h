@@ -1,0 +1,36 @@
+// What a package's own Python code does at import or first use, read as text and never run:
+// the pieces that the checks of a package's own search (Triton's libcuda_dirs(), TransformerEngine's
+// loads of cuDNN, NVRTC and cuRAND) share. The process's variables, Python's view of the files
+// (os.path.exists, os.path.isdir) and glob.glob, all inside the environment's root.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "environment/environment.h"
+
+namespace envdoctor::checks {
+
+// The Python string literal that starts at `at` ('...' or "..."), unescaped; nullopt when none.
+std::optional<std::string> literal_at(std::string_view text, size_t at);
+
+// A variable of the process the package runs in: the image's configuration, else this one's.
+std::optional<std::string> process_variable(const environment::Environment& env, const std::string& name);
+
+// os.path.exists and os.path.isdir: the path with its links followed (inside the root); a path a
+// simulation removed does not exist.
+bool path_exists(const environment::Environment& env, const std::string& path);
+bool path_is_dir(const environment::Environment& env, const std::string& path);
+
+// glob.glob(DIR + "/" + PATTERN) for a PATTERN without '/', as Python 3 gives it: the entries of
+// DIR in the order the directory lists them, hidden names (a leading '.') left out unless the
+// pattern starts with one, matched as fnmatch does (case-sensitive on Linux). With `recursive`,
+// glob.glob(DIR + "/**/" + PATTERN, recursive=True): DIR itself, then every directory below it
+// (links to directories followed, hidden ones skipped), depth first in listing order, each
+// searched for PATTERN. Paths are spelled as glob joins them.
+std::vector<std::string> python_glob(const environment::Environment& env, const std::string& dir,
+                                     const std::string& pattern, bool recursive = false);
+
+}  // namespace envdoctor::checks
