@@ -38,7 +38,9 @@ std::optional<std::string> assigned(std::string_view body, std::string_view op, 
 
 // libcuda_dirs() of `text`, as far as its shape is known; nullopt for any other shape (then no
 // verdict can be exact, and none is given).
-std::optional<TritonRule> read_rule(const std::string& file, std::string_view text) {
+// `knobs`: the installed triton/knobs.py, through which newer releases read their variables
+// (`knobs.nvidia.libcuda_path`); "" where there is none.
+std::optional<TritonRule> read_rule(const std::string& file, std::string_view text, std::string_view knobs) {
   size_t def = text.find("def libcuda_dirs(");
   if (def == std::string_view::npos) return std::nullopt;
   size_t end = text.find("\ndef ", def + 1);
@@ -56,7 +58,10 @@ std::optional<TritonRule> read_rule(const std::string& file, std::string_view te
   if (r.listed.empty() || !asserted || body.find("assert any(") == std::string_view::npos) return std::nullopt;
   r.asserted = *asserted;
   r.ld_library_path = body.find("LD_LIBRARY_PATH") != std::string_view::npos;
-  r.reads_variable = body.find("TRITON_LIBCUDA_PATH") != std::string_view::npos;
+  r.reads_variable =
+      body.find("TRITON_LIBCUDA_PATH") != std::string_view::npos ||
+      (body.find("knobs.nvidia.libcuda_path") != std::string_view::npos &&
+       knobs.find("libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")") != std::string_view::npos);
   // msg = START; if locs: msg += LISTED % str(locs); msg += FOUND; else: msg += NONE; msg += NONE.
   size_t at = 0;
   std::optional<std::string> start = assigned(body, "msg = ", &at);
@@ -141,12 +146,17 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
   const python::Distribution* dist = env.inventory.find(row.opener);
   if (!dist) return out;
   std::optional<TritonRule> rule;
+  std::string knobs;
+  for (const python::RecordEntry& e : dist->record)
+    if (e.path == "triton/knobs.py") knobs = env.files.read_text(e.resolved.string(), 1 << 20);
   for (const python::RecordEntry& e : dist->record) {
     std::string path = e.resolved.string();
     if (!path.ends_with("/driver.py") && !path.ends_with("/build.py")) continue;
-    if ((rule = read_rule(path, env.files.read_text(path, 1 << 20)))) break;
+    if ((rule = read_rule(path, env.files.read_text(path, 1 << 20), knobs))) break;
   }
-  if (!rule || (rule->reads_variable && process_variable(env, "TRITON_LIBCUDA_PATH"))) return out;
+  // The search is skipped where the variable is set and not empty (Python's truth of the value).
+  std::optional<std::string> libcuda_path = process_variable(env, "TRITON_LIBCUDA_PATH");
+  if (!rule || (rule->reads_variable && libcuda_path && !libcuda_path->empty())) return out;
   std::optional<std::string> driver = loaded_driver(env);
   if (!driver) return out;
   // `ldconfig -p`: every entry of the cache, a line "\tNAME (FLAGS) => PATH".

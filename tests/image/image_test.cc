@@ -1325,6 +1325,91 @@ TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
   EXPECT_TRUE(triton_findings(root, "", &report).empty()) << report;
 }
 
+// Newer Triton reads TRITON_LIBCUDA_PATH through triton/knobs.py (`knobs.nvidia.libcuda_path`,
+// an env_opt_str of the variable), not in libcuda_dirs() itself: the variable is honoured where
+// the installed knobs.py maps it, and an empty value, false to Python, leaves the search on. The
+// referee is again the search itself in a chroot.
+TEST(TritonDriver, KnobsNameTheVariableInNewerReleases) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+  TempDir tmp;
+  std::string root = tmp / "root";
+  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
+  if (!triton_root(tmp, root, site)) return;
+  std::string knobs =
+      "import os\n"
+      "\n"
+      "class env_opt_str:\n"
+      "    def __init__(self, key):\n"
+      "        self.key = key\n"
+      "\n"
+      "    def __get__(self, obj, objclass):\n"
+      "        return os.getenv(self.key)\n"
+      "\n"
+      "class nvidia_knobs:\n"
+      "    libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")\n"
+      "\n"
+      "nvidia = nvidia_knobs()\n";
+  std::string driver =
+      "import functools, os, subprocess\n"
+      "from triton import knobs\n"
+      "\n"
+      "@functools.lru_cache()\n"
+      "def libcuda_dirs():\n"
+      "    if env_libcuda_path := knobs.nvidia.libcuda_path:\n"
+      "        return [env_libcuda_path]\n"
+      "    libs = subprocess.check_output([\"/sbin/ldconfig\", \"-p\"]).decode(errors=\"ignore\")\n"
+      "    locs = [line.split()[-1] for line in libs.splitlines() if \"libcuda.so.1\" in line]\n"
+      "    dirs = [os.path.dirname(loc) for loc in locs]\n"
+      "    env_ld_library_path = os.getenv(\"LD_LIBRARY_PATH\")\n"
+      "    if env_ld_library_path and not dirs:\n"
+      "        dirs = [d for d in env_ld_library_path.split(\":\") if os.path.exists(os.path.join(d, \"libcuda.so.1\"))]\n"
+      "    msg = 'libcuda.so cannot found!\\n'\n"
+      "    if locs:\n"
+      "        msg += 'Possible files are located at %s.' % str(locs)\n"
+      "        msg += 'Please create a symlink of libcuda.so to any of the files.'\n"
+      "    else:\n"
+      "        msg += 'Please make sure GPU is set up and then run \"/sbin/ldconfig\"'\n"
+      "        msg += ' (requires sudo) to refresh the linker cache.'\n"
+      "    assert any(os.path.exists(os.path.join(path, 'libcuda.so.1')) for path in dirs), msg\n"
+      "    return dirs\n";
+  fs::create_directories(tmp / "wheels");
+  std::string wheel = make_wheel(tmp / "wheels", {{"name", "triton"},
+                                                  {"version", "3.5.0"},
+                                                  {"tag", "py3-none-any"},
+                                                  {"files",
+                                                   {{"triton/__init__.py", ""},
+                                                    {"triton/knobs.py", knobs},
+                                                    {"triton/backends/__init__.py", ""},
+                                                    {"triton/backends/nvidia/__init__.py", ""},
+                                                    {"triton/backends/nvidia/driver.py", driver}}}});
+  sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
+  sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
+  sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
+  auto triton = [&](const std::string& variables = "") {
+    return in_root(
+        root,
+        "from triton.backends.nvidia.driver import libcuda_dirs\n"
+        "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
+        variables);
+  };
+  std::string report;
+  CommandResult stale = triton();
+  ASSERT_EQ(stale.status, 0) << stale.err;
+  ASSERT_EQ(stale.out.rfind("AssertionError ", 0), 0u) << stale.out;
+  std::vector<json> found = triton_findings(root, "", &report);
+  ASSERT_EQ(found.size(), 1u) << report;
+  EXPECT_EQ("AssertionError " + found[0]["message"].get<std::string>(), stale.out);
+  EXPECT_NE(found[0]["hint"].get<std::string>().find("TRITON_LIBCUDA_PATH=/lib/x86_64-linux-gnu"), std::string::npos)
+      << found[0].dump(1);
+  // Set: the knob skips the search, for Triton and for the model.
+  EXPECT_EQ(triton("TRITON_LIBCUDA_PATH=/usr/lib/x86_64-linux-gnu").out, "['/usr/lib/x86_64-linux-gnu']");
+  EXPECT_TRUE(triton_findings(root, "TRITON_LIBCUDA_PATH=/usr/lib/x86_64-linux-gnu", &report).empty()) << report;
+  // Empty: false to Python, so the search runs and fails as before.
+  EXPECT_EQ(triton("TRITON_LIBCUDA_PATH=").out, stale.out);
+  EXPECT_EQ(triton_findings(root, "TRITON_LIBCUDA_PATH=", &report).size(), 1u) << report;
+}
+
 // TransformerEngine's own loads at import (checks/transformer_engine.h), refereed by the import
 // itself in a chroot: a transformer_engine whose common/__init__.py has the shape of TE 2.11 and
 // later (written here in this test's words), NVIDIA-shaped wheels of CUDA 12 built by gcc, each
