@@ -1164,22 +1164,31 @@ CommandResult in_root(const std::string& root, const std::string& code, const st
              " /opt/venv/bin/python3 -c " + quote(code));
 }
 
-TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
-  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
-    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+// A test in a chroot to a root with Debian's python3 and a venv (triton_root): skipped where
+// it cannot be made here, failed where building it fails.
+class ChrootVenv : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
+      GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
+    if (!triton_root(tmp, root, site)) GTEST_FAIL() << "the root could not be built";
+  }
   TempDir tmp;
+  const std::string venv_site = "/opt/venv/lib/python3.11/site-packages";
   std::string root = tmp / "root";
-  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
-  if (!triton_root(tmp, root, site)) return;
-  // Triton 3's rule, in this test's words: the lines of `ldconfig -p` that name libcuda.so.1,
-  // LD_LIBRARY_PATH only where none do, and an assertion that one directory holds the file.
+  std::string site = root + venv_site;
+};
+class TritonDriver : public ChrootVenv {};
+class TransformerEngineLoads : public ChrootVenv {};
+
+// Triton 3's libcuda_dirs() in this test's words: `head` (the imports and how the variable is
+// read, Python lines ending in newlines), then the search of the ld.so.cache and LD_LIBRARY_PATH
+// and the assertion. Installed as triton `version` (with `files` beside it) into `site`, ld.so.cache
+// made while /opt/drv/libcuda.so.1 was there, and the driver then moved to a default directory.
+void install_triton3(const TempDir& tmp, const std::string& root, const std::string& site, const std::string& version,
+                     const std::string& head, json files) {
   std::string driver =
-      "import functools, os, subprocess\n"
-      "\n"
-      "@functools.lru_cache()\n"
-      "def libcuda_dirs():\n"
-      "    if os.getenv(\"TRITON_LIBCUDA_PATH\"):\n"
-      "        return [os.getenv(\"TRITON_LIBCUDA_PATH\")]\n"
+      head +
       "    libs = subprocess.check_output([\"/sbin/ldconfig\", \"-p\"]).decode(errors=\"ignore\")\n"
       "    locs = [line.split()[-1] for line in libs.splitlines() if \"libcuda.so.1\" in line]\n"
       "    dirs = [os.path.dirname(loc) for loc in locs]\n"
@@ -1198,25 +1207,40 @@ TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
       "\n"
       "def library_dirs():\n"
       "    return libcuda_dirs()\n";
+  files["triton/__init__.py"] = "";
+  files["triton/backends/__init__.py"] = "";
+  files["triton/backends/nvidia/__init__.py"] = "";
+  files["triton/backends/nvidia/driver.py"] = driver;
   fs::create_directories(tmp / "wheels");
-  std::string wheel = make_wheel(tmp / "wheels", {{"name", "triton"},
-                                                  {"version", "3.4.0"},
-                                                  {"tag", "py3-none-any"},
-                                                  {"files",
-                                                   {{"triton/__init__.py", ""},
-                                                    {"triton/backends/__init__.py", ""},
-                                                    {"triton/backends/nvidia/__init__.py", ""},
-                                                    {"triton/backends/nvidia/driver.py", driver}}}});
+  std::string wheel =
+      make_wheel(tmp / "wheels", {{"name", "triton"}, {"version", version}, {"tag", "py3-none-any"}, {"files", files}});
   sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
   sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
   sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
-  auto triton = [&](const std::string& variables = "") {
-    return in_root(
-        root,
-        "from triton.backends.nvidia.driver import libcuda_dirs\n"
-        "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
-        variables);
-  };
+}
+
+// What Triton 3's libcuda_dirs() gives in a chroot to `root`, with `variables` set: its list, or
+// "AssertionError " and the assertion's message.
+CommandResult triton3_search(const std::string& root, const std::string& variables = "") {
+  return in_root(
+      root,
+      "from triton.backends.nvidia.driver import libcuda_dirs\n"
+      "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
+      variables);
+}
+
+TEST_F(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
+  // Triton 3's rule, in this test's words: the lines of `ldconfig -p` that name libcuda.so.1,
+  // LD_LIBRARY_PATH only where none do, and an assertion that one directory holds the file.
+  install_triton3(tmp, root, site, "3.4.0",
+                  "import functools, os, subprocess\n"
+                  "\n"
+                  "@functools.lru_cache()\n"
+                  "def libcuda_dirs():\n"
+                  "    if os.getenv(\"TRITON_LIBCUDA_PATH\"):\n"
+                  "        return [os.getenv(\"TRITON_LIBCUDA_PATH\")]\n",
+                  json::object());
+  auto triton = [&](const std::string& variables = "") { return triton3_search(root, variables); };
   std::string last_report;
   auto check = [&](const std::string& variables = "") { return triton_findings(root, variables, &last_report); };
 
@@ -1258,13 +1282,7 @@ TEST(TritonDriver, LibcudaDirsIsTritonsOwnSearchInItsOwnWords) {
 // again the search itself in a chroot: with the driver's libcuda.so.1 alone, the loader finds the
 // driver and Triton's assertion fails in envdoctor's words; with the link its words ask for, both
 // say it works.
-TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
-  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
-    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
-  TempDir tmp;
-  std::string root = tmp / "root";
-  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
-  if (!triton_root(tmp, root, site)) return;
+TEST_F(TritonDriver, Triton2AsksForTheUnversionedLink) {
   // Triton 2's rule, in this test's words.
   std::string build =
       "import functools, os, subprocess\n"
@@ -1329,13 +1347,7 @@ TEST(TritonDriver, Triton2AsksForTheUnversionedLink) {
 // an env_opt_str of the variable), not in libcuda_dirs() itself: the variable is honoured where
 // the installed knobs.py maps it, and an empty value, false to Python, leaves the search on. The
 // referee is again the search itself in a chroot.
-TEST(TritonDriver, KnobsNameTheVariableInNewerReleases) {
-  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
-    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
-  TempDir tmp;
-  std::string root = tmp / "root";
-  std::string site = root + "/opt/venv/lib/python3.11/site-packages";
-  if (!triton_root(tmp, root, site)) return;
+TEST_F(TritonDriver, KnobsNameTheVariableInNewerReleases) {
   std::string knobs =
       "import os\n"
       "\n"
@@ -1350,49 +1362,16 @@ TEST(TritonDriver, KnobsNameTheVariableInNewerReleases) {
       "    libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")\n"
       "\n"
       "nvidia = nvidia_knobs()\n";
-  std::string driver =
-      "import functools, os, subprocess\n"
-      "from triton import knobs\n"
-      "\n"
-      "@functools.lru_cache()\n"
-      "def libcuda_dirs():\n"
-      "    if env_libcuda_path := knobs.nvidia.libcuda_path:\n"
-      "        return [env_libcuda_path]\n"
-      "    libs = subprocess.check_output([\"/sbin/ldconfig\", \"-p\"]).decode(errors=\"ignore\")\n"
-      "    locs = [line.split()[-1] for line in libs.splitlines() if \"libcuda.so.1\" in line]\n"
-      "    dirs = [os.path.dirname(loc) for loc in locs]\n"
-      "    env_ld_library_path = os.getenv(\"LD_LIBRARY_PATH\")\n"
-      "    if env_ld_library_path and not dirs:\n"
-      "        dirs = [d for d in env_ld_library_path.split(\":\") if os.path.exists(os.path.join(d, \"libcuda.so.1\"))]\n"
-      "    msg = 'libcuda.so cannot found!\\n'\n"
-      "    if locs:\n"
-      "        msg += 'Possible files are located at %s.' % str(locs)\n"
-      "        msg += 'Please create a symlink of libcuda.so to any of the files.'\n"
-      "    else:\n"
-      "        msg += 'Please make sure GPU is set up and then run \"/sbin/ldconfig\"'\n"
-      "        msg += ' (requires sudo) to refresh the linker cache.'\n"
-      "    assert any(os.path.exists(os.path.join(path, 'libcuda.so.1')) for path in dirs), msg\n"
-      "    return dirs\n";
-  fs::create_directories(tmp / "wheels");
-  std::string wheel = make_wheel(tmp / "wheels", {{"name", "triton"},
-                                                  {"version", "3.5.0"},
-                                                  {"tag", "py3-none-any"},
-                                                  {"files",
-                                                   {{"triton/__init__.py", ""},
-                                                    {"triton/knobs.py", knobs},
-                                                    {"triton/backends/__init__.py", ""},
-                                                    {"triton/backends/nvidia/__init__.py", ""},
-                                                    {"triton/backends/nvidia/driver.py", driver}}}});
-  sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
-  sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
-  sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
-  auto triton = [&](const std::string& variables = "") {
-    return in_root(
-        root,
-        "from triton.backends.nvidia.driver import libcuda_dirs\n"
-        "try:\n    print(libcuda_dirs(), end='')\nexcept AssertionError as e:\n    print('AssertionError', e, end='')",
-        variables);
-  };
+  install_triton3(tmp, root, site, "3.5.0",
+                  "import functools, os, subprocess\n"
+                  "from triton import knobs\n"
+                  "\n"
+                  "@functools.lru_cache()\n"
+                  "def libcuda_dirs():\n"
+                  "    if env_libcuda_path := knobs.nvidia.libcuda_path:\n"
+                  "        return [env_libcuda_path]\n",
+                  {{"triton/knobs.py", knobs}});
+  auto triton = [&](const std::string& variables = "") { return triton3_search(root, variables); };
   std::string report;
   CommandResult stale = triton();
   ASSERT_EQ(stale.status, 0) << stale.err;
@@ -1522,14 +1501,7 @@ std::string last_line(std::string text) {
   return text.substr(text.rfind('\n') + 1);
 }
 
-TEST(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
-  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("gcc") || !have_tool("ldconfig"))
-    GTEST_SKIP() << "needs root, chroot, gcc and ldconfig";
-  TempDir tmp;
-  std::string root = tmp / "root";
-  const std::string venv_site = "/opt/venv/lib/python3.11/site-packages";
-  std::string site = root + venv_site;
-  if (!triton_root(tmp, root, site)) return;
+TEST_F(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
   fs::create_directories(tmp / "wheels");
   auto install = [&](const std::string& name, const std::string& version, const json& files, const json& paths) {
     std::string wheel = make_wheel(tmp / "wheels", {{"name", name},
