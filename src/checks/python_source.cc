@@ -65,7 +65,15 @@ std::vector<std::string> list(const Environment& env, const std::string& dir, bo
     std::string name = it->path().filename().string();
     std::string path = join(dir, name);
     if ((!hidden && name.front() == '.') || env.files.removed(path)) continue;
-    if (dirs_only && !path_is_dir(env, path)) continue;
+    // The entry's type as the listing gave it (d_type); only a link is followed, inside the root.
+    if (dirs_only) {
+      fs::file_type type = it->symlink_status(ec).type();
+      if (ec) {
+        ec.clear();
+        continue;
+      }
+      if (type == fs::file_type::symlink ? !path_is_dir(env, path) : type != fs::file_type::directory) continue;
+    }
     out.push_back(std::move(name));
   }
   return out;

@@ -494,7 +494,7 @@ class TeFindings {
   }
 
   // A toolkit's copy loaded ahead of a wheel's of the same SONAME: it serves the whole process.
-  std::optional<Finding> ahead_of_wheel(const TeRun& run, const TeRun::Loaded& l) const {
+  std::optional<Finding> ahead_of_wheel(const TeRun::Loaded& l) const {
     const environment::ElfRecord* wheel = wheel_copy(l.path);
     if (!wheel) return std::nullopt;
     const python::Distribution* provider = env_.owner(wheel->path);
@@ -518,7 +518,6 @@ class TeFindings {
         h += "; set " + *name + "=" + dir + " before starting Python, and it loads the wheel's copy";
     }
     f.hint = h;
-    (void)run;
     return f;
   }
 
@@ -625,7 +624,7 @@ std::vector<Finding> check_transformer_engine(const Context& ctx, const environm
   }
   for (const TeRun::Loaded& l : run.loaded)
     if (l.system)
-      if (std::optional<Finding> f = findings.ahead_of_wheel(run, l)) out.push_back(std::move(*f));
+      if (std::optional<Finding> f = findings.ahead_of_wheel(l)) out.push_back(std::move(*f));
   return out;
 }
 
