@@ -454,6 +454,25 @@ std::string list_words(const std::vector<std::string>& items, std::string_view l
   return out;
 }
 
+// Python's int() of a decimal string: blanks around it, a sign, '_' between digits; nullopt
+// where int() raises (or the value does not fit, which no verdict here needs).
+std::optional<int> python_int(std::string text) {
+  size_t first = text.find_first_not_of(" \t\n\r\f\v"), last = text.find_last_not_of(" \t\n\r\f\v");
+  if (first == std::string::npos) return std::nullopt;
+  text = text.substr(first, last - first + 1);
+  bool negative = text[0] == '-';
+  if (text[0] == '-' || text[0] == '+') text.erase(0, 1);
+  if (text.empty() || text.front() == '_' || text.back() == '_' || text.find("__") != std::string::npos)
+    return std::nullopt;
+  std::erase(text, '_');
+  long value = 0;
+  for (char c : text) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || value > 100000000) return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return static_cast<int>(negative ? -value : value);
+}
+
 class TeFindings {
  public:
   TeFindings(const Context& ctx, const environment::RuntimeLoad& row, const TeRule& rule,
@@ -612,9 +631,12 @@ std::vector<Finding> check_transformer_engine(const Context& ctx, const environm
     if (rule) break;
   }
   if (!rule) return out;
-  // NVTE_PROJECT_BUILDING without a release build skips the loads.
-  std::optional<std::string> release = process_variable(env, "NVTE_RELEASE_BUILD");
-  if (process_variable(env, "NVTE_PROJECT_BUILDING") && (!release || *release == "0")) return out;
+  // NVTE_PROJECT_BUILDING skips the loads unless bool(int(NVTE_RELEASE_BUILD)) holds; a value
+  // int() refuses raises ValueError before them, of which no verdict is given.
+  if (process_variable(env, "NVTE_PROJECT_BUILDING")) {
+    std::optional<int> release = python_int(process_variable(env, "NVTE_RELEASE_BUILD").value_or("0"));
+    if (!release || *release == 0) return out;
+  }
   TeRun run = TeImport(env, *rule).run();
   if (!run.decided) return out;
   TeFindings findings(ctx, row, *rule, owner);

@@ -1555,6 +1555,14 @@ TEST_F(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
   std::string hint = found[0]["hint"];
   std::string variable = "NVRTC_HOME=" + nvidia + "/cuda_nvrtc/lib";
   EXPECT_NE(hint.find("set " + variable + " before starting Python"), std::string::npos) << hint;
+  // A project build skips the loads unless NVTE_RELEASE_BUILD is true to int(): for TE and the model.
+  for (const std::string variables : {"NVTE_PROJECT_BUILDING=1", "NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=' 0_0'"}) {
+    EXPECT_EQ(in_root(root, "import transformer_engine", variables).status, 0) << variables;
+    EXPECT_TRUE(te(variables, &report).empty()) << variables << report;
+  }
+  CommandResult release = in_root(root, "import transformer_engine", "NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=1");
+  EXPECT_EQ(last_line(release.err), "RuntimeError: cudart shared object not found.") << release.err;
+  EXPECT_EQ(te("NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=1", &report).size(), 1u) << report;
   // The variable the hint offers: the import passes, and the model says so.
   CommandResult fixed = in_root(root, "import transformer_engine", variable);
   EXPECT_EQ(fixed.status, 0) << fixed.err;
