@@ -58,7 +58,7 @@ std::string join(const std::string& a, const std::string& b) {
 
 // os.scandir's names of `dir` in listing order, only directories with `dirs_only`; hidden names
 // left out where glob leaves them out.
-std::vector<std::string> list(const Environment& env, const std::string& dir, bool dirs_only, bool hidden) {
+std::vector<std::string> read_listing(const Environment& env, const std::string& dir, bool dirs_only, bool hidden) {
   std::vector<std::string> out;
   std::error_code ec;
   for (fs::directory_iterator it(env.host(dir), ec), end; !ec && it != end; it.increment(ec)) {
@@ -79,35 +79,44 @@ std::vector<std::string> list(const Environment& env, const std::string& dir, bo
   return out;
 }
 
+std::vector<std::string> list(const Environment& env, const std::string& dir, bool dirs_only, bool hidden,
+                              GlobListings* listings) {
+  if (!listings) return read_listing(env, dir, dirs_only, hidden);
+  auto key = std::make_tuple(dir, dirs_only, hidden);
+  auto it = listings->names.find(key);
+  if (it == listings->names.end()) it = listings->names.emplace(key, read_listing(env, dir, dirs_only, hidden)).first;
+  return it->second;
+}
+
 // _rlistdir: every directory below `dir`, relative to it, depth first. Linux gives up after 40
 // links in one path, which also ends a loop of links; 40 levels bound the walk alike.
 void directories_below(const Environment& env, const std::string& dir, const std::string& rel, int depth,
-                       std::vector<std::string>& out) {
+                       GlobListings* listings, std::vector<std::string>& out) {
   if (depth >= 40) return;
-  for (const std::string& name : list(env, join(dir, rel), true, false)) {
+  for (const std::string& name : list(env, join(dir, rel), true, false, listings)) {
     std::string sub = rel.empty() ? name : rel + "/" + name;
     out.push_back(sub);
-    directories_below(env, dir, sub, depth + 1, out);
+    directories_below(env, dir, sub, depth + 1, listings, out);
   }
 }
 
 }  // namespace
 
 std::vector<std::string> python_glob(const Environment& env, const std::string& dir, const std::string& pattern,
-                                     bool recursive) {
+                                     bool recursive, GlobListings* listings) {
   // os.path.split drops the separators that end the directory part.
   std::string base = dir;
   while (base.size() > 1 && base.back() == '/') base.pop_back();
   std::vector<std::string> dirs{recursive ? join(base, "") : base};
   if (recursive) {
     std::vector<std::string> below;
-    directories_below(env, base, "", 0, below);
+    directories_below(env, base, "", 0, listings, below);
     for (const std::string& rel : below) dirs.push_back(join(base, rel));
   }
   bool hidden = !pattern.empty() && pattern.front() == '.';
   std::vector<std::string> out;
   for (const std::string& d : dirs)
-    for (const std::string& name : list(env, d, false, hidden))
+    for (const std::string& name : list(env, d, false, hidden, listings))
       if (::fnmatch(pattern.c_str(), name.c_str(), FNM_NOESCAPE) == 0) out.push_back(join(d, name));
   return out;
 }

@@ -4,9 +4,11 @@
 // (os.path.exists, os.path.isdir) and glob.glob, all inside the environment's root.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "environment/environment.h"
@@ -30,7 +32,14 @@ bool path_is_dir(const environment::Environment& env, const std::string& path);
 // glob.glob(DIR + "/**/" + PATTERN, recursive=True): DIR itself, then every directory below it
 // (links to directories followed, hidden ones skipped), depth first in listing order, each
 // searched for PATTERN. Paths are spelled as glob joins them.
+// `listings` (may be null) keeps each directory's listing for the next glob of the same run, so
+// that a search tried several times (each library, each fix tried on the model) reads every
+// directory once.
+struct GlobListings {
+  std::map<std::tuple<std::string, bool, bool>, std::vector<std::string>> names;  // (dir, dirs only, hidden)
+};
 std::vector<std::string> python_glob(const environment::Environment& env, const std::string& dir,
-                                     const std::string& pattern, bool recursive = false);
+                                     const std::string& pattern, bool recursive = false,
+                                     GlobListings* listings = nullptr);
 
 }  // namespace envdoctor::checks

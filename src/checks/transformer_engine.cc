@@ -266,15 +266,22 @@ struct TeRun {
   std::vector<std::string> searched;  // for people, each miss of the system search
 };
 
+// What every run of the search in one check shares: the import model, and the directories read.
+struct TeShared {
+  explicit TeShared(const Environment& env) : model(env) {}
+  imports::ImportModel model;
+  GlobListings listings;
+};
+
 class TeImport {
  public:
-  TeImport(const Environment& env, const TeRule& rule, std::map<std::string, std::string> overrides = {})
-      : env_(env), rule_(rule), overrides_(std::move(overrides)) {}
+  TeImport(const Environment& env, const TeRule& rule, TeShared& shared,
+           std::map<std::string, std::string> overrides = {})
+      : env_(env), rule_(rule), shared_(shared), overrides_(std::move(overrides)) {}
 
   TeRun run() const {
     TeRun out;
-    imports::ImportModel model(env_);
-    imports::ImportModel::Interpreter python = model.start();
+    imports::ImportModel::Interpreter python = shared_.model.start();
     if (!python.found || env_.python.paths.purelib.empty()) {
       out.decided = false;
       return out;
@@ -350,7 +357,7 @@ class TeImport {
         out.decided = false;  // glob of "/**/": the whole file system
         return std::nullopt;
       }
-      std::vector<std::string> libs = python_glob(env_, for_library(*value, lib), pattern, true);
+      std::vector<std::string> libs = python_glob(env_, for_library(*value, lib), pattern, true, &shared_.listings);
       std::erase_if(libs, [](const std::string& p) { return p.find("stub") != std::string::npos; });
       std::stable_sort(libs.begin(), libs.end(), [](const std::string& a, const std::string& b) {
         return fs::path(a).filename().string() > fs::path(b).filename().string();
@@ -377,11 +384,11 @@ class TeImport {
     for (const TeRule::WheelStep& step : rule_.wheels) {
       if (!step.isdir.empty() && !path_is_dir(env_, nvidia + "/" + for_library(step.isdir, lib))) continue;
       std::string glob = nvidia + "/" + for_library(step.glob, lib);
-      std::vector<std::string> found =
-          python_glob(env_, glob.substr(0, glob.rfind('/')), glob.substr(glob.rfind('/') + 1));
+      std::vector<std::string> found = python_glob(env_, glob.substr(0, glob.rfind('/')),
+                                                   glob.substr(glob.rfind('/') + 1), false, &shared_.listings);
       if (found.empty()) continue;
       for (const std::string& path : found)
-        if (!open(python, path, lib, false, glob, out)) return true;
+        if (!open(python, path, lib, false, glob, out)) break;  // out.error says why
       return true;
     }
     return false;
@@ -389,6 +396,7 @@ class TeImport {
 
   const Environment& env_;
   const TeRule& rule_;
+  TeShared& shared_;
   std::map<std::string, std::string> overrides_;
 };
 
@@ -415,7 +423,7 @@ std::vector<std::string> copies_of(const Environment& env, const std::string& li
 // A variable that makes the import pass, tried on the model itself: the failing library's own
 // place pointed at a copy in the environment, or, where the strict loads failed, a system
 // NVRTC or cuRAND that skips them. "" when none does.
-std::string passing_variable(const Environment& env, const TeRule& rule, const TeRun& failed) {
+std::string passing_variable(const Environment& env, const TeRule& rule, TeShared& shared, const TeRun& failed) {
   std::vector<std::string> libs;
   if (failed.strict)
     for (const auto& [lib, kept] : rule.loads)
@@ -426,7 +434,7 @@ std::string passing_variable(const Environment& env, const TeRule& rule, const T
     std::optional<std::string> name = own_variable(rule, lib);
     if (!name) continue;
     for (const std::string& dir : copies_of(env, lib)) {
-      TeRun again = TeImport(env, rule, {{*name, dir}}).run();
+      TeRun again = TeImport(env, rule, shared, {{*name, dir}}).run();
       if (again.decided && !again.error) return *name + "=" + dir;
     }
   }
@@ -475,9 +483,9 @@ std::optional<int> python_int(std::string text) {
 
 class TeFindings {
  public:
-  TeFindings(const Context& ctx, const environment::RuntimeLoad& row, const TeRule& rule,
+  TeFindings(const Context& ctx, const environment::RuntimeLoad& row, const TeRule& rule, TeShared& shared,
              const python::Distribution* owner)
-      : ctx_(ctx), env_(ctx.env), row_(row), rule_(rule), owner_(owner) {}
+      : ctx_(ctx), env_(ctx.env), row_(row), rule_(rule), shared_(shared), owner_(owner) {}
 
   Finding failure(const TeRun& run) const {
     Finding f = base(Severity::kError);
@@ -497,7 +505,7 @@ class TeFindings {
            ", and found none (LD_LIBRARY_PATH and ld.so.cache take part only in the dlopen of the unversioned name, "
            "which only a development package installs)";
     f.caused_by = lost_copy(run);
-    std::string fix = passing_variable(env_, rule_, run);
+    std::string fix = passing_variable(env_, rule_, shared_, run);
     if (f.caused_by) {
       f.caused_by->how = h + "; " + f.caused_by->how;
     } else if (!fix.empty()) {
@@ -530,7 +538,7 @@ class TeFindings {
     std::optional<std::string> name = own_variable(rule_, l.library);
     std::string dir = fs::path(wheel->path).parent_path().string();
     if (name) {
-      TeRun again = TeImport(env_, rule_, {{*name, dir}}).run();
+      TeRun again = TeImport(env_, rule_, shared_, {{*name, dir}}).run();
       auto same = std::find_if(again.loaded.begin(), again.loaded.end(),
                                [&](const TeRun::Loaded& x) { return x.library == l.library; });
       if (again.decided && !again.error && same != again.loaded.end() && same->path == wheel->path)
@@ -611,6 +619,7 @@ class TeFindings {
   const Environment& env_;
   const environment::RuntimeLoad& row_;
   const TeRule& rule_;
+  TeShared& shared_;
   const python::Distribution* owner_;
 };
 
@@ -637,9 +646,10 @@ std::vector<Finding> check_transformer_engine(const Context& ctx, const environm
     std::optional<int> release = python_int(process_variable(env, "NVTE_RELEASE_BUILD").value_or("0"));
     if (!release || *release == 0) return out;
   }
-  TeRun run = TeImport(env, *rule).run();
+  TeShared shared(env);
+  TeRun run = TeImport(env, *rule, shared).run();
   if (!run.decided) return out;
-  TeFindings findings(ctx, row, *rule, owner);
+  TeFindings findings(ctx, row, *rule, shared, owner);
   if (run.error) {
     out.push_back(findings.failure(run));
     return out;
