@@ -13,6 +13,7 @@
 
 #include "advice/install.h"
 #include "checks/python_source.h"
+#include "checks/transformer_engine_rule.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
 
@@ -24,231 +25,6 @@ using environment::Environment;
 namespace {
 
 constexpr std::string_view kFile = "transformer_engine/common/__init__.py";
-
-// What the installed transformer_engine/common/__init__.py does at import, read from its text.
-// Names keep the placeholders {lib} (the library: "cudnn"), {LIB} (it in upper case) and {ext}
-// (".so"), which each step puts in.
-struct TeRule {
-  std::string file;
-  // _load_cuda_library_from_system's places, in order: a variable's value, or a path.
-  struct Place {
-    std::string variable;  // "CUDA_HOME", "{LIB}_HOME"; empty for a path
-    std::string path;
-  };
-  std::vector<Place> places;
-  // _load_cuda_library_from_python's folders under site-packages/nvidia, in order: each globbed
-  // where its condition holds (a directory that must exist; none for an unconditional step).
-  struct WheelStep {
-    std::string isdir, glob;
-  };
-  std::vector<WheelStep> wheels;
-  std::string not_found;         // _load_cuda_library's RuntimeError
-  std::string strict_not_found;  // _load_cuda_library_from_python's, with strict=True
-  // The libraries _load_cuda_library loads, in order, each with the variable that keeps whether
-  // it came from the system ("" when the flag is dropped).
-  std::vector<std::pair<std::string, std::string>> loads;
-  std::vector<std::string> no_toolkit_when;  // the flags that, all false, make the strict loads run
-  std::vector<std::string> strict;           // the libraries then required from the wheels
-};
-
-std::string replace_all(std::string s, std::string_view key, std::string_view value) {
-  for (size_t at = s.find(key); at != std::string::npos; at = s.find(key, at + value.size()))
-    s.replace(at, key.size(), value);
-  return s;
-}
-
-std::string upper(std::string s) {
-  for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// The places of a name: {lib}, {LIB} and {ext} put in.
-std::string for_library(const std::string& name, const std::string& lib) {
-  return replace_all(replace_all(replace_all(name, "{LIB}", upper(lib)), "{lib}", lib), "{ext}", ".so");
-}
-
-// The top-level function `name`: from its `def` to the next line that starts in column 0.
-std::string_view function_body(std::string_view text, std::string_view name) {
-  size_t def = text.find("\ndef " + std::string(name) + "(");
-  if (def == std::string_view::npos) return {};
-  size_t at = text.find('\n', def + 1);
-  while (at != std::string_view::npos && at + 1 < text.size() &&
-         (text[at + 1] == ' ' || text[at + 1] == '\t' || text[at + 1] == '\n' || text[at + 1] == '\r'))
-    at = text.find('\n', at + 1);
-  return text.substr(def + 1, (at == std::string_view::npos ? text.size() : at) - def - 1);
-}
-
-std::vector<std::string_view> stripped_lines(std::string_view body) {
-  std::vector<std::string_view> out;
-  while (!body.empty()) {
-    size_t nl = body.find('\n');
-    std::string_view line = body.substr(0, nl);
-    size_t first = line.find_first_not_of(" \t");
-    size_t last = line.find_last_not_of(" \t\r");
-    if (first != std::string_view::npos) out.push_back(line.substr(first, last - first + 1));
-    if (nl == std::string_view::npos) break;
-    body.remove_prefix(nl + 1);
-  }
-  return out;
-}
-
-// A Python string argument, the whole of `s`: "..." or an f-string whose only fields are
-// {lib_name}, {lib_name.upper()}, {ext} and {_get_sys_extension()}; nullopt for anything else.
-std::optional<std::string> string_arg(std::string_view s) {
-  bool f = !s.empty() && s.front() == 'f';
-  std::optional<std::string> lit = literal_at(s, f ? 1 : 0);
-  if (!lit || s.size() != lit->size() + (f ? 3 : 2) || lit->find('\\') != std::string::npos) return std::nullopt;
-  if (!f) return lit->find('{') == std::string::npos ? lit : std::nullopt;
-  std::string out = replace_all(replace_all(*lit, "{lib_name.upper()}", "{LIB}"), "{lib_name}", "{lib}");
-  out = replace_all(out, "{_get_sys_extension()}", "{ext}");
-  std::string rest = replace_all(replace_all(replace_all(out, "{LIB}", ""), "{lib}", ""), "{ext}", "");
-  if (rest.find('{') != std::string::npos || rest.find('}') != std::string::npos) return std::nullopt;
-  return out;
-}
-
-// The arguments of `call` ("os.path.join(nvidia_dir, ") on `line`, after the ones it names, up to
-// its closing parenthesis, joined with '/' as os.path.join joins them: strings, and the name
-// `lib_name` ({lib}).
-std::optional<std::string> joined_args(std::string_view line, std::string_view call) {
-  size_t at = line.find(call);
-  if (at == std::string_view::npos) return std::nullopt;
-  std::string_view rest = line.substr(at + call.size());
-  size_t close = rest.find(')');
-  if (close == std::string_view::npos) return std::nullopt;
-  rest = rest.substr(0, close);
-  std::string out;
-  while (true) {
-    size_t comma = rest.find(", ");
-    std::string_view word = rest.substr(0, comma);
-    std::optional<std::string> arg = word == "lib_name" ? std::optional<std::string>("{lib}") : string_arg(word);
-    if (!arg) return std::nullopt;
-    out += (out.empty() ? "" : "/") + *arg;
-    if (comma == std::string_view::npos) return out;
-    rest.remove_prefix(comma + 2);
-  }
-}
-
-// The message of the `raise RuntimeError(...)` in `body`.
-std::optional<std::string> raised(std::string_view body) {
-  const std::string_view call = "raise RuntimeError(";
-  size_t at = body.find(call);
-  if (at == std::string_view::npos) return std::nullopt;
-  size_t close = body.find(")\n", at);
-  if (close == std::string_view::npos) return std::nullopt;
-  return string_arg(body.substr(at + call.size(), close - at - call.size()));
-}
-
-bool has_all(std::string_view body, std::initializer_list<std::string_view> parts) {
-  return !body.empty() && std::all_of(parts.begin(), parts.end(),
-                                      [&](std::string_view p) { return body.find(p) != std::string_view::npos; });
-}
-
-// _load_cuda_library_from_system: its places, and the steps around them, to the letter.
-bool read_system(std::string_view text, TeRule& r) {
-  std::string_view body = function_body(text, "_load_cuda_library_from_system");
-  if (!has_all(body,
-               {"if path is None:",
-                "libs = glob.glob(f\"{path}/**/lib{lib_name}{_get_sys_extension()}*\", "
-                "recursive=True)",
-                "libs = [lib for lib in libs if \"stub\" not in lib]", "libs.sort(reverse=True, key=os.path.basename)",
-                "return True, ctypes.CDLL(libs[0], mode=ctypes.RTLD_GLOBAL)",
-                "ctypes.CDLL(f\"lib{lib_name}{_get_sys_extension()}\", mode=ctypes.RTLD_GLOBAL)", "except OSError:"}))
-    return false;
-  std::vector<std::string_view> lines = stripped_lines(body);
-  auto start = std::find(lines.begin(), lines.end(), "paths = (");
-  if (start == lines.end()) return false;
-  for (auto it = start + 1; it != lines.end(); ++it) {
-    std::string_view line = *it;
-    if (line == ")") return !r.places.empty();
-    if (line.front() == '#') continue;
-    if (line.back() == ',') line.remove_suffix(1);
-    const std::string_view get = "os.environ.get(";
-    bool is_variable = line.starts_with(get) && line.ends_with(")");
-    std::optional<std::string> value =
-        string_arg(is_variable ? line.substr(get.size(), line.size() - get.size() - 1) : line);
-    if (!value) return false;
-    r.places.push_back(is_variable ? TeRule::Place{*value, ""} : TeRule::Place{"", *value});
-  }
-  return false;
-}
-
-// _load_cuda_library_from_python: its folders, in order, and its strict words.
-bool read_wheels(std::string_view text, TeRule& r) {
-  std::string_view body = function_body(text, "_load_cuda_library_from_python");
-  if (!has_all(body,
-               {"ext = _get_sys_extension()", "nvidia_dir = os.path.join(sysconfig.get_path(\"purelib\"), \"nvidia\")",
-                "ctypes.CDLL(so_path, mode=ctypes.RTLD_GLOBAL)", "if strict and not path_found:"}))
-    return false;
-  std::string condition;
-  for (std::string_view line : stripped_lines(body)) {
-    const std::string_view join = "os.path.join(nvidia_dir, ";
-    if (line.find("os.path.isdir(" + std::string(join)) != std::string_view::npos) {
-      std::optional<std::string> dir = joined_args(line, join);
-      if (!dir) return false;
-      condition = *dir;
-    } else if (line.find("glob.glob(" + std::string(join)) != std::string_view::npos) {
-      std::optional<std::string> glob = joined_args(line, join);
-      if (!glob || glob->find('/') == std::string::npos ||
-          glob->substr(0, glob->rfind('/')).find_first_of("*?[") != std::string::npos)
-        return false;
-      r.wheels.push_back({condition, *glob});
-      condition.clear();
-    }
-  }
-  std::optional<std::string> words = raised(body);
-  if (!words || r.wheels.empty()) return false;
-  r.strict_not_found = *words;
-  return true;
-}
-
-// The module's own code after the definitions: which libraries it loads, and when the strict
-// loads run.
-bool read_loads(std::string_view text, TeRule& r) {
-  size_t guard = text.find(
-      "\nif \"NVTE_PROJECT_BUILDING\" not in os.environ or bool(int(os.getenv(\"NVTE_RELEASE_BUILD\", \"0\"))):\n");
-  if (guard == std::string_view::npos) return false;
-  for (std::string_view line : stripped_lines(text.substr(guard + 1))) {
-    if (line.find("_load_core_library()") != std::string_view::npos) break;
-    if (size_t at = line.find(" = _load_cuda_library(\""); at != std::string_view::npos) {
-      std::optional<std::string> lib = literal_at(line, at + 22);
-      if (!lib || !line.ends_with("\")")) return false;
-      std::string kept(line.substr(0, line.find(',')));
-      r.loads.emplace_back(*lib, kept == "_" ? "" : kept);
-    } else if (line.starts_with("load_libs_for_no_ctk = ")) {
-      std::string_view rest = line.substr(23);
-      while (rest.starts_with("not ")) {
-        size_t end = rest.find(" and ");
-        r.no_toolkit_when.emplace_back(rest.substr(4, end == std::string_view::npos ? end : end - 4));
-        rest = end == std::string_view::npos ? std::string_view() : rest.substr(end + 5);
-      }
-      if (!rest.empty()) return false;
-    } else if (size_t call = line.find("_load_cuda_library_from_python(\""); call != std::string_view::npos) {
-      std::optional<std::string> lib = literal_at(line, call + 31);
-      if (!lib || !line.ends_with(", strict=True)")) return false;
-      r.strict.push_back(*lib);
-    }
-  }
-  return !r.loads.empty() && (r.strict.empty() || !r.no_toolkit_when.empty());
-}
-
-// The installed file's search, as far as its shape is known (2.11 and later); nullopt for any
-// other shape, of which no verdict could be exact.
-std::optional<TeRule> read_rule(const std::string& file, std::string_view text) {
-  TeRule r;
-  r.file = file;
-  std::string_view load = function_body(text, "_load_cuda_library");
-  if (text.find("return \".so\"") == std::string_view::npos || !read_system(text, r) || !read_wheels(text, r) ||
-      !read_loads(text, r))
-    return std::nullopt;
-  size_t from_system = load.find("_load_cuda_library_from_system(lib_name)");
-  size_t from_wheels = load.find("_load_cuda_library_from_python(lib_name)");
-  std::optional<std::string> words = raised(load);
-  if (from_system == std::string_view::npos || from_wheels == std::string_view::npos || from_system > from_wheels ||
-      !words)
-    return std::nullopt;
-  r.not_found = *words;
-  return r;
-}
 
 // What one import does: every copy it loads, or the exception that ends it.
 struct TeRun {
@@ -286,13 +62,23 @@ class TeImport {
       out.decided = false;
       return out;
     }
+    if (rule_.shape == TeRule::Shape::kPerLibrary) run_loaders(python, out);
+    else run_shared(python, out);
+    return out;
+  }
+
+ private:
+  using Step = TeRule::Step;
+
+  // 2.11 on: _load_cuda_library for each library, then the strict loads where they run.
+  void run_shared(imports::ImportModel::Interpreter& python, TeRun& out) const {
     std::map<std::string, bool> flags;
     for (const auto& [lib, kept] : rule_.loads) {
       std::optional<bool> system = from_system(python, lib, out);
-      if (!system || out.error || !out.decided) return out;
+      if (!system || out.error || !out.decided) return;
       if (!*system && (!from_wheels(python, lib, out) || out.error)) {
-        if (!out.error) fail(out, lib, "RuntimeError: " + for_library(rule_.not_found, lib), false);
-        return out;
+        if (!out.error) fail(out, lib, "RuntimeError: " + te_for_library(rule_.not_found, lib), false);
+        return;
       }
       if (!kept.empty()) flags[kept] = *system;
     }
@@ -302,16 +88,28 @@ class TeImport {
     if (no_toolkit)
       for (const std::string& lib : rule_.strict) {
         bool found = from_wheels(python, lib, out);
-        if (out.error) return out;
+        if (out.error) return;
         if (!found) {
-          fail(out, lib, "RuntimeError: " + for_library(rule_.strict_not_found, lib), true);
-          return out;
+          fail(out, lib, "RuntimeError: " + te_for_library(rule_.strict_not_found, lib), true);
+          return;
         }
       }
-    return out;
   }
 
- private:
+  // 2.4 to 2.10: each library's own function, its steps in order until one returns.
+  void run_loaders(imports::ImportModel::Interpreter& python, TeRun& out) const {
+    for (const TeRule::Loader& loader : rule_.loaders)
+      for (const Step& step : loader.steps) {
+        std::optional<bool> returned = step.kind == Step::Kind::kHomeGlob ? home_glob(python, loader.lib, step, out)
+                                       : step.kind == Step::Kind::kWheel  ? wheel(python, loader.lib, step, out)
+                                       : step.kind == Step::Kind::kLdconfig
+                                           ? ldconfig(python, loader.lib, step, out)
+                                           : dlopen_name(python, loader.lib, step, out);
+        if (!returned) return;  // out.error, or no verdict
+        if (*returned) break;
+      }
+  }
+
   static void fail(TeRun& out, const std::string& lib, std::string words, bool strict) {
     out.error = std::move(words);
     out.library = lib;
@@ -346,7 +144,7 @@ class TeImport {
   std::optional<bool> from_system(imports::ImportModel::Interpreter& python, const std::string& lib, TeRun& out) const {
     std::string pattern = "lib" + lib + ".so*";
     for (const TeRule::Place& place : rule_.places) {
-      std::string name = for_library(place.variable, lib);
+      std::string name = te_for_library(place.variable, lib);
       std::optional<std::string> value = place.variable.empty() ? place.path : variable(name);
       std::string label = place.variable.empty() ? *value : name + "=" + value.value_or("");
       if (!value) {
@@ -357,7 +155,7 @@ class TeImport {
         out.decided = false;  // glob of "/**/": the whole file system
         return std::nullopt;
       }
-      std::vector<std::string> libs = python_glob(env_, for_library(*value, lib), pattern, true, &shared_.listings);
+      std::vector<std::string> libs = python_glob(env_, te_for_library(*value, lib), pattern, true, &shared_.listings);
       std::erase_if(libs, [](const std::string& p) { return p.find("stub") != std::string::npos; });
       std::stable_sort(libs.begin(), libs.end(), [](const std::string& a, const std::string& b) {
         return fs::path(a).filename().string() > fs::path(b).filename().string();
@@ -382,8 +180,8 @@ class TeImport {
   bool from_wheels(imports::ImportModel::Interpreter& python, const std::string& lib, TeRun& out) const {
     std::string nvidia = env_.python.paths.purelib + "/nvidia";
     for (const TeRule::WheelStep& step : rule_.wheels) {
-      if (!step.isdir.empty() && !path_is_dir(env_, nvidia + "/" + for_library(step.isdir, lib))) continue;
-      std::string glob = nvidia + "/" + for_library(step.glob, lib);
+      if (!step.isdir.empty() && !path_is_dir(env_, nvidia + "/" + te_for_library(step.isdir, lib))) continue;
+      std::string glob = nvidia + "/" + te_for_library(step.glob, lib);
       std::vector<std::string> found = python_glob(env_, glob.substr(0, glob.rfind('/')),
                                                    glob.substr(glob.rfind('/') + 1), false, &shared_.listings);
       if (found.empty()) continue;
@@ -394,17 +192,218 @@ class TeImport {
     return false;
   }
 
+  // `home = os.environ.get(A) or ... [or fallback]`, [`if home:`], then the recursive glob below
+  // it: true where a copy loaded, false where the step found none; nullopt where the import ends
+  // here (out.error) or no verdict can be given.
+  std::optional<bool> home_glob(imports::ImportModel::Interpreter& python, const std::string& lib, const Step& step,
+                                TeRun& out) const {
+    std::optional<std::string> home;
+    std::string label, names;
+    for (const std::string& name : step.variables) {
+      home = variable(name);
+      label = name + "=";
+      names += (names.empty() ? "" : " and ") + name;
+      if (home && !home->empty()) break;
+    }
+    if ((!home || home->empty()) && step.fallback) {
+      home = step.fallback;
+      label.clear();
+    }
+    if (!home || home->empty()) {
+      // Unguarded, Python globs "None/**/..." (below the working directory) or "/**/...".
+      if (!step.guarded) out.decided = false;
+      out.searched.push_back(names + (home ? " (empty)" : " (unset)"));
+      return step.guarded ? std::optional<bool>(false) : std::nullopt;
+    }
+    if (home->front() != '/') {
+      out.decided = false;  // below the working directory
+      return std::nullopt;
+    }
+    std::vector<std::string> libs = python_glob(env_, *home, step.pattern, true, &shared_.listings);
+    std::erase_if(libs, [&](const std::string& p) { return holds_any(p, step.drop); });
+    std::stable_sort(libs.begin(), libs.end(), [](const std::string& a, const std::string& b) {
+      return fs::path(a).filename().string() > fs::path(b).filename().string();
+    });
+    if (!libs.empty())
+      return open(python, libs.front(), lib, true, label + *home, out) ? std::optional<bool>(true) : std::nullopt;
+    out.searched.push_back(label + *home + " (no " + step.pattern + " below it)");
+    return false;
+  }
+
+  // _load_nvidia_cuda_library(folder): every match of its glob opened, in listing order.
+  std::optional<bool> wheel(imports::ImportModel::Interpreter& python, const std::string& lib, const Step& step,
+                            TeRun& out) const {
+    std::string glob = env_.python.paths.purelib + "/" + te_for_library(rule_.wheel_glob, step.folder);
+    size_t slash = glob.rfind('/');
+    std::vector<std::string> found =
+        python_glob(env_, glob.substr(0, slash), glob.substr(slash + 1), false, &shared_.listings);
+    if (found.empty()) {
+      out.searched.push_back(glob.substr(0, slash) + " (no " + glob.substr(slash + 1) + ")");
+      return false;
+    }
+    for (const std::string& path : found)
+      if (!open(python, path, lib, false, glob, out)) return std::nullopt;
+    return true;
+  }
+
+  // The lines of `ldconfig -p` (or of its grep), the first holding every wanted string opened:
+  // the path after its first '>' (lib.split(">")[1].strip()).
+  std::optional<bool> ldconfig(imports::ImportModel::Interpreter& python, const std::string& lib, const Step& step,
+                               TeRun& out) const {
+    std::optional<std::vector<std::string>> lines =
+        step.grep ? shell_lines(lib, step, out) : exec_lines(lib, step, out);
+    if (!lines) return std::nullopt;
+    for (const std::string& line : *lines) {
+      if (holds_any(line, step.drop) || !std::all_of(step.want.begin(), step.want.end(), [&](const std::string& w) {
+            return line.find(w) != std::string::npos;
+          }))
+        continue;
+      size_t gt = line.find('>');
+      if (gt == std::string::npos) {
+        out.decided = false;  // IndexError
+        return std::nullopt;
+      }
+      std::string path = line.substr(gt + 1, line.find('>', gt + 1) - gt - 1);
+      path.erase(0, path.find_first_not_of(" \t\n\r\f\v"));
+      path.erase(path.find_last_not_of(" \t\n\r\f\v") + 1);
+      return open(python, path, lib, true, "`" + shown(step) + "`", out) ? std::optional<bool>(true) : std::nullopt;
+    }
+    out.searched.push_back("`" + shown(step) + "` (no line holds " + quoted_list(step.want) + ")");
+    return false;
+  }
+
+  static std::string shown(const Step& step) { return step.grep ? step.command : "ldconfig -p"; }
+
+  static std::string quoted_list(const std::vector<std::string>& words) {
+    std::string out;
+    for (const std::string& w : words) out += (out.empty() ? "\"" : " and \"") + w + "\"";
+    return out;
+  }
+
+  static bool holds_any(const std::string& s, const std::vector<std::string>& parts) {
+    return std::any_of(parts.begin(), parts.end(),
+                       [&](const std::string& p) { return s.find(p) != std::string::npos; });
+  }
+
+  static std::string called_process_error(const Step& step, int status) {
+    return "subprocess.CalledProcessError: Command '" + step.command + "' returned non-zero exit status " +
+           std::to_string(status) + ".";
+  }
+
+  // Where the root's ldconfig lies off PATH: " but in /sbin".
+  std::string ldconfig_elsewhere() const {
+    std::optional<std::string> other = find_on_path(env_, "/sbin:/usr/sbin", "ldconfig");
+    return other && !other->empty() ? " but in " + fs::path(*other).parent_path().string() : "";
+  }
+
+  // check_output(["ldconfig", "-p"]): execvp's search of PATH (os.defpath where it is unset).
+  std::optional<std::vector<std::string>> exec_lines(const std::string& lib, const Step& step, TeRun& out) const {
+    std::string path = variable("PATH").value_or("/bin:/usr/bin");
+    std::optional<std::string> ldconfig = find_on_path(env_, path, "ldconfig");
+    if (!ldconfig) {
+      out.decided = false;
+      return std::nullopt;
+    }
+    if (ldconfig->empty()) {
+      out.searched.push_back("`ldconfig -p` (ldconfig is not on PATH=" + path + ldconfig_elsewhere() + ")");
+      fail(out, lib, "FileNotFoundError: [Errno 2] No such file or directory: 'ldconfig'", false);
+      return std::nullopt;
+    }
+    std::optional<std::vector<std::string>> lines = ldconfig_print(env_.loader);
+    if (!lines) {
+      out.searched.push_back("`ldconfig -p` (there is no " + env_.loader.cache_path + " for it to read)");
+      fail(out, lib, called_process_error(step, 1), false);
+    }
+    return lines;
+  }
+
+  // check_output("ldconfig -p | grep 'P'", shell=True): /bin/sh finds both on PATH, and the
+  // pipeline's status is grep's: 127 where grep is not found, 1 where no line matches (ldconfig
+  // not found, or without a cache, writes none).
+  std::optional<std::vector<std::string>> shell_lines(const std::string& lib, const Step& step, TeRun& out) const {
+    std::optional<std::string> path = variable("PATH");
+    std::optional<std::string> ldconfig = path ? find_on_path(env_, *path, "ldconfig") : std::nullopt;
+    std::optional<std::string> grep = path ? find_on_path(env_, *path, "grep") : std::nullopt;
+    // No PATH: sh's own default; a grep pattern with a special character other than '.'.
+    if (!ldconfig || !grep || !path_exists(env_, "/bin/sh") ||
+        step.grep->find_first_of("\\[]*^$") != std::string::npos) {
+      out.decided = false;
+      return std::nullopt;
+    }
+    if (grep->empty()) {
+      out.searched.push_back("`" + step.command + "` (grep is not on PATH=" + *path + ")");
+      fail(out, lib, called_process_error(step, 127), false);
+      return std::nullopt;
+    }
+    std::optional<std::vector<std::string>> lines = ldconfig->empty() ? std::nullopt : ldconfig_print(env_.loader);
+    std::vector<std::string> matched;
+    for (const std::string& line : lines.value_or(std::vector<std::string>{}))
+      if (grep_matches(line, *step.grep)) matched.push_back(line);
+    if (!matched.empty()) return matched;
+    std::string why = ldconfig->empty() ? "ldconfig is not on PATH=" + *path + ldconfig_elsewhere()
+                      : !lines          ? "there is no " + env_.loader.cache_path + " for ldconfig to read"
+                                        : "no line of the cache matches '" + *step.grep + "'";
+    out.searched.push_back("`" + step.command + "` (" + why + ", so grep exits with status 1)");
+    fail(out, lib, called_process_error(step, 1), false);
+    return std::nullopt;
+  }
+
+  // grep's match of a basic regular expression of literal characters and '.' within a line.
+  static bool grep_matches(const std::string& line, const std::string& pattern) {
+    for (size_t at = 0; at + pattern.size() <= line.size(); ++at)
+      if (std::equal(pattern.begin(), pattern.end(), line.begin() + static_cast<long>(at),
+                     [](char p, char c) { return p == '.' || p == c; }))
+        return true;
+    return false;
+  }
+
+  // ctypes.CDLL(name), uncaught: the loader's own search, whose failure ends the import.
+  std::optional<bool> dlopen_name(imports::ImportModel::Interpreter& python, const std::string& lib, const Step& step,
+                                  TeRun& out) const {
+    loader::Process::DlopenResult r = python.process.dlopen(step.pattern, true, python.caller);
+    if (r.object >= 0) {
+      out.loaded.push_back({lib, python.process.objects()[r.object].path, true, "dlopen(\"" + step.pattern + "\")"});
+      return true;
+    }
+    std::string words =
+        r.first ? r.first->message : step.pattern + ": cannot open shared object file: No such file or directory";
+    out.searched.push_back("dlopen(\"" + step.pattern + "\") (" + words + ")");
+    fail(out, lib, "OSError: " + words, false);
+    return std::nullopt;
+  }
+
   const Environment& env_;
   const TeRule& rule_;
   TeShared& shared_;
   std::map<std::string, std::string> overrides_;
 };
 
-// The variable that names a library's own place ({LIB}_HOME), where the rule reads one.
-std::optional<std::string> own_variable(const TeRule& rule, const std::string& lib) {
-  for (const TeRule::Place& p : rule.places)
-    if (p.variable.find("{LIB}") != std::string::npos) return for_library(p.variable, lib);
-  return std::nullopt;
+// The variables the rule reads for a library's own search, in the order it tries them: 2.11's
+// places ({LIB}_HOME, {LIB}_PATH, CUDA_HOME, CUDA_PATH), or the home steps of the library's
+// function (CUDNN_HOME, CUDNN_PATH, CUDA_HOME, CUDA_PATH).
+std::vector<std::string> variables_for(const TeRule& rule, const std::string& lib) {
+  std::vector<std::string> out;
+  auto add = [&](const std::string& name) {
+    if (!name.empty() && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  };
+  for (const TeRule::Place& p : rule.places) add(te_for_library(p.variable, lib));
+  for (const TeRule::Loader& loader : rule.loaders)
+    if (loader.lib == lib)
+      for (const TeRule::Step& step : loader.steps)
+        for (const std::string& name : step.variables) add(name);
+  return out;
+}
+
+// The globs below site-packages/nvidia that the rule tries for a library ("cudnn/lib/lib*.so.*[0-9]").
+std::vector<std::string> wheel_globs(const TeRule& rule, const std::string& lib) {
+  std::vector<std::string> out;
+  for (const TeRule::WheelStep& s : rule.wheels) out.push_back(te_for_library(s.glob, lib));
+  for (const TeRule::Loader& loader : rule.loaders)
+    if (loader.lib == lib)
+      for (const TeRule::Step& step : loader.steps)
+        if (step.kind == TeRule::Step::Kind::kWheel)
+          out.push_back(te_for_library(rule.wheel_glob, step.folder).substr(std::string_view("nvidia/").size()));
+  return out;
 }
 
 // The directories of the environment that hold libNAME.so*, in path order.
@@ -420,9 +419,10 @@ std::vector<std::string> copies_of(const Environment& env, const std::string& li
   return out;
 }
 
-// A variable that makes the import pass, tried on the model itself: the failing library's own
-// place pointed at a copy in the environment, or, where the strict loads failed, a system
-// NVRTC or cuRAND that skips them. "" when none does.
+// A variable that makes the import pass, tried on the model itself: one the failing library's
+// search reads pointed at a copy in the environment; where the strict loads failed, a system
+// NVRTC or cuRAND that skips them; where an ldconfig step failed for want of ldconfig on PATH,
+// PATH with its directory. "" when none does.
 std::string passing_variable(const Environment& env, const TeRule& rule, TeShared& shared, const TeRun& failed) {
   std::vector<std::string> libs;
   if (failed.strict)
@@ -430,13 +430,19 @@ std::string passing_variable(const Environment& env, const TeRule& rule, TeShare
       if (std::find(rule.no_toolkit_when.begin(), rule.no_toolkit_when.end(), kept) != rule.no_toolkit_when.end())
         libs.push_back(lib);
   libs.push_back(failed.library);
-  for (const std::string& lib : libs) {
-    std::optional<std::string> name = own_variable(rule, lib);
-    if (!name) continue;
-    for (const std::string& dir : copies_of(env, lib)) {
-      TeRun again = TeImport(env, rule, shared, {{*name, dir}}).run();
-      if (again.decided && !again.error) return *name + "=" + dir;
-    }
+  auto passes = [&](const std::string& name, const std::string& value) {
+    TeRun again = TeImport(env, rule, shared, {{name, value}}).run();
+    return again.decided && !again.error;
+  };
+  for (const std::string& lib : libs)
+    for (const std::string& name : variables_for(rule, lib))
+      for (const std::string& dir : copies_of(env, lib))
+        if (passes(name, dir)) return name + "=" + dir;
+  std::optional<std::string> ldconfig = find_on_path(env, "/sbin:/usr/sbin", "ldconfig");
+  std::optional<std::string> path = process_variable(env, "PATH");
+  if (rule.shape == TeRule::Shape::kPerLibrary && ldconfig && !ldconfig->empty() && path) {
+    std::string more = *path + ":" + fs::path(*ldconfig).parent_path().string();
+    if (passes("PATH", more)) return "PATH=" + more;
   }
   return "";
 }
@@ -446,9 +452,9 @@ std::vector<std::string> wheels_for(const Context& ctx, const TeRule& rule, cons
   std::vector<std::string> out;
   for (const environment::KnownLibrary& k : ctx.knowledge.libraries()) {
     if (!k.soname.starts_with("lib" + lib + ".so.") || (cuda && k.cuda != cuda)) continue;
-    bool searched = std::any_of(rule.wheels.begin(), rule.wheels.end(), [&](const TeRule::WheelStep& s) {
-      std::string glob = "nvidia/" + for_library(s.glob, lib);
-      return glob.substr(0, glob.rfind('/')) == k.folder;
+    std::vector<std::string> globs = wheel_globs(rule, lib);
+    bool searched = std::any_of(globs.begin(), globs.end(), [&](const std::string& g) {
+      return "nvidia/" + g.substr(0, g.rfind('/')) == k.folder;
     });
     if (searched && std::find(out.begin(), out.end(), k.package) == out.end()) out.push_back(k.package);
   }
@@ -490,16 +496,24 @@ class TeFindings {
   Finding failure(const TeRun& run) const {
     Finding f = base(Severity::kError);
     f.message = *run.error;
-    f.library = "lib" + run.library + ".so";
+    bool per_library = rule_.shape == TeRule::Shape::kPerLibrary;
+    // A bare wheel load (cuda_runtime) names no library: the file that did not load.
+    f.library = per_library && !run.file.empty() ? fs::path(run.file).filename().string() : "lib" + run.library + ".so";
     std::string h = who() + " loads " + list_words(loaded_names(), " and ") + " itself at import (" + row_.what +
                     ") and fails at " + run.library + ": ";
     if (run.strict)
       h += "neither NVRTC nor cuRAND came from a CUDA toolkit, so cuBLAS, cudart and cuDNN must come from the "
            "wheels under " +
            env_.python.paths.purelib + "/nvidia, and " + wheel_folders(run.library) + " holds no " + run.library;
-    else if (run.error->starts_with("OSError: "))
+    else if (run.error->starts_with("OSError: ") && !run.file.empty())
       h += "it took " + run.file + " (" + env_.owner_label(run.file) + ", found by " + run.place +
            "), which does not load";
+    else if (per_library)
+      h += "it tried " + list_words(run.searched, ", then ") +
+           (run.error->starts_with("OSError: ")
+                ? ""
+                : ", and the ldconfig step raises before the last one, the dlopen of the unversioned name that "
+                  "LD_LIBRARY_PATH takes part in (TransformerEngine#2373)");
     else
       h += "it searched " + list_words(run.searched, " and ") + ", then " + wheel_folders(run.library) +
            ", and found none (LD_LIBRARY_PATH and ld.so.cache take part only in the dlopen of the unversioned name, "
@@ -535,14 +549,15 @@ class TeFindings {
                     " searches the CUDA toolkit's places before the wheels, so torch and every other user of " +
                     soname + " get that build, which may be another version than " + provider->name + " " +
                     provider->version + "'s";
-    std::optional<std::string> name = own_variable(rule_, l.library);
     std::string dir = fs::path(wheel->path).parent_path().string();
-    if (name) {
-      TeRun again = TeImport(env_, rule_, shared_, {{*name, dir}}).run();
+    for (const std::string& name : variables_for(rule_, l.library)) {
+      TeRun again = TeImport(env_, rule_, shared_, {{name, dir}}).run();
       auto same = std::find_if(again.loaded.begin(), again.loaded.end(),
                                [&](const TeRun::Loaded& x) { return x.library == l.library; });
-      if (again.decided && !again.error && same != again.loaded.end() && same->path == wheel->path)
-        h += "; set " + *name + "=" + dir + " before starting Python, and it loads the wheel's copy";
+      if (again.decided && !again.error && same != again.loaded.end() && same->path == wheel->path) {
+        h += "; set " + name + "=" + dir + " before starting Python, and it loads the wheel's copy";
+        break;
+      }
     }
     f.hint = h;
     return f;
@@ -554,8 +569,8 @@ class TeFindings {
   std::optional<Cause> lost_copy(const TeRun& run) const {
     if (run.error->starts_with("OSError: ")) return std::nullopt;
     std::string nvidia = env_.python.paths.purelib + "/nvidia/";
-    for (const TeRule::WheelStep& step : rule_.wheels) {
-      std::string glob = nvidia + for_library(step.glob, run.library);
+    for (const std::string& wheel_glob : wheel_globs(rule_, run.library)) {
+      std::string glob = nvidia + wheel_glob;
       fs::path dir = fs::path(glob).parent_path();
       std::string pattern = fs::path(glob).filename().string();
       for (const python::Distribution& d : env_.inventory.distributions)
@@ -586,13 +601,12 @@ class TeFindings {
   std::vector<std::string> loaded_names() const {
     std::vector<std::string> out;
     for (const auto& [lib, kept] : rule_.loads) out.push_back(lib);
+    for (const TeRule::Loader& loader : rule_.loaders) out.push_back(loader.lib);
     return out;
   }
 
   std::string wheel_folders(const std::string& lib) const {
-    std::vector<std::string> dirs;
-    for (const TeRule::WheelStep& s : rule_.wheels) dirs.push_back(for_library(s.glob, lib));
-    return "site-packages/nvidia's " + list_words(dirs, " and ");
+    return "site-packages/nvidia's " + list_words(wheel_globs(rule_, lib), " and ");
   }
 
   // The CUDA major of the TransformerEngine core package installed (transformer-engine-cu12).
@@ -634,7 +648,7 @@ std::vector<Finding> check_transformer_engine(const Context& ctx, const environm
     for (const python::RecordEntry& e : d.record) {
       std::string path = e.resolved.string();
       if (!path.ends_with("/" + std::string(kFile))) continue;
-      if ((rule = read_rule(path, env.files.read_text(path, 1 << 20)))) owner = &d;
+      if ((rule = read_te_rule(path, env.files.read_text(path, 1 << 20)))) owner = &d;
       break;
     }
     if (rule) break;

@@ -17,6 +17,7 @@ constexpr u64 kOldEntry = 12;                         // flags, key, value
 constexpr u64 kNewHeader = 48;
 constexpr u64 kNewEntry = 24;  // flags, key, value, osversion, hwcap
 constexpr u32 kExtensionMagic = 0xEAA42174;
+constexpr u32 kTagGenerator = 0;
 constexpr u32 kTagGlibcHwcaps = 1;
 // glibc's DL_CACHE_HWCAP_EXTENSION (bit 62) marks an entry of a glibc-hwcaps subdirectory; its
 // low 32 bits index the extension's subdirectory names. On x86 the ten bits above bit 32 hold
@@ -96,40 +97,51 @@ void read_old_entries(Bytes b, u64 nlibs, std::vector<LdCacheEntry>& out) {
   }
 }
 
-// The glibc-hwcaps subdirectory names of the new format's extension section (glibc 2.33,
-// cache_extension_tag_glibc_hwcaps), by index.
-std::vector<std::string_view> read_hwcaps_names(Bytes file, Bytes area) {
-  std::vector<std::string_view> names;
+// The new format's extension sections (glibc 2.33): the glibc-hwcaps subdirectory names
+// (cache_extension_tag_glibc_hwcaps), by index, and the generator's words that `ldconfig -p`
+// prints last (cache_extension_tag_generator).
+struct Extensions {
+  std::vector<std::string_view> hwcaps_names;
+  std::optional<std::string_view> generator;
+};
+
+Extensions read_extensions(Bytes file, Bytes area) {
+  Extensions out;
   u64 ext_off = read_u32(area.data() + 32);
-  if (ext_off == 0) return names;
+  if (ext_off == 0) return out;
   const u8* ext = area.at(ext_off, 8);
-  if (!ext || read_u32(ext) != kExtensionMagic) return names;
+  if (!ext || read_u32(ext) != kExtensionMagic) return out;
   u64 count = read_u32(ext + 4);
   for (u64 i = 0; i < count && i < area.size() / 16; ++i) {
     const u8* sec = area.at(ext_off + 8 + i * 16, 16);
     if (!sec) break;
-    if (read_u32(sec) != kTagGlibcHwcaps) continue;
+    u32 tag = read_u32(sec);
     u64 off = read_u32(sec + 8), size = read_u32(sec + 12);
     if (!area.contains(off, size)) break;
+    if (tag == kTagGenerator) out.generator = std::string_view(reinterpret_cast<const char*>(area.data() + off), size);
+    if (tag != kTagGlibcHwcaps) continue;
     for (u64 j = 0; j + 4 <= size; j += 4) {
       // ld.so reads these name offsets from the start of the file, not of the new header.
       auto name = file.cstr(read_u32(area.data() + off + j));
-      names.push_back(name.value_or(std::string_view()));
+      out.hwcaps_names.push_back(name.value_or(std::string_view()));
     }
   }
-  return names;
+  return out;
 }
 
 // The new format (CACHEMAGIC_NEW "glibc-ld.so.cache1.1") at `new_off`: 24-byte entries with their
 // hwcap word; string offsets count from the new header. nullptr, or why the file is refused.
-const char* read_new_entries(Bytes file, u64 new_off, std::vector<LdCacheEntry>& out) {
+const char* read_new_entries(Bytes file, u64 new_off, std::vector<LdCacheEntry>& out,
+                             std::optional<std::string_view>& generator) {
   Bytes area(file.data() + new_off, file.size() - new_off);
   const u8* h = area.data();
   u64 nlibs = read_u32(h + 20);
   u8 endian = h[28];
   if (endian == 3 || endian == 1) return "cache written for another byte order";
   if (nlibs > (area.size() - kNewHeader) / kNewEntry) return "entry count exceeds the file";
-  std::vector<std::string_view> hwcaps_names = read_hwcaps_names(file, area);
+  Extensions extensions = read_extensions(file, area);
+  const std::vector<std::string_view>& hwcaps_names = extensions.hwcaps_names;
+  generator = extensions.generator;
   for (u64 i = 0; i < nlibs; ++i) {
     const u8* e = h + kNewHeader + i * kNewEntry;
     auto key = area.cstr(read_u32(e + 4));
@@ -180,7 +192,7 @@ std::unique_ptr<LdCache> LdCache::parse(std::shared_ptr<const MappedFile> file, 
     return fail("not a cache file (bad magic)");
   }
   if (cache->format_ != Format::kOld)
-    if (const char* why = read_new_entries(b, new_off, cache->entries_)) return fail(why);
+    if (const char* why = read_new_entries(b, new_off, cache->entries_, cache->generator_)) return fail(why);
   for (u32 i = 0; i < cache->entries_.size(); ++i) cache->by_key_[cache->entries_[i].key].push_back(i);
   return cache;
 }

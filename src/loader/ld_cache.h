@@ -54,6 +54,9 @@ class LdCache {
   enum class Format { kOld, kNew, kCombined };
   Format format() const { return format_; }
   const std::vector<LdCacheEntry>& entries() const { return entries_; }
+  // The words of the program that wrote the cache ("ldconfig (Debian GLIBC 2.36-9+deb12u14) stable
+  // release version 2.36"), where its extension area holds them.
+  std::optional<std::string_view> generator() const { return generator_; }
 
   // The path glibc's search_cache returns for `soname`. `flags` is the architecture's cache
   // flag word (see cache_flags_for_machine); `active_hwcaps` the glibc-hwcaps subdirectories
@@ -69,6 +72,7 @@ class LdCache {
   std::shared_ptr<const void> strings_;
   Format format_ = Format::kNew;
   std::vector<LdCacheEntry> entries_;
+  std::optional<std::string_view> generator_;
   std::unordered_map<std::string_view, std::vector<u32>> by_key_;
 };
 

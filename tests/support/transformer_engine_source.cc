@@ -1,0 +1,89 @@
+#include "support/transformer_engine_source.h"
+
+namespace envdoctor::test {
+
+namespace {
+
+// What the f-strings put after a library's name: the extension as _get_sys_extension() gives it.
+std::string ext(const TePerLibraryShape& shape) {
+  return shape.dotless_extension ? ".{_get_sys_extension()}" : "{_get_sys_extension()}";
+}
+
+// The recursive glob below a variable's value, its stubs (and `also`) dropped where asked.
+std::string home_glob(const std::string& var, const std::string& lib, const std::string& indent,
+                      const std::string& drop, const TePerLibraryShape& shape) {
+  std::string out = indent + "libs = glob.glob(f\"{" + var + "}/**/lib" + lib + ext(shape) + "*\", recursive=True)\n";
+  if (!drop.empty()) out += indent + "libs = list(filter(lambda x: not (" + drop + "), libs))\n";
+  return out + indent + "libs.sort(reverse=True, key=os.path.basename)\n" + indent + "if libs:\n" + indent +
+         "    return ctypes.CDLL(libs[0], mode=ctypes.RTLD_GLOBAL)\n";
+}
+
+// ldconfig's lines, the first naming the library (and "=>") opened.
+std::string ldconfig_step(const std::string& lib, const TePerLibraryShape& shape) {
+  std::string out = "    # ldconfig's view of the cache\n";
+  bool prefix = lib == "nvrtc" && shape.nvrtc_grep_prefix;
+  if (shape.ldconfig_list) out += "    libs = subprocess.check_output([\"ldconfig\", \"-p\"])\n";
+  else if (prefix) out += "    libs = subprocess.check_output(\"ldconfig -p | grep 'libnvrtc'\", shell=True)\n";
+  else
+    out += "    libs = subprocess.check_output(\n        f\"ldconfig -p | grep 'lib" + lib + ext(shape) +
+           "'\", shell=True\n    )\n";
+  out += "    libs = libs.decode(\"utf-8\").split(\"\\n\")\n    sos = []\n    for lib in libs:\n";
+  if (prefix) out += "        if \"stub\" in lib or \"libnvrtc-builtins\" in lib:\n            continue\n";
+  return out + "        if \"lib" + lib + "\" in lib and \"=>\" in lib:\n" +
+         "            sos.append(lib.split(\">\")[1].strip())\n    if sos:\n"
+         "        return ctypes.CDLL(sos[0], mode=ctypes.RTLD_GLOBAL)\n";
+}
+
+// _load_LIB: [its own variables,] the toolkit's, its wheel folder, [ldconfig,] the bare name.
+std::string load_function(const std::string& lib, const std::string& folder, const std::string& drop, bool own,
+                          bool ldconfig, const TePerLibraryShape& shape) {
+  std::string out = "\n\n@functools.lru_cache(maxsize=None)\ndef _load_" + lib + "():\n    \"\"\"" + lib +
+                    ", found as this release finds it.\"\"\"\n";
+  if (own) {
+    std::string upper = lib == "cudnn" ? "CUDNN" : lib;
+    out += "    " + lib + "_home = os.environ.get(\"" + upper + "_HOME\") or os.environ.get(\"" + upper + "_PATH\")\n";
+    out += "    if " + lib + "_home:\n" + home_glob(lib + "_home", lib, "        ", drop, shape) + "\n";
+  }
+  out += "    cuda_home = os.environ.get(\"CUDA_HOME\") or os.environ.get(\"CUDA_PATH\") or \"/usr/local/cuda\"\n";
+  out += home_glob("cuda_home", lib, "    ", own ? "" : drop, shape) + "\n";
+  out += "    found, handle = _load_nvidia_cuda_library(\"" + folder + "\")\n    if found:\n        return handle\n\n";
+  if (ldconfig) out += ldconfig_step(lib, shape) + "\n";
+  return out + "    return ctypes.CDLL(f\"lib" + lib + ext(shape) + "\", mode=ctypes.RTLD_GLOBAL)\n";
+}
+
+}  // namespace
+
+std::string te_per_library_init(const TePerLibraryShape& shape) {
+  std::string out =
+      "import ctypes\nimport functools\nimport glob\nimport os\nimport platform\nimport subprocess\n"
+      "import sysconfig\n\n\ndef _get_sys_extension():\n    system = platform.system()\n\n"
+      "    if system == \"Linux\":\n";
+  out += shape.dotless_extension ? "        extension = \"so\"\n    else:\n        raise RuntimeError(system)\n\n"
+                                   "    return extension\n"
+                                 : "        return \".so\"\n    raise RuntimeError(system)\n";
+  out +=
+      "\n\n@functools.lru_cache(maxsize=None)\ndef _load_nvidia_cuda_library(lib_name: str):\n"
+      "    \"\"\"\n    Every library of a wheel's folder under site-packages/nvidia.\n    \"\"\"\n"
+      "    so_paths = glob.glob(\n        os.path.join(\n            sysconfig.get_path(\"purelib\"),\n"
+      "            f\"nvidia/{lib_name}/lib/lib*" +
+      ext(shape) +
+      ".*[0-9]\",\n        )\n    )\n\n    path_found = len(so_paths) > 0\n    ctypes_handles = []\n\n"
+      "    if path_found:\n        for so_path in so_paths:\n"
+      "            ctypes_handles.append(ctypes.CDLL(so_path, mode=ctypes.RTLD_GLOBAL))\n\n"
+      "    return path_found, ctypes_handles\n";
+  out += load_function("cudnn", "cudnn", "", true, shape.cudnn_ldconfig, shape);
+  out += load_function("nvrtc", "cuda_nvrtc", "\"stub\" in x or \"libnvrtc-builtins\" in x", false, true, shape);
+  if (shape.curand) out += load_function("curand", "curand", "\"stub\" in x", false, true, shape);
+  out +=
+      "\n\ndef sanity_checks_for_pypi_installation():\n    pass\n\n\ndef _load_core_library():\n    return None\n\n\n"
+      "if \"NVTE_PROJECT_BUILDING\" not in os.environ or bool(int(os.getenv(\"NVTE_RELEASE_BUILD\", \"0\"))):\n";
+  if (shape.sanity_checks) out += "    sanity_checks_for_pypi_installation()\n";
+  out += "    _CUDNN = _load_cudnn()\n    _NVRTC = _load_nvrtc()\n";
+  if (shape.curand) out += "    _CURAND = _load_curand()\n";
+  out +=
+      "    _CUBLAS = _load_nvidia_cuda_library(\"cublas\")\n"
+      "    _CUDART = _load_nvidia_cuda_library(\"cuda_runtime\")\n    _TE = _load_core_library()\n";
+  return out;
+}
+
+}  // namespace envdoctor::test
