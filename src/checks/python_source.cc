@@ -129,7 +129,16 @@ std::optional<std::string> find_on_path(const Environment& env, std::string_view
     std::string dir(path.substr(0, colon));
     if (dir.empty() || dir.front() != '/') return std::nullopt;
     std::string file = join(dir, name);
-    if (path_exists(env, file) && !path_is_dir(env, file)) return file;
+    if (path_exists(env, file)) {
+      // A directory or a file without execute permission there: execvp goes on and then raises
+      // EACCES, sh says "Permission denied"; neither is modelled.
+      std::error_code ec;
+      fs::perms perms = fs::status(env.host(file), ec).permissions();
+      bool executable =
+          !ec && (perms & (fs::perms::owner_exec | fs::perms::group_exec | fs::perms::others_exec)) != fs::perms::none;
+      if (path_is_dir(env, file) || !executable) return std::nullopt;
+      return file;
+    }
     if (colon == std::string_view::npos) return "";
     path.remove_prefix(colon + 1);
   }
@@ -172,13 +181,18 @@ std::string cache_flags_words(i64 flags) {
 
 std::optional<std::vector<std::string>> ldconfig_print(const loader::LoaderConfig& config) {
   const std::shared_ptr<const loader::LdCache>& cache = config.cache;
-  if (!cache) return std::nullopt;
+  if (!cache) {
+    // An empty file is read as one without entries, and ldconfig prints nothing (print_cache).
+    std::error_code ec;
+    uintmax_t size = fs::file_size(config.root + config.cache_path, ec);
+    return !ec && size == 0 ? std::optional<std::vector<std::string>>(std::vector<std::string>{}) : std::nullopt;
+  }
   std::vector<std::string> out;
   out.push_back(std::to_string(cache->entries().size()) + " libs found in cache `" + config.cache_path + "'");
   for (const loader::LdCacheEntry& e : cache->entries()) {
     std::string line = "\t";
     line.append(e.key).append(" (").append(cache_flags_words(e.flags));
-    if (e.hwcaps_subdir) {
+    if (e.hwcaps_subdir && !e.hwcaps_subdir->empty()) {  // an index past the table prints the bits
       line.append(", hwcap: \"").append(*e.hwcaps_subdir).append("\"");
     } else if (e.hwcap != 0) {
       char bits[32];

@@ -44,7 +44,8 @@ std::vector<std::string> python_glob(const environment::Environment& env, const 
 
 // The file that a search of `path` (a PATH value, as execvp and sh search it) finds for `name`
 // in the root: "" where no directory holds one; nullopt where an element is relative (the
-// working directory's), of which no verdict follows.
+// working directory's) or the first one found is a directory or not executable, of which no
+// verdict follows.
 std::optional<std::string> find_on_path(const environment::Environment& env, std::string_view path,
                                         const std::string& name);
 

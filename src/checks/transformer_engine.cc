@@ -151,8 +151,10 @@ class TeImport {
         out.searched.push_back(name + " (unset)");
         continue;
       }
-      if (value->empty()) {
-        out.decided = false;  // glob of "/**/": the whole file system
+      // A glob of "/**/" (the whole file system), or a value whose '*', '?' or '[' Python's
+      // glob takes as a pattern.
+      if (value->empty() || value->find_first_of("*?[") != std::string::npos) {
+        out.decided = false;
         return std::nullopt;
       }
       std::vector<std::string> libs = python_glob(env_, te_for_library(*value, lib), pattern, true, &shared_.listings);
@@ -215,8 +217,10 @@ class TeImport {
       out.searched.push_back(names + (home ? " (empty)" : " (unset)"));
       return step.guarded ? std::optional<bool>(false) : std::nullopt;
     }
-    if (home->front() != '/') {
-      out.decided = false;  // below the working directory
+    // Below the working directory; or a value whose '*', '?' or '[' Python's glob takes as a
+    // pattern.
+    if (home->front() != '/' || home->find_first_of("*?[") != std::string::npos) {
+      out.decided = false;
       return std::nullopt;
     }
     std::vector<std::string> libs = python_glob(env_, *home, step.pattern, true, &shared_.listings);
@@ -253,6 +257,12 @@ class TeImport {
     std::optional<std::vector<std::string>> lines =
         step.grep ? shell_lines(lib, step, out) : exec_lines(lib, step, out);
     if (!lines) return std::nullopt;
+    // libs.decode("utf-8") raises on a byte it cannot decode (and grep in a UTF-8 locale would
+    // have called such input binary): not modelled.
+    if (!std::all_of(lines->begin(), lines->end(), valid_utf8)) {
+      out.decided = false;
+      return std::nullopt;
+    }
     for (const std::string& line : *lines) {
       if (holds_any(line, step.drop) || !std::all_of(step.want.begin(), step.want.end(), [&](const std::string& w) {
             return line.find(w) != std::string::npos;
@@ -263,13 +273,44 @@ class TeImport {
         out.decided = false;  // IndexError
         return std::nullopt;
       }
+      // str.strip(): ASCII's blanks and separators; a non-ASCII character at either end, which
+      // may be Unicode's white space, gets no verdict.
+      const char* blanks = " \t\n\r\f\v\x1c\x1d\x1e\x1f";
       std::string path = line.substr(gt + 1, line.find('>', gt + 1) - gt - 1);
-      path.erase(0, path.find_first_not_of(" \t\n\r\f\v"));
-      path.erase(path.find_last_not_of(" \t\n\r\f\v") + 1);
+      path.erase(0, path.find_first_not_of(blanks));
+      path.erase(path.find_last_not_of(blanks) + 1);
+      if (!path.empty() &&
+          (static_cast<unsigned char>(path.front()) >= 0x80 || static_cast<unsigned char>(path.back()) >= 0x80)) {
+        out.decided = false;
+        return std::nullopt;
+      }
       return open(python, path, lib, true, "`" + shown(step) + "`", out) ? std::optional<bool>(true) : std::nullopt;
     }
     out.searched.push_back("`" + shown(step) + "` (no line holds " + quoted_list(step.want) + ")");
     return false;
+  }
+
+  // Whether Python's UTF-8 decoder takes `s` whole: no stray continuation byte, no overlong form,
+  // no surrogate, nothing past U+10FFFF.
+  static bool valid_utf8(const std::string& s) {
+    auto at = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0; };
+    for (size_t i = 0; i < s.size();) {
+      unsigned char c = at(i);
+      size_t more = c < 0x80                 ? 0
+                    : c >= 0xc2 && c <= 0xdf ? 1
+                    : c >= 0xe0 && c <= 0xef ? 2
+                    : c >= 0xf0 && c <= 0xf4 ? 3
+                                             : 4;
+      if (more == 4) return false;
+      for (size_t k = 1; k <= more; ++k)
+        if ((at(i + k) & 0xc0) != 0x80) return false;
+      unsigned char next = at(i + 1);
+      if ((c == 0xe0 && next < 0xa0) || (c == 0xed && next > 0x9f) || (c == 0xf0 && next < 0x90) ||
+          (c == 0xf4 && next > 0x8f))
+        return false;
+      i += more + 1;
+    }
+    return true;
   }
 
   static std::string shown(const Step& step) { return step.grep ? step.command : "ldconfig -p"; }

@@ -34,10 +34,16 @@ std::string_view block_at(std::string_view text, size_t at) {
   return text.substr(at, (end == std::string_view::npos ? text.size() : end) - at);
 }
 
-// The top-level function `name`: from its `def` to the next line that starts in column 0.
+// The top-level function `name`: from its `def` to the next line that starts in column 0. Empty
+// where the module defines it twice (Python takes the last) or assigns the name at top level.
 std::string_view function_body(std::string_view text, std::string_view name) {
-  size_t def = text.find("\ndef " + std::string(name) + "(");
-  return def == std::string_view::npos ? std::string_view() : block_at(text, def + 1);
+  const std::string def_line = "\ndef " + std::string(name) + "(";
+  size_t def = text.find(def_line);
+  if (def == std::string_view::npos || text.find(def_line, def + 1) != std::string_view::npos ||
+      text.find("\n" + std::string(name) + " =") != std::string_view::npos ||
+      text.find("\n" + std::string(name) + "=") != std::string_view::npos)
+    return {};
+  return block_at(text, def + 1);
 }
 
 std::vector<std::string_view> stripped_lines(std::string_view body) {
@@ -47,7 +53,8 @@ std::vector<std::string_view> stripped_lines(std::string_view body) {
     std::string_view line = body.substr(0, nl);
     size_t first = line.find_first_not_of(" \t");
     size_t last = line.find_last_not_of(" \t\r");
-    if (first != std::string_view::npos) out.push_back(line.substr(first, last - first + 1));
+    if (first != std::string_view::npos && last != std::string_view::npos && last >= first)
+      out.push_back(line.substr(first, last - first + 1));
     if (nl == std::string_view::npos) break;
     body.remove_prefix(nl + 1);
   }
@@ -247,40 +254,51 @@ std::pair<std::string_view, int> code_of(std::string_view line) {
 }
 
 // The statements of a block whose first line (a `def` or an `if`) is its header, without
-// comments and docstrings; nullopt where its lines do not make statements (brackets left open,
-// an indentation that opens no block).
+// comments and docstrings; nullopt where its lines do not make statements as Python reads them
+// (brackets left open, an indentation that opens no block or that a tab makes, a docstring with
+// code after it).
 std::optional<std::vector<Statement>> statements(std::string_view block) {
   size_t header = block.find('\n');
   if (block.empty() || header == std::string_view::npos) return std::nullopt;
   std::vector<Statement> out;
   std::vector<size_t> indents;
+  bool opens_block = false;  // the last statement ends in ':'
   std::string pending;
   size_t pending_indent = 0;
   int open = 0;
   bool in_docstring = false;
-  auto emit = [&]() {
-    bool after_header = !out.empty() && out.back().text.ends_with(':');
-    if (indents.empty() || pending_indent > indents.back()) {
-      if (!indents.empty() && !after_header) return false;
-      indents.push_back(pending_indent);
+  // A statement at `indent`, kept unless it is a docstring, which counts for the blocks alone.
+  auto emit = [&](size_t indent, bool keep) {
+    if (indents.empty() || indent > indents.back()) {
+      if (!indents.empty() && !opens_block) return false;
+      indents.push_back(indent);
     } else {
-      if (after_header) return false;
-      while (!indents.empty() && pending_indent < indents.back()) indents.pop_back();
-      if (indents.empty() || indents.back() != pending_indent) return false;
+      if (opens_block) return false;
+      while (!indents.empty() && indent < indents.back()) indents.pop_back();
+      if (indents.empty() || indents.back() != indent) return false;
     }
-    out.push_back({static_cast<int>(indents.size()) - 1, std::move(pending)});
+    opens_block = keep && pending.ends_with(':');
+    if (keep) out.push_back({static_cast<int>(indents.size()) - 1, std::move(pending)});
     pending.clear();
     return true;
   };
+  const std::string_view quotes = "\"\"\"";
   for (std::string_view line : stripped_lines(block.substr(header + 1))) {
-    size_t indent = static_cast<size_t>(line.data() - block.data());
-    indent -= block.rfind('\n', indent) + 1;
+    size_t offset = static_cast<size_t>(line.data() - block.data());
+    size_t line_start = block.rfind('\n', offset) + 1;
+    size_t indent = offset - line_start;
     if (in_docstring) {
-      in_docstring = line.find("\"\"\"") == std::string_view::npos;
+      size_t close = line.find(quotes);
+      if (close != std::string_view::npos && close + quotes.size() != line.size()) return std::nullopt;
+      in_docstring = close == std::string_view::npos;
       continue;
     }
-    if (open == 0 && line.starts_with("\"\"\"")) {
-      in_docstring = line.size() < 6 || !line.ends_with("\"\"\"");
+    if (open == 0 && block.substr(line_start, indent).find('\t') != std::string_view::npos) return std::nullopt;
+    if (open == 0 && line.starts_with(quotes)) {
+      size_t close = line.find(quotes, quotes.size());
+      if (close != std::string_view::npos && close + quotes.size() != line.size()) return std::nullopt;
+      in_docstring = close == std::string_view::npos;
+      if (!emit(indent, false)) return std::nullopt;
       continue;
     }
     auto [code, delta] = code_of(line);
@@ -296,9 +314,9 @@ std::optional<std::vector<Statement>> statements(std::string_view block) {
       pending += code;
     }
     open += delta;
-    if (open < 0 || (open == 0 && !emit())) return std::nullopt;
+    if (open < 0 || (open == 0 && !emit(pending_indent, true))) return std::nullopt;
   }
-  if (open != 0 || in_docstring || out.empty() || out.back().text.ends_with(':')) return std::nullopt;
+  if (open != 0 || in_docstring || out.empty() || opens_block) return std::nullopt;
   return out;
 }
 
@@ -337,6 +355,12 @@ bool is_identifier(std::string_view s) {
                      [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
+// A folder name under site-packages/nvidia, as one path element.
+bool is_folder(const std::optional<std::string>& folder) {
+  return folder && !folder->empty() && *folder != "." && *folder != ".." &&
+         folder->find_first_of("*?[/") == std::string::npos;
+}
+
 // The strings of a condition such as `"stub" in x or "libnvrtc-builtins" in x` (each `"S" in
 // name`, joined by `join`); nullopt for any other.
 std::optional<std::vector<std::string>> contained(std::string_view s, std::string_view name, std::string_view join) {
@@ -354,27 +378,32 @@ std::optional<std::vector<std::string>> contained(std::string_view s, std::strin
   }
 }
 
-// What _get_sys_extension() returns on Linux: ".so" (2.5 on) or "so" (2.4, whose f-strings
-// put the dot themselves).
+// What _get_sys_extension() returns where platform.system() is "Linux": ".so" (2.5 on: the first
+// branch returns it; nothing after is reached), or "so" (2.4: the first branch sets it, the
+// others are elif and else, and the function then returns it), whose f-strings put the dot.
 std::optional<std::string> read_extension(std::string_view text) {
   std::optional<std::vector<Statement>> body = statements(function_body(text, "_get_sys_extension"));
-  if (!body || body->front().text != "system = platform.system()") return std::nullopt;
-  for (size_t i = 0; i + 1 < body->size(); ++i) {
-    if ((*body)[i].text != "if system == \"Linux\":") continue;
-    const Statement& then = (*body)[i + 1];
-    if (then.text == "return \".so\"") return ".so";
-    bool returned = std::any_of(body->begin() + static_cast<long>(i), body->end(),
-                                [](const Statement& s) { return s.depth == 0 && s.text == "return extension"; });
-    if (then.text == "extension = \"so\"" && returned) return "so";
-    return std::nullopt;
+  if (!body) return std::nullopt;
+  const std::vector<Statement> b = *body;
+  Cursor s(std::move(*body));
+  if (!s.take(0, "system = platform.system()") || !s.take(0, "if system == \"Linux\":")) return std::nullopt;
+  if (s.take(1, "return \".so\"")) return ".so";
+  if (!s.take(1, "extension = \"so\"") || b.size() < 4 || b[3].depth != 0) return std::nullopt;
+  for (size_t i = 3; i < b.size(); ++i) {
+    if (b[i].depth != 0) continue;
+    if (b[i].text == "return extension") return i + 1 == b.size() ? std::optional<std::string>("so") : std::nullopt;
+    if (!b[i].text.starts_with("elif ") && b[i].text != "else:") return std::nullopt;
   }
   return std::nullopt;
 }
 
-// A string argument with the extension put in.
-std::optional<std::string> string_with(std::string_view s, const std::string& ext) {
+// A string argument with the extension put in. Only _load_nvidia_cuda_library has a `lib_name`
+// (`with_lib`); elsewhere its fields would raise NameError.
+std::optional<std::string> string_with(std::string_view s, const std::string& ext, bool with_lib = false) {
   std::optional<std::string> out = string_arg(s);
-  return out ? std::optional<std::string>(replace_all(*out, "{ext}", ext)) : std::nullopt;
+  if (!out || (!with_lib && (out->find("{lib}") != std::string::npos || out->find("{LIB}") != std::string::npos)))
+    return std::nullopt;
+  return replace_all(*out, "{ext}", ext);
 }
 
 // _load_nvidia_cuda_library: a glob below purelib, each match opened. Its glob, to the letter.
@@ -384,7 +413,7 @@ bool read_wheel_loader(std::string_view text, const std::string& ext, TeRule& r)
   Cursor s(std::move(*body));
   std::optional<std::string> arg =
       s.take_around(0, "so_paths = glob.glob(os.path.join(sysconfig.get_path(\"purelib\"), ", "))");
-  std::optional<std::string> glob = arg ? string_with(*arg, ext) : std::nullopt;
+  std::optional<std::string> glob = arg ? string_with(*arg, ext, true) : std::nullopt;
   if (!glob || !glob->starts_with("nvidia/{lib}/") || glob->find('/', 13) == std::string::npos ||
       glob->substr(13, glob->rfind('/') - 13).find_first_of("*?[{") != std::string::npos ||
       !s.take(0, "path_found = len(so_paths) > 0") || !s.take(0, "ctypes_handles = []") ||
@@ -412,6 +441,10 @@ std::optional<TeRule::Step> read_home_glob(Cursor& s, const std::string& ext) {
   size_t eq = whole->find(" = ");
   if (eq == std::string::npos || !is_identifier(whole->substr(0, eq))) return fail();
   std::string name = whole->substr(0, eq);
+  // A name the function reads would be local to it from the start (UnboundLocalError).
+  for (std::string_view used : {"os", "glob", "ctypes", "subprocess", "list", "filter", "len", "_get_sys_extension",
+                                "_load_nvidia_cuda_library", "libs", "lib", "sos", "found", "handle", "x"})
+    if (name == used) return fail();
   std::string_view rhs = std::string_view(*whole).substr(eq + 3);
   while (true) {
     size_t end = rhs.find(" or ");
@@ -452,8 +485,7 @@ std::optional<TeRule::Step> read_wheel_step(Cursor& s) {
   size_t start = s.mark();
   std::optional<std::string> arg = s.take_around(0, "found, handle = _load_nvidia_cuda_library(", ")");
   std::optional<std::string> folder = arg ? string_arg(*arg) : std::nullopt;
-  if (!folder || folder->empty() || folder->find_first_of("*?[/") != std::string::npos || !s.take(0, "if found:") ||
-      !s.take(1, "return handle")) {
+  if (!is_folder(folder) || !s.take(0, "if found:") || !s.take(1, "return handle")) {
     s.back_to(start);
     return std::nullopt;
   }
@@ -481,11 +513,13 @@ std::optional<TeRule::Step> read_ldconfig_step(Cursor& s, const std::string& ext
     const std::string_view shell = ", shell=True", head = "ldconfig -p | grep '";
     std::optional<std::string> command =
         arg->ends_with(shell) ? string_with(arg->substr(0, arg->size() - shell.size()), ext) : std::nullopt;
-    if (!command || !command->starts_with(head) || !command->ends_with("'") ||
-        command->substr(head.size(), command->size() - head.size() - 1).find('\'') != std::string::npos)
+    // The pattern quoted whole, not empty and not an option of grep's.
+    if (!command || command->size() < head.size() + 2 || !command->starts_with(head) || !command->ends_with("'"))
       return fail();
+    std::string pattern = command->substr(head.size(), command->size() - head.size() - 1);
+    if (pattern.front() == '-' || pattern.find('\'') != std::string::npos) return fail();
     step.command = *command;
-    step.grep = command->substr(head.size(), command->size() - head.size() - 1);
+    step.grep = pattern;
   }
   if (!s.take(0, "libs = libs.decode(\"utf-8\").split(\"\\n\")") || !s.take(0, "sos = []") ||
       !s.take(0, "for lib in libs:"))
@@ -533,12 +567,10 @@ std::optional<std::vector<TeRule::Step>> read_library_function(std::string_view 
   return steps;
 }
 
-// The module's loads under its NVTE_PROJECT_BUILDING guard, up to the core library's.
-bool read_loaders(std::string_view text, const std::string& ext, TeRule& r) {
-  size_t guard = text.find(
-      "\nif \"NVTE_PROJECT_BUILDING\" not in os.environ or bool(int(os.getenv(\"NVTE_RELEASE_BUILD\", \"0\"))):\n");
-  if (guard == std::string_view::npos) return false;
-  std::optional<std::vector<Statement>> block = statements(block_at(text, guard + 1));
+// The module's loads under its NVTE_PROJECT_BUILDING guard (`block`), up to the core library's;
+// the functions they call are those `defs` (the module before the guard) defines.
+bool read_loaders(std::string_view defs, std::string_view block_text, const std::string& ext, TeRule& r) {
+  std::optional<std::vector<Statement>> block = statements(block_text);
   if (!block) return false;
   for (const Statement& st : *block) {
     if (st.depth != 0) return false;
@@ -551,7 +583,7 @@ bool read_loaders(std::string_view text, const std::string& ext, TeRule& r) {
     const std::string_view wheel = "_load_nvidia_cuda_library(";
     if (call.starts_with(wheel) && call.ends_with(")")) {
       std::optional<std::string> folder = string_arg(call.substr(wheel.size(), call.size() - wheel.size() - 1));
-      if (!folder || folder->empty() || folder->find_first_of("*?[/") != std::string::npos) return false;
+      if (!is_folder(folder)) return false;
       TeRule::Step step;
       step.kind = TeRule::Step::Kind::kWheel;
       step.folder = *folder;
@@ -561,7 +593,7 @@ bool read_loaders(std::string_view text, const std::string& ext, TeRule& r) {
     if (!call.starts_with("_load_") || !call.ends_with("()") || !is_identifier(call.substr(0, call.size() - 2)))
       return false;
     std::string function(call.substr(0, call.size() - 2));
-    std::optional<std::vector<TeRule::Step>> steps = read_library_function(text, function, ext);
+    std::optional<std::vector<TeRule::Step>> steps = read_library_function(defs, function, ext);
     if (!steps) return false;
     r.loaders.push_back({function.substr(6), std::move(*steps)});
   }
@@ -572,8 +604,14 @@ std::optional<TeRule> read_per_library(const std::string& file, std::string_view
   TeRule r;
   r.file = file;
   r.shape = TeRule::Shape::kPerLibrary;
-  std::optional<std::string> ext = read_extension(text);
-  if (!ext || !read_wheel_loader(text, *ext, r) || !read_loaders(text, *ext, r)) return std::nullopt;
+  size_t guard = text.find(
+      "\nif \"NVTE_PROJECT_BUILDING\" not in os.environ or bool(int(os.getenv(\"NVTE_RELEASE_BUILD\", \"0\"))):\n");
+  if (guard == std::string_view::npos) return std::nullopt;
+  // What the guard's block calls must be defined before it runs.
+  std::string_view defs = text.substr(0, guard + 1);
+  std::optional<std::string> ext = read_extension(defs);
+  if (!ext || !read_wheel_loader(defs, *ext, r) || !read_loaders(defs, block_at(text, guard + 1), *ext, r))
+    return std::nullopt;
   return r;
 }
 
@@ -584,6 +622,11 @@ std::string te_for_library(const std::string& name, const std::string& lib) {
 }
 
 std::optional<TeRule> read_te_rule(const std::string& file, std::string_view text) {
+  // Python ends a line at a lone '\r' too, and reads a form feed or NUL otherwise than a blank;
+  // such a file is not one of the releases'.
+  for (size_t i = 0; i < text.size(); ++i)
+    if ((text[i] == '\r' && (i + 1 == text.size() || text[i + 1] != '\n')) || text[i] == '\f' || text[i] == '\0')
+      return std::nullopt;
   if (text.find("\ndef _load_cuda_library_from_system(") != std::string_view::npos) return read_shared(file, text);
   return read_per_library(file, text);
 }

@@ -159,6 +159,32 @@ TEST(TransformerEngineRule, AnyOtherStatementGivesNoRule) {
       {"    _TE = _load_core_library()\n", "    _TE = _load_core_library(\n"},
   };
   for (const auto& [from, to] : changes) EXPECT_FALSE(rule_of(replaced(text, from, to))) << from << " -> " << to;
+  // Files that read alike line by line but that Python runs otherwise (each seen to differ from
+  // the real import): code after a lone carriage return, which ends a line for Python; a line that
+  // only looks like a docstring; a second definition, which Python takes; the Linux branch nested
+  // in another; a field of a name the function does not have (NameError); a tab in the
+  // indentation (TabError); a grep quote left open, or a pattern that grep takes as an option; a
+  // variable named after a name the function reads (UnboundLocalError).
+  const std::vector<std::pair<std::string, std::string>> python_reads_otherwise = {
+      {"    sos = []\n", "    sos = []  # note\r    raise RuntimeError(\"hidden\")\n"},
+      {"    \"\"\"cudnn, found as this release finds it.\"\"\"\n",
+       "    \"\"\"z\"\"\" if [].pop() else \"\"\"w\"\"\"\n"},
+      {"\n\ndef sanity_checks_for_pypi_installation():",
+       "\n\ndef _load_cudnn():\n    raise RuntimeError(\"second\")\n\n\ndef sanity_checks_for_pypi_installation():"},
+      {"    if system == \"Linux\":\n        return \".so\"\n",
+       "    if system == \"Windows\":\n        if system == \"Linux\":\n            return \".so\"\n"
+       "    if system == \"Linux\":\n        return \".dylib\"\n"},
+      {"    return ctypes.CDLL(f\"libcudnn{_get_sys_extension()}\", mode=ctypes.RTLD_GLOBAL)\n",
+       "    return ctypes.CDLL(f\"lib{lib_name}{_get_sys_extension()}\", mode=ctypes.RTLD_GLOBAL)\n"},
+      {"    _NVRTC = _load_nvrtc()\n", "\t   _NVRTC = _load_nvrtc()\n"},
+      {"grep 'libcurand{_get_sys_extension()}'\"", "grep '\""},
+      {"grep 'libcurand{_get_sys_extension()}'\"", "grep '-v'\""},
+  };
+  for (const auto& [from, to] : python_reads_otherwise)
+    EXPECT_FALSE(rule_of(replaced(text, from, to))) << from << " -> " << to;
+  std::string shadowed = text;
+  for (size_t at; (at = shadowed.find("cudnn_home")) != std::string::npos;) shadowed.replace(at, 10, "os");
+  EXPECT_FALSE(rule_of(shadowed));
   // Without the core library's load the module's loads are not known to end.
   EXPECT_FALSE(rule_of(replaced(text, "    _TE = _load_core_library()\n", "")));
 }
@@ -198,6 +224,14 @@ TEST(LdconfigPrint, IsWhatLdconfigPrints) {
   CommandResult none = run("chroot " + quote(root) + " /sbin/ldconfig -p");
   EXPECT_EQ(none.status, 1);
   EXPECT_EQ(none.out, "");
+  // An empty cache file: no entries, and no error.
+  std::ofstream(root + "/etc/ld.so.cache").close();
+  CommandResult empty = run("chroot " + quote(root) + " /sbin/ldconfig -p");
+  EXPECT_EQ(empty.status, 0) << empty.err;
+  EXPECT_EQ(empty.out, "");
+  std::optional<std::vector<std::string>> no_lines = checks::ldconfig_print(loader::LoaderConfig::for_host(root));
+  ASSERT_TRUE(no_lines);
+  EXPECT_TRUE(no_lines->empty());
   ASSERT_EQ(run("ldconfig -r " + quote(root)).status, 0);
   CommandResult chrooted = run("chroot " + quote(root) + " /sbin/ldconfig -p");
   ASSERT_EQ(chrooted.status, 0) << chrooted.err;
