@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <unordered_map>
 
 #include "python/metadata_file.h"
+#include "support/parallel.h"
 #include "support/text.h"
 
 namespace envdoctor::python {
@@ -277,8 +279,10 @@ std::vector<Distribution> scan_site_dir(const fs::path& site_dir, const fs::path
     if (ends_with(n, ".dist-info") || ends_with(n, ".egg-info")) entries.push_back(it->path());
   }
   std::sort(entries.begin(), entries.end());
-  std::vector<Distribution> out;
-  for (const fs::path& p : entries) {
+  enum class Kind { kSkipped, kDistInfo, kEggInfo };
+  std::vector<Kind> kinds(entries.size(), Kind::kSkipped);
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const fs::path& p = entries[i];
     std::error_code sec;
     fs::file_status st = fs::status(p, sec);  // follows symlinks; a loop is an error here
     if (sec) {
@@ -286,13 +290,21 @@ std::vector<Distribution> scan_site_dir(const fs::path& site_dir, const fs::path
       continue;
     }
     bool dir = fs::is_directory(st);
-    if (ends_with(p.filename().string(), ".dist-info")) {
-      if (dir) out.push_back(read_dist_info(p, site_dir, root));
-      else problems->push_back(p.string() + ": not a directory");
-    } else {
-      out.push_back(read_egg_info(p, site_dir, root));
-    }
+    if (!ends_with(p.filename().string(), ".dist-info")) kinds[i] = Kind::kEggInfo;
+    else if (dir) kinds[i] = Kind::kDistInfo;
+    else problems->push_back(p.string() + ": not a directory");
   }
+  // Each metadata directory is read on its own, spread over the cores: a RECORD can run to tens
+  // of thousands of lines (awscli's, botocore's), and reading them was most of `check`'s time on
+  // such an interpreter.
+  std::vector<std::optional<Distribution>> read(entries.size());
+  support::parallel_for(entries.size(), [&](size_t i) {
+    if (kinds[i] == Kind::kDistInfo) read[i] = read_dist_info(entries[i], site_dir, root);
+    if (kinds[i] == Kind::kEggInfo) read[i] = read_egg_info(entries[i], site_dir, root);
+  });
+  std::vector<Distribution> out;
+  for (std::optional<Distribution>& d : read)
+    if (d) out.push_back(std::move(*d));
   return out;
 }
 

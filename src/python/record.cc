@@ -205,11 +205,13 @@ std::optional<RecordHash> parse_record_hash(std::string_view field) {
   return RecordHash{std::string(field.substr(0, eq)), std::move(*digest)};
 }
 
-fs::path lexically_resolve(const fs::path& base, const fs::path& path) {
-  // On the strings, not on fs::path's components: this runs for every RECORD line and every path
-  // a load meets, and splitting a path into a list of paths costs an allocation per component.
-  const std::string& p = path.native();
-  std::string joined = !p.empty() && p[0] == '/' ? p : base.native() + "/" + p;
+namespace {
+
+// lexically_resolve on the strings, not on fs::path's components: this runs for every RECORD
+// line and every path a load meets, and splitting a path into a list of paths costs an
+// allocation per component.
+std::string resolved_string(const std::string& base, const std::string& p) {
+  std::string joined = !p.empty() && p[0] == '/' ? p : base + "/" + p;
   std::string out;
   out.reserve(joined.size() + 1);
   for (size_t i = 0; i < joined.size();) {
@@ -224,7 +226,18 @@ fs::path lexically_resolve(const fs::path& base, const fs::path& path) {
     }
     out.append("/").append(part);
   }
-  return out.empty() ? fs::path("/") : fs::path(std::move(out));
+  return out.empty() ? std::string("/") : out;
+}
+
+// path_within for two paths resolved_string gave (absolute, no "." or "..", no empty part).
+bool resolved_within(std::string_view path, std::string_view root) {
+  return root == "/" || (path.starts_with(root) && (path.size() == root.size() || path[root.size()] == '/'));
+}
+
+}  // namespace
+
+fs::path lexically_resolve(const fs::path& base, const fs::path& path) {
+  return resolved_string(base.native(), path.native());
 }
 
 bool path_within(const fs::path& path, const fs::path& root) {
@@ -242,7 +255,7 @@ std::vector<RecordEntry> parse_record(std::string_view text, const RecordContext
   auto problem = [&](u64 line, const std::string& what) {
     if (problems) problems->push_back(where(line) + what);
   };
-  fs::path root = lexically_resolve("/", context.root);
+  std::string root = resolved_string("/", context.root.native());
   for (CsvRow& row : parse_csv(text, problems)) {
     if (row.fields.empty() || row.fields[0].empty()) {
       problem(row.line, "empty path");
@@ -253,11 +266,11 @@ std::vector<RecordEntry> parse_record(std::string_view text, const RecordContext
     RecordEntry e;
     e.line = row.line;
     e.path = std::move(row.fields[0]);
-    fs::path written(e.path);
-    e.resolved = lexically_resolve(context.site_dir, written);
-    if (written.is_absolute()) problem(row.line, "absolute path '" + e.path + "'");
-    else if (!context.root.empty() && !path_within(e.resolved, root))
-      problem(row.line, "path '" + e.path + "' escapes the environment prefix " + root.string());
+    std::string resolved = resolved_string(context.site_dir.native(), e.path);
+    if (e.path.front() == '/') problem(row.line, "absolute path '" + e.path + "'");
+    else if (!context.root.empty() && !resolved_within(resolved, root))
+      problem(row.line, "path '" + e.path + "' escapes the environment prefix " + root);
+    e.resolved = fs::path(std::move(resolved));
     if (row.fields.size() > 1 && !row.fields[1].empty()) {
       if (auto h = parse_record_hash(row.fields[1])) {
         e.hash_algorithm = std::move(h->algorithm);
