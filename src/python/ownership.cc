@@ -83,16 +83,34 @@ const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& p
   // The checks ask from several threads; the canonical maps are built on first need.
   std::lock_guard lock(mu_);
   if (!canonical_built_) {
-    // One realpath per directory, not per file: environments hold 10^5 files in 10^4 dirs.
+    // One realpath per directory, not per file: environments hold 10^5 files in 10^4 dirs. A
+    // file whose canonical path is its own needs no entry here: by_path_ answers for it.
     for (const auto& [p, owners] : by_path_) {
+      size_t slash = p.rfind('/');
+      if (slash != std::string::npos && slash != 0 && slash + 1 != p.size()) {
+        std::string dir = p.substr(0, slash);
+        if (canonical_dir(dir) == dir) continue;
+      }
       std::string key = canonical_key(p);
+      if (key == p) continue;
       for (const Distribution* d : owners) add_owner(by_canonical_[key], d);
     }
     canonical_built_ = true;
   }
+  // The canonical path's owners: those that list it so, and those that list it through a link.
   std::string key = canonical_key(normal.string());
-  if (auto it = by_canonical_.find(key); it != by_canonical_.end()) return it->second;
-  return kNoOwners;
+  auto direct = by_path_.find(key);
+  auto linked = by_canonical_.find(key);
+  if (linked == by_canonical_.end()) return direct != by_path_.end() ? direct->second : kNoOwners;
+  if (direct == by_path_.end()) return linked->second;
+  auto [merged, inserted] = merged_.try_emplace(key);
+  if (inserted) {
+    merged->second = direct->second;
+    for (const Distribution* d : linked->second) add_owner(merged->second, d);
+    // Inventory order: the distributions lie in one vector.
+    std::sort(merged->second.begin(), merged->second.end(), std::less<const Distribution*>());
+  }
+  return merged->second;
 }
 
 const std::vector<const Distribution*>& OwnershipIndex::owners(const std::string& path) const {

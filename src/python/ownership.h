@@ -39,8 +39,10 @@ class OwnershipIndex {
   std::unordered_map<std::string, std::vector<const Distribution*>> by_path_;
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
   mutable bool canonical_built_ = false;
+  // Owners of a canonical path that by_path_ and by_canonical_ both hold, merged on first need.
+  mutable std::unordered_map<std::string, std::vector<const Distribution*>> merged_;
   mutable std::unordered_map<std::string, std::string> canonical_dirs_;  // directory -> realpath
-  mutable std::mutex mu_;                                                // guards the three members above
+  mutable std::mutex mu_;                                                // guards the members above
   std::string canonical_dir(const std::string& dir) const;               // holds mu_
   std::string resolve_dir(const std::string& dir) const;                 // holds mu_
   std::string canonical_key(const std::string& path) const;              // holds mu_

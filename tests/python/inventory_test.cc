@@ -1,5 +1,6 @@
 #include <openssl/evp.h>
 
+#include <fstream>
 #include <set>
 
 #include "python/distribution.h"
@@ -159,6 +160,35 @@ TEST(Inventory, WheelsInstalledByPipIntoARealVenv) {
       std::find_if(cu13->record.begin(), cu13->record.end(), [&](const RecordEntry& e) { return e.resolved == cudnn; });
   EXPECT_NE(listed, cu13->record.end());
   EXPECT_FALSE(fs::exists(cudnn));
+}
+
+// A file that two distributions list by different spellings, one through a directory link: a
+// third spelling finds both owners, in inventory order, and a link-free spelling of a file no link
+// reaches finds its own owner only.
+TEST(Inventory, OwnersThroughADirectoryLinkAreMergedInInventoryOrder) {
+  TempDir tmp;
+  fs::path real = tmp / "real", link = tmp / "link", other = tmp / "other";
+  fs::create_directories(real);
+  std::ofstream(real / "libshared.so.1") << "x";
+  std::ofstream(real / "libown.so.1") << "x";
+  fs::create_directory_symlink(real, link);
+  fs::create_directory_symlink(real, other);
+  std::vector<Distribution> distributions(3);
+  auto lists = [](Distribution& d, const std::string& name, const fs::path& path) {
+    d.name = name;
+    RecordEntry e;
+    e.path = path.filename().string();
+    e.resolved = path;
+    d.record.push_back(e);
+  };
+  lists(distributions[0], "via-link", link / "libshared.so.1");
+  lists(distributions[1], "plain", real / "libshared.so.1");
+  lists(distributions[2], "own", real / "libown.so.1");
+  OwnershipIndex owners(distributions);
+  EXPECT_EQ(names_of(owners.owners(other / "libshared.so.1")), (std::vector<std::string>{"via-link", "plain"}));
+  EXPECT_EQ(names_of(owners.owners(fs::path(other / "libown.so.1"))), (std::vector<std::string>{"own"}));
+  EXPECT_EQ(names_of(owners.owners(link / "libown.so.1")), (std::vector<std::string>{"own"}));
+  EXPECT_TRUE(owners.owners(other / "libnone.so.1").empty());
 }
 
 TEST(Inventory, EggInfoRequiresSections) {
