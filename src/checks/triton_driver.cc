@@ -7,7 +7,6 @@
 
 #include "checks/python_source.h"
 #include "imports/python_process.h"
-#include "loader/ld_cache.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
@@ -159,12 +158,16 @@ std::vector<Finding> check_triton_driver(const Context& ctx, const environment::
   if (!rule || (rule->reads_variable && libcuda_path && !libcuda_path->empty())) return out;
   std::optional<std::string> driver = loaded_driver(env);
   if (!driver) return out;
-  // `ldconfig -p`: every entry of the cache, a line "\tNAME (FLAGS) => PATH".
+  // The lines of `ldconfig -p` (python_source.h) that hold the name, each giving
+  // line.split()[-1]: its last word, the path.
   std::vector<std::string> locs;
-  if (const auto& cache = env.loader.cache)
-    for (const loader::LdCacheEntry& e : cache->entries())
-      if (e.key.find(rule->listed) != std::string_view::npos || e.value.find(rule->listed) != std::string_view::npos)
-        locs.emplace_back(e.value);
+  for (const std::string& line : ldconfig_print(env.loader).value_or(std::vector<std::string>{})) {
+    if (line.find(rule->listed) == std::string::npos) continue;
+    size_t last = line.find_last_not_of(" \t\n\r\f\v");  // not npos: the line holds the name
+    size_t blank = line.find_last_of(" \t\n\r\f\v", last);
+    size_t first = blank == std::string::npos ? 0 : blank + 1;
+    locs.push_back(line.substr(first, last + 1 - first));
+  }
   std::vector<std::string> dirs;
   for (const std::string& loc : locs) dirs.push_back(fs::path(loc).parent_path().string());
   if (rule->ld_library_path && dirs.empty()) {
