@@ -3,7 +3,7 @@
 # fuzz/corpus/<target>/ (copied to a temporary directory, so the repository never receives new
 # inputs). Every target runs; the script exits non-zero if any crashed, leaked, timed out or ran
 # out of memory, after printing each reproducer's path (kept under $FUZZ_ARTIFACTS, default
-# BUILD_DIR/fuzz-artifacts).
+# BUILD_DIR/fuzz-artifacts). $FUZZ_JOBS targets run at once (default: the number of cores).
 #   usage: fuzz/run.sh BUILD_DIR SECONDS
 set -euo pipefail
 
@@ -28,20 +28,45 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-failed=()
-for target in "${targets[@]}"; do
-  [[ -x $target ]] || continue
+# One target, alone: its log and its exit status land in $work.
+fuzz_one() {
+  local target=$1 name corpus status=0
   name=$(basename "$target")
   corpus=$work/$name
   mkdir -p "$corpus"
   if [[ -d $here/corpus/$name ]]; then
     cp -r "$here/corpus/$name/." "$corpus/"
   fi
-  echo "fuzz: $name for ${seconds}s ($(ls "$corpus" | wc -l) seeds)"
+  echo "$(ls "$corpus" | wc -l)" >"$work/$name.seeds"
   # -timeout: one input may not take more than 10 s; -rss_limit_mb: nor 2 GB of memory.
-  if ! "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
-      -artifact_prefix="$artifacts/$name-" -print_final_stats=1 "$corpus" \
-      >"$work/$name.log" 2>&1; then
+  "$target" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 \
+    -artifact_prefix="$artifacts/$name-" -print_final_stats=1 "$corpus" \
+    >"$work/$name.log" 2>&1 || status=$?
+  echo "$status" >"$work/$name.status"
+}
+
+# The targets run side by side, $FUZZ_JOBS at a time (default: one per core): each still gets
+# its SECONDS on a core of its own.
+jobs=${FUZZ_JOBS:-$(nproc)}
+echo "fuzz: ${#targets[@]} targets for ${seconds}s each, $jobs at a time"
+running=0
+for target in "${targets[@]}"; do
+  [[ -x $target ]] || continue
+  if ((running >= jobs)); then
+    wait -n || true
+    running=$((running - 1))
+  fi
+  fuzz_one "$target" &
+  running=$((running + 1))
+done
+wait || true
+
+failed=()
+for target in "${targets[@]}"; do
+  [[ -x $target ]] || continue
+  name=$(basename "$target")
+  echo "fuzz: $name for ${seconds}s ($(cat "$work/$name.seeds") seeds)"
+  if [[ $(cat "$work/$name.status" 2>/dev/null) != 0 ]]; then
     tail -n 25 "$work/$name.log" >&2
     echo "fuzz: $name FAILED; reproducer(s) in $artifacts:" >&2
     ls "$artifacts" | grep "^$name-" >&2 || true

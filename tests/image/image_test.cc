@@ -20,6 +20,7 @@
 #include "image/requirements.h"
 #include "image/shell_environment.h"
 #include "support/fixture.h"
+#include "support/shared_fixture.h"
 #include "support/transformer_engine_source.h"
 #include "support/venv.h"
 
@@ -44,9 +45,10 @@ u64 file_size(const std::string& path) {
   return fs::file_size(path, ec);
 }
 
-// The images, built once for the whole binary.
+// The images, built once for a ctest run (support/shared_fixture.h) and never changed after: a
+// test writes only into its own directory (ImageTest::scratch_).
 struct Images {
-  TempDir tmp;
+  std::unique_ptr<TempDir> dir;  // where they were built
   std::string oci, oci_archive, docker_archive, squashfs;
   std::string unpacked;  // umoci unpack of oci:app
   std::string unsquashed;
@@ -55,8 +57,32 @@ struct Images {
   std::string sif_skip;           // why the SIF image cannot be made here
   std::string skip;               // why the images cannot be made here (a tool is missing)
   std::string error;              // a step that failed
-  std::string cache() const { return tmp / "cache"; }
 };
+
+// What the builder made, as the record that the other processes read back.
+const std::pair<std::string Images::*, const char*> kRecordFields[] = {{&Images::oci, "oci"},
+                                                                       {&Images::oci_archive, "oci_archive"},
+                                                                       {&Images::docker_archive, "docker_archive"},
+                                                                       {&Images::squashfs, "squashfs"},
+                                                                       {&Images::unpacked, "unpacked"},
+                                                                       {&Images::unsquashed, "unsquashed"},
+                                                                       {&Images::sif, "sif"},
+                                                                       {&Images::unsifted, "unsifted"},
+                                                                       {&Images::gpu, "gpu"},
+                                                                       {&Images::gpu_unpacked, "gpu_unpacked"},
+                                                                       {&Images::sif_skip, "sif_skip"},
+                                                                       {&Images::skip, "skip"},
+                                                                       {&Images::error, "error"}};
+
+json to_record(const Images& images) {
+  json record = json::object();
+  for (auto [field, key] : kRecordFields) record[key] = images.*field;
+  return record;
+}
+
+void from_record(const json& record, Images& images) {
+  for (auto [field, key] : kRecordFields) images.*field = record.at(key).get<std::string>();
+}
 
 // A root file system with Debian's python3.11: the interpreter, the libraries ldd names, the
 // standard library modules an interpreter imports at start, and ld.so.cache made by ldconfig.
@@ -160,20 +186,26 @@ void install_cuda12_extension(const TempDir& tmp, const std::string& rootfs, con
 // venv with imgfoo, imgbar and the two cuDNN owners with faketorch; then a layer whose
 // whiteouts delete libimgbar and, as `pip uninstall fake-cudnn-cu12` does, the cuDNN both list), oci:other (base;
 // then imgfoo alone), oci:cuda and oci:cuda-disabled (base, with NVIDIA_REQUIRE_CUDA).
-void build(Images& images);
-void build_sif(Images& images, const std::string& flat);
+void build(Images& images, const TempDir& t);
+void build_sif(Images& images, const std::string& flat, const TempDir& t);
 
 Images* build_images() {
   auto* images = new Images;
-  try {
-    build(*images);
-  } catch (const std::exception& e) {
-    images->error = e.what();
-  }
+  SharedFixture built = shared_fixture("images", [](const TempDir& dir) {
+    Images made;
+    try {
+      build(made, dir);
+    } catch (const std::exception& e) {
+      made.error = e.what();
+    }
+    return to_record(made).dump();
+  });
+  from_record(json::parse(built.record), *images);
+  images->dir = std::move(built.dir);
   return images;
 }
 
-void build(Images& image_set) {
+void build(Images& image_set, const TempDir& t) {
   Images* images = &image_set;
   for (const char* tool : {"umoci", "skopeo", "mksquashfs", "unsquashfs", "gcc", "ldconfig"})
     if (!have_tool(tool)) {
@@ -184,7 +216,6 @@ void build(Images& image_set) {
     images->skip = "needs Debian's python3.11 and Python.h";
     return;
   }
-  const TempDir& t = images->tmp;
   fs::create_directories(t / "wheels");
   std::string rootless = ::geteuid() == 0 ? "" : " --rootless";
   std::string oci = t / "oci";
@@ -276,18 +307,17 @@ void build(Images& image_set) {
   sh("mksquashfs " + quote(flat) + " " + quote(images->squashfs) + " -noappend -quiet -no-progress >/dev/null");
   images->unsquashed = t / "unsquashed";
   sh("unsquashfs -q -d " + quote(images->unsquashed) + " " + quote(images->squashfs) + " >/dev/null");
-  build_sif(*images, unpack("app", t / "sifflat"));
+  build_sif(*images, unpack("app", t / "sifflat"), t);
 }
 
 // Apptainer's image of oci:app as `apptainer build` lays it out: the OCI configuration's Env in
 // /.singularity.d/env/10-docker2singularity.sh, in its own shape; Apptainer's 99-base.sh (its
 // if/else is not read); a definition file object before the primary system partition.
-void build_sif(Images& images, const std::string& flat) {
+void build_sif(Images& images, const std::string& flat, const TempDir& t) {
   if (!have_tool("siftool")) {
     images.sif_skip = "needs siftool (scripts/install-deps.sh --test)";
     return;
   }
-  const TempDir& t = images.tmp;
   std::string env = flat + "/.singularity.d/env";
   fs::create_directories(env);
   std::ofstream(env + "/10-docker2singularity.sh")
@@ -314,10 +344,15 @@ void build_sif(Images& images, const std::string& flat) {
 
 class ImageTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() { images_ = build_images(); }
+  static void SetUpTestSuite() {
+    images_ = build_images();
+    scratch_ = new TempDir;
+  }
   static void TearDownTestSuite() {
     delete images_;
     images_ = nullptr;
+    delete scratch_;
+    scratch_ = nullptr;
   }
   void SetUp() override {
     ASSERT_TRUE(images_->error.empty()) << images_->error;
@@ -326,8 +361,7 @@ class ImageTest : public ::testing::Test {
 
   // `envdoctor check --json ARGS` with the images' cache.
   static json check(const std::string& args, int* status = nullptr) {
-    CommandResult r =
-        run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " check --json " + args);
+    CommandResult r = run("env XDG_CACHE_HOME=" + quote(cache()) + " " + quote(envdoctor()) + " check --json " + args);
     if (status) *status = r.status;
     EXPECT_TRUE(r.status == 0 || r.status == 1) << args << "\n" << r.err;
     if (!r.out.empty()) expect_schema_valid("check", r.out);
@@ -341,15 +375,21 @@ class ImageTest : public ::testing::Test {
 
   // Referee 2: the import in a chroot, with the image's environment. "" when it succeeds.
   static std::string chroot_import(const std::string& root, const std::string& module, const std::string& ld_path) {
-    return import_error(run(std::string("env -i PATH=") + kImagePath +
+    // No bytecode written: the root is shared with tests running at the same time.
+    return import_error(run(std::string("env -i PYTHONDONTWRITEBYTECODE=1 PATH=") + kImagePath +
                             (ld_path.empty() ? "" : " LD_LIBRARY_PATH=" + ld_path) + " " + chroot_program() + " " +
                             quote(root) + " /opt/venv/bin/python3 -c " + quote("import " + module)));
   }
 
+  // This process's image cache (XDG_CACHE_HOME): a cache's state is what some tests check.
+  static std::string cache() { return *scratch_ / "cache"; }
+
   static Images* images_;
+  static TempDir* scratch_;  // this process's own: what a test writes goes here
 };
 
 Images* ImageTest::images_ = nullptr;
+TempDir* ImageTest::scratch_ = nullptr;
 
 TEST_F(ImageTest, EveryFormatGivesTheFindingsOfItsUnpackedRoot) {
   json referee =
@@ -424,8 +464,8 @@ TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
   std::string plain = chroot_import(images_->gpu_unpacked, "stalefoo", kImageLibraryPath);
   ASSERT_EQ(plain, "libstalefoo.so.1: cannot open shared object file: No such file or directory");
   EXPECT_EQ(stalefoo_errors(check("--image " + quote(images_->gpu) + " --driver 535.104.05 --gpu sm_80")).size(), 0u);
-  CommandResult no_driver = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
-                                " check --image " + quote(images_->gpu));
+  CommandResult no_driver =
+      run("env XDG_CACHE_HOME=" + quote(cache()) + " " + quote(envdoctor()) + " check --image " + quote(images_->gpu));
   if (no_driver.out.find("as a GPU container") == std::string::npos) {  // no driver on this machine
     json j = check("--image " + quote(images_->gpu));
     EXPECT_EQ(stalefoo_errors(j), std::vector<std::string>{plain}) << j.dump(1);
@@ -433,7 +473,7 @@ TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
 
   for (const std::string driver : {"535.104.05", "580.65.06"}) {
     bool compat_used = driver == "535.104.05";  // 535 < 575: the hook's rule without an ELF note
-    std::string started = images_->tmp / ("started-" + driver);
+    std::string started = *scratch_ / ("started-" + driver);
     ASSERT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(started)).status, 0);
     std::string drop_ins = started + "/etc/ld.so.conf.d";
     std::ofstream(drop_ins + "/zz-nvcr-test.conf")
@@ -448,8 +488,8 @@ TEST_F(ImageTest, AGpuContainerLoadsWhatTheToolkitsLdconfigFinds) {
         compat_used)
         << listed.out;
 
-    CommandResult text = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
-                             " check --image " + quote(images_->gpu) + " --driver " + driver + " --gpu sm_80");
+    CommandResult text = run("env XDG_CACHE_HOME=" + quote(cache()) + " " + quote(envdoctor()) + " check --image " +
+                             quote(images_->gpu) + " --driver " + driver + " --gpu sm_80");
     EXPECT_NE(
         text.out.find("note: as a GPU container on driver " + driver +
                       ", the NVIDIA container toolkit mounts all the driver's libraries (NVIDIA_DRIVER_CAPABILITIES "
@@ -488,9 +528,9 @@ TEST_F(ImageTest, AGpuContainerHasTheDriverLibrariesOfItsCapabilities) {
     return out;
   };
   auto started = [&](const std::string& name, bool mounted) {
-    std::string root = images_->tmp / name;
+    std::string root = *scratch_ / name;
     EXPECT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(root)).status, 0);
-    if (mounted) fs::copy_file(images_->tmp / "build/libcuda.so.1", root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
+    if (mounted) fs::copy_file(*images_->dir / "build/libcuda.so.1", root + "/usr/lib/x86_64-linux-gnu/libcuda.so.1");
     EXPECT_EQ(run("ldconfig -r " + quote(root) + " -f /etc/ld.so.conf -C /etc/ld.so.cache").status, 0);
     return chroot_import(root, "drvfoo", kImageLibraryPath);
   };
@@ -519,12 +559,12 @@ TEST_F(ImageTest, AGpuContainerHasTheDriverLibrariesOfItsCapabilities) {
 // with what the node would mount.
 TEST_F(ImageTest, ANodeProvidesTheDriverLibrariesItsSnapshotLists) {
   if (::geteuid() != 0) GTEST_SKIP() << "chroot needs root";
-  std::string node = images_->tmp / "node-root";
+  std::string node = *scratch_ / "node-root";
   ASSERT_EQ(run("cp -a " + quote(images_->gpu_unpacked) + " " + quote(node)).status, 0);
   build_shared(node + "/usr/lib/x86_64-linux-gnu/libnvidia-ml.so.580.65.06", "int nvmlInit(void) { return 0; }",
-               "-Wl,-soname,libnvidia-ml.so.1", images_->tmp);
+               "-Wl,-soname,libnvidia-ml.so.1", *scratch_);
   ASSERT_EQ(run("ldconfig -r " + quote(node)).status, 0);
-  std::string snap = images_->tmp / "node-with-nvml.snapshot";
+  std::string snap = *scratch_ / "node-with-nvml.snapshot";
   sh(quote(envdoctor()) + " snapshot --root " + quote(node) + " --prefix /opt/venv --driver 580.65.06 > " +
      quote(snap));
   std::ifstream in(snap);
@@ -545,14 +585,14 @@ TEST_F(ImageTest, ANodeProvidesTheDriverLibrariesItsSnapshotLists) {
             std::string::npos)
       << found[0].dump(1);
   // `diff` of that node against the same root without NVML names the change.
-  std::string bare = images_->tmp / "node-bare.snapshot";
+  std::string bare = *scratch_ / "node-bare.snapshot";
   sh(quote(envdoctor()) + " snapshot --root " + quote(images_->gpu_unpacked) +
      " --prefix /opt/venv --driver 580.65.06 > " + quote(bare));
   CommandResult d = run(quote(envdoctor()) + " diff " + quote(snap) + " " + quote(bare));
   EXPECT_NE(d.out.find("  ~ driver libraries: libnvidia-ml.so.1 \u2192 (none)\n"), std::string::npos) << d.out;
   // A snapshot that records none (an older one) leaves every driver library present.
   recorded["cuda"].erase("driver_libraries");
-  std::string older = images_->tmp / "node-older.snapshot";
+  std::string older = *scratch_ / "node-older.snapshot";
   std::ofstream(older) << recorded.dump();
   json on_older = check("--image " + quote(images_->gpu) + " --node " + quote(older));
   for (const json& f : on_older["findings"]) EXPECT_NE(f["package"], "drvfoo") << f.dump(1);
@@ -575,8 +615,8 @@ TEST_F(ImageTest, HeaderNamesTheImageItsDigestAndTheInterpreter) {
   EXPECT_EQ(image["prefix"], "/opt/venv");
   EXPECT_EQ(check("--image " + quote(images_->squashfs))["environment"]["image"]["format"], "squashfs");
   EXPECT_EQ(check("--image " + quote(images_->docker_archive))["environment"]["image"]["format"], "docker-archive");
-  CommandResult text = run("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) +
-                           " check --image " + quote(images_->oci));
+  CommandResult text =
+      run("env XDG_CACHE_HOME=" + quote(cache()) + " " + quote(envdoctor()) + " check --image " + quote(images_->oci));
   EXPECT_NE(text.out.find("image " + images_->oci + " (oci-layout, " + digest +
                           ", 3 layers): its Python is /opt/venv/bin/python3 (python3 on its PATH)\n"),
             std::string::npos)
@@ -903,8 +943,8 @@ TEST_F(ImageTest, TwoChecksSharingATinyCacheNeverLoseWhatTheyRead) {
 // A node's snapshot carries its driver and GPUs to another machine's check of an image.
 TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
   std::string layout = images_->oci.substr(0, images_->oci.rfind(':'));
-  std::string snap = images_->tmp / "node.snapshot";
-  sh("env XDG_CACHE_HOME=" + quote(images_->cache()) + " " + quote(envdoctor()) + " snapshot --image " +
+  std::string snap = *scratch_ / "node.snapshot";
+  sh("env XDG_CACHE_HOME=" + quote(cache()) + " " + quote(envdoctor()) + " snapshot --image " +
      quote(layout + ":base") + " --driver 460.32.03 --gpu sm_80 > " + quote(snap));
   std::ifstream taken(snap);
   EXPECT_TRUE(json::parse(taken)["cuda"]["driver_libraries"].is_null());  // an image's cache says nothing of a node

@@ -62,7 +62,14 @@ TempDir::TempDir() {
   }
 }
 
+TempDir::TempDir(const fs::path& path, Kept) : path_(path), remove_(false) { fs::create_directories(path_); }
+
+std::unique_ptr<TempDir> TempDir::kept(const fs::path& path) {
+  return std::unique_ptr<TempDir>(new TempDir(path, Kept{}));
+}
+
 TempDir::~TempDir() {
+  if (!remove_) return;
   std::error_code ec;
   fs::remove_all(path_, ec);
 }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ class TempDir {
  public:
   TempDir();
   ~TempDir();
+  // `path`, created if it is missing and left in place when the object goes: a directory that
+  // something else removes (a shared fixture's, support/shared_fixture.h).
+  static std::unique_ptr<TempDir> kept(const fs::path& path);
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
   const fs::path& path() const { return path_; }
@@ -41,7 +45,10 @@ class TempDir {
   std::string write(const std::string& rel, const std::string& text) const;
 
  private:
+  struct Kept {};
+  TempDir(const fs::path& path, Kept);
   fs::path path_;
+  bool remove_ = true;
 };
 
 // Builds a shared library from C source with gcc. `flags` go on the command line as they are

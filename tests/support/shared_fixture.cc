@@ -1,0 +1,69 @@
+#include "support/shared_fixture.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace envdoctor::test {
+
+namespace {
+
+// An exclusive flock(2) on `path` for one scope; released when the descriptor closes, so also
+// when the process dies mid-build.
+class FileLock {
+ public:
+  explicit FileLock(const fs::path& path) : fd_(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644)) {
+    if (fd_ < 0) throw std::runtime_error("cannot open " + path.string());
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw std::runtime_error("cannot lock " + path.string());
+  }
+  ~FileLock() { ::close(fd_); }
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+SharedFixture shared_fixture(const std::string& name, const std::function<std::string(const TempDir& dir)>& build) {
+  SharedFixture fixture;
+  const char* root = std::getenv("ENVDOCTOR_TEST_SHARED");
+  if (!root || !*root) {
+    fixture.dir = std::make_unique<TempDir>();
+    fixture.record = build(*fixture.dir);
+    return fixture;
+  }
+  fs::create_directories(root);
+  fs::path dir = fs::path(root) / name, record = fs::path(root) / (name + ".record");
+  FileLock lock(fs::path(root) / (name + ".lock"));
+  fixture.dir = TempDir::kept(dir);
+  if (fs::exists(record)) {
+    fixture.record = read_file(record);
+    return fixture;
+  }
+  // A builder that died left a part: start again from nothing.
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fixture.record = build(*fixture.dir);
+  fs::path written = record;
+  written += ".part";
+  std::ofstream(written, std::ios::binary) << fixture.record;
+  fs::rename(written, record);
+  return fixture;
+}
+
+}  // namespace envdoctor::test
