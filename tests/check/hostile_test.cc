@@ -38,7 +38,7 @@ TEST(CheckHostile, BadArgumentsAreExitTwo) {
 // A RECORD with hostile rows, a truncated library and a METADATA without a name: each is
 // reported, and the healthy package next to them is still checked.
 TEST(CheckHostile, BrokenRecordsAndLibrariesAreFindings) {
-  if (!have_tool("gcc") || !have_tool("python3") || run("python3 -m pip --version").status != 0)
+  if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip)
     GTEST_SKIP() << "needs gcc, python3 and pip";
   TempDir tmp;
   fs::create_directories(tmp / "wheels");
@@ -85,7 +85,7 @@ TEST(CheckHostile, BrokenRecordsAndLibrariesAreFindings) {
 // An extension module that is not ELF at all (overwritten, or a failed download): Python dlopens
 // it on import and fails; the check says so in the same words.
 TEST(CheckHostile, ExtensionModuleThatIsNotElf) {
-  if (!have_tool("python3") || run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs python3 and pip";
+  if (!have_tool("python3") || !python3_facts().pip) GTEST_SKIP() << "needs python3 and pip";
   TempDir tmp;
   fs::create_directories(tmp / "wheels");
   std::string suffix = ext_suffix();

@@ -130,7 +130,7 @@ TEST(Installers, DpkgOwnsWhatRecordsDoNotList) {
 // A --system-site-packages venv on Debian's Python, with a wheel pip installed: the wheel's
 // damage is pip's to fix, Debian's packages keep Debian's words.
 TEST(Installers, PipWheelOnTopOfDebian) {
-  if (!have_debian_torch() || !have_tool("gcc") || run("python3 -m pip --version").status != 0)
+  if (!have_debian_torch() || !have_tool("gcc") || !python3_facts().pip)
     GTEST_SKIP() << "needs Debian's python3 packages, gcc and pip";
   TempDir tmp;
   fs::create_directories(tmp / "wheels");

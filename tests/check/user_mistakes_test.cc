@@ -47,7 +47,7 @@ TEST(UserMistakes, PythonThatIsAnEnvironmentDirectoryIsItsInterpreter) {
     EXPECT_EQ(r.status, 0) << r.err;
     std::string first = r.out.substr(0, r.out.find('\n'));
     EXPECT_EQ(first.rfind(dir + "/bin/python (Python ", 0), 0u) << r.out;
-    if (run("python3 -m pip --version").status == 0) {
+    if (python3_facts().pip) {
       CommandResult pip = run("cd " + quote(tmp.path().string()) + " && python3 -m pip --python " + arg +
                               " --disable-pip-version-check list");
       EXPECT_EQ(pip.status, 0) << pip.err;

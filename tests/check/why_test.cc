@@ -11,7 +11,7 @@ namespace {
 class WhyTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (!have_tool("gcc") || !have_tool("python3") || run("python3 -m pip --version").status != 0) return;
+    if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip) return;
     std::string include = python_include();
     if (!fs::exists(include + "/Python.h")) return;
     tmp_ = std::make_unique<TempDir>();

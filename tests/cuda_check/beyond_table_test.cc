@@ -39,7 +39,7 @@ bool only_undefined_symbol_errors(const std::string& out) {
 class BeyondTable : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_tool("gcc") || !have_tool("python3") || run("python3 -m pip --version").status != 0)
+    if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip)
       GTEST_SKIP() << "needs gcc, python3 and pip";
     if (!fs::exists(kCudart13)) GTEST_SKIP() << "needs " << kCudart13;
     fs::create_directories(tmp_ / "wheels");

@@ -14,7 +14,7 @@ using nlohmann::json;
 class RuntimeNames : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!have_tool("gcc") || !have_tool("python3") || run("python3 -m pip --version").status != 0)
+    if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip)
       GTEST_SKIP() << "needs gcc, python3 and pip";
     fs::create_directories(tmp_ / "wheels");
   }

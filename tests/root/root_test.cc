@@ -53,7 +53,7 @@ class RootTest : public ::testing::Test {
       skip_ = "needs gcc, python3 and ldconfig";
       return;
     }
-    if (run("python3 -m pip --version").status != 0) {
+    if (!python3_facts().pip) {
       skip_ = "needs pip";
       return;
     }

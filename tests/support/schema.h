@@ -6,6 +6,7 @@
 #include <string>
 
 #include "support/fixture.h"
+#include "support/shared_fixture.h"
 
 namespace envdoctor::test {
 
@@ -13,23 +14,21 @@ inline std::string schema_path(const std::string& name) {
   return std::string(ENVDOCTOR_SOURCE_DIR) + "/data/schemas/" + name + ".schema.json";
 }
 
-// Debian's python3-jsonschema, for /usr/bin/python3. Without it nothing is validated here, and
-// Schemas.ValidatorIsInstalled (tests/docs) is the test that reports the skip.
+// Debian's python3-jsonschema, for /usr/bin/python3 (asked once a ctest run). Without it nothing
+// is validated here, and Schemas.ValidatorIsInstalled (tests/docs) is the test that reports the
+// skip.
 inline bool have_jsonschema() {
-  static const bool available = run("/usr/bin/python3 -c 'import jsonschema'").status == 0;
+  static const bool available =
+      shared_fixture("jsonschema", [](const TempDir&) {
+        return run("/usr/bin/python3 -c 'import jsonschema'").status == 0 ? "yes" : "no";
+      }).record == "yes";
   return available;
 }
 
-// "" when `document` holds to the schema at `schema_file`, else jsonschema's errors.
-inline std::string schema_file_errors(const std::string& schema_file, const std::string& document) {
-  TempDir tmp;
-  std::string path = tmp.write("document.json", document);
-  CommandResult r =
-      run("/usr/bin/python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/support/validate_schema.py") + " " +
-          quote(schema_file) + " " + quote(path));
-  if (r.status == 0) return "";
-  return r.out + r.err + (r.out.empty() && r.err.empty() ? "validate_schema.py failed" : "");
-}
+// "" when `document` holds to the schema at `schema_file`, else jsonschema's errors. One
+// validator process (validate_schema.py --serve) answers every document of a test process, which
+// may have dozens: each process of its own would spend a sixth of a second importing jsonschema.
+std::string schema_file_errors(const std::string& schema_file, const std::string& document);
 
 // "" when `document` holds to data/schemas/NAME.schema.json, else jsonschema's errors.
 inline std::string schema_errors(const std::string& name, const std::string& document) {

@@ -1,6 +1,7 @@
 #include "support/shared_fixture.h"
 
 #include <fcntl.h>
+#include <nlohmann/json.hpp>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -64,6 +65,30 @@ SharedFixture shared_fixture(const std::string& name, const std::function<std::s
   std::ofstream(written, std::ios::binary) << fixture.record;
   fs::rename(written, record);
   return fixture;
+}
+
+const Python3Facts& python3_facts() {
+  static const Python3Facts facts = [] {
+    SharedFixture asked = shared_fixture("python3-facts", [](const TempDir&) {
+      nlohmann::json record = {{"runs", false}, {"pip", false}, {"include", ""}, {"ext_suffix", ""}};
+      CommandResult paths = run(
+          "python3 -c 'import json, sysconfig; "
+          "print(json.dumps([sysconfig.get_paths()[\"include\"], sysconfig.get_config_var(\"EXT_SUFFIX\")]))'");
+      if (paths.status == 0) {
+        nlohmann::json answer = nlohmann::json::parse(paths.out, nullptr, false);
+        if (answer.is_array() && answer.size() == 2 && answer[0].is_string() && answer[1].is_string()) {
+          record["runs"] = true;
+          record["include"] = answer[0];
+          record["ext_suffix"] = answer[1];
+        }
+      }
+      record["pip"] = run("python3 -m pip --version").status == 0;
+      return record.dump();
+    });
+    nlohmann::json record = nlohmann::json::parse(asked.record);
+    return Python3Facts{record["runs"], record["pip"], record["include"], record["ext_suffix"]};
+  }();
+  return facts;
 }
 
 }  // namespace envdoctor::test

@@ -32,4 +32,15 @@ struct SharedFixture {
 // leaves nothing behind: the next process builds again.
 SharedFixture shared_fixture(const std::string& name, const std::function<std::string(const TempDir& dir)>& build);
 
+// What the tests need to know of `python3` on PATH before they build anything with it, asked
+// once a ctest run (a fixture as above): most end-to-end tests start by asking, and pip alone
+// takes a third of a second to say its version.
+struct Python3Facts {
+  bool runs = false;       // `python3 -c ...` ran
+  bool pip = false;        // `python3 -m pip --version` exits 0
+  std::string include;     // sysconfig.get_paths()["include"]
+  std::string ext_suffix;  // sysconfig.get_config_var("EXT_SUFFIX")
+};
+const Python3Facts& python3_facts();
+
 }  // namespace envdoctor::test

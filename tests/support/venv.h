@@ -20,22 +20,13 @@
 #include "python/python_fixture.h"
 #include "support/fixture.h"
 #include "support/schema.h"
+#include "support/shared_fixture.h"
 
 namespace envdoctor::test {
 
-inline std::string python_include() {
-  CommandResult r = run("python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"include\"])'");
-  std::string s = r.out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
-
-inline std::string ext_suffix() {
-  CommandResult r = run("python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
-  std::string s = r.out;
-  while (!s.empty() && s.back() == '\n') s.pop_back();
-  return s;
-}
+// python3's include directory and EXT_SUFFIX, asked once a ctest run (support/shared_fixture.h).
+inline std::string python_include() { return python3_facts().include; }
+inline std::string ext_suffix() { return python3_facts().ext_suffix; }
 
 // A CPython extension module `module` whose PyInit calls `call` (a function of a library it
 // links, or nothing).
@@ -360,7 +351,7 @@ class VenvTest : public ::testing::Test {
  protected:
   void SetUp() override {
     if (!have_tool("gcc") || !have_tool("python3")) GTEST_SKIP() << "needs gcc and python3";
-    if (run("python3 -m pip --version").status != 0) GTEST_SKIP() << "needs pip";
+    if (!python3_facts().pip) GTEST_SKIP() << "needs pip";
     fs::create_directories(tmp_ / "wheels");
     include_ = python_include();
     suffix_ = ext_suffix();
