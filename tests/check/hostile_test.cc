@@ -38,8 +38,7 @@ TEST(CheckHostile, BadArgumentsAreExitTwo) {
 // A RECORD with hostile rows, a truncated library and a METADATA without a name: each is
 // reported, and the healthy package next to them is still checked.
 TEST(CheckHostile, BrokenRecordsAndLibrariesAreFindings) {
-  if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip)
-    GTEST_SKIP() << "needs gcc, python3 and pip";
+  if (!have_tool("gcc") || !have_tool("python3") || !python3_facts().pip) GTEST_SKIP() << "needs gcc, python3 and pip";
   TempDir tmp;
   fs::create_directories(tmp / "wheels");
   std::string lib = tmp / "build/libgood.so";

@@ -18,10 +18,9 @@ inline std::string schema_path(const std::string& name) {
 // is validated here, and Schemas.ValidatorIsInstalled (tests/docs) is the test that reports the
 // skip.
 inline bool have_jsonschema() {
-  static const bool available =
-      shared_fixture("jsonschema", [](const TempDir&) {
-        return run("/usr/bin/python3 -c 'import jsonschema'").status == 0 ? "yes" : "no";
-      }).record == "yes";
+  static const bool available = shared_fixture("jsonschema", [](const TempDir&) {
+                                  return run("/usr/bin/python3 -c 'import jsonschema'").status == 0 ? "yes" : "no";
+                                }).record == "yes";
   return available;
 }
 

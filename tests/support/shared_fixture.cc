@@ -1,9 +1,9 @@
 #include "support/shared_fixture.h"
 
 #include <fcntl.h>
-#include <nlohmann/json.hpp>
 #include <sys/file.h>
 #include <unistd.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -71,9 +71,9 @@ const Python3Facts& python3_facts() {
   static const Python3Facts facts = [] {
     SharedFixture asked = shared_fixture("python3-facts", [](const TempDir&) {
       nlohmann::json record = {{"runs", false}, {"pip", false}, {"include", ""}, {"ext_suffix", ""}};
-      CommandResult paths = run(
-          "python3 -c 'import json, sysconfig; "
-          "print(json.dumps([sysconfig.get_paths()[\"include\"], sysconfig.get_config_var(\"EXT_SUFFIX\")]))'");
+      CommandResult paths =
+          run("python3 -c 'import json, sysconfig; "
+              "print(json.dumps([sysconfig.get_paths()[\"include\"], sysconfig.get_config_var(\"EXT_SUFFIX\")]))'");
       if (paths.status == 0) {
         nlohmann::json answer = nlohmann::json::parse(paths.out, nullptr, false);
         if (answer.is_array() && answer.size() == 2 && answer[0].is_string() && answer[1].is_string()) {
