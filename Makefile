@@ -21,7 +21,13 @@ deps:
 test-deps:
 	@bash scripts/install-deps.sh --test
 
+# A tree that an older checkout configured with another generator (Unix Makefiles) is configured
+# again from its sources: CMake refuses to change a tree's generator.
+reconfigure-if-generator-changed = @if [ -f $(1)/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$$' $(1)/CMakeCache.txt; \
+	  then echo "$(1)/ was configured with another generator: configuring it again (Ninja)"; rm -rf $(1)/CMakeCache.txt $(1)/CMakeFiles; fi
+
 configure: deps
+	$(call reconfigure-if-generator-changed,$(BUILD))
 	@cmake --preset release >/dev/null
 
 # The binary, the man page and the completions: what make run, make wheel and make install need.
@@ -51,6 +57,7 @@ install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)
 
 fuzz: test-deps
+	$(call reconfigure-if-generator-changed,build-fuzz)
 	@cmake --preset fuzz >/dev/null
 	@cmake --build --preset fuzz -j $(JOBS)
 	@bash fuzz/run.sh build-fuzz $${FUZZ_SECONDS:-20}

@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake make pkg-config
+  build-essential cmake ninja-build make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
   libarchive-dev libsquashfs-dev    # container images (--image): layers, squashfs

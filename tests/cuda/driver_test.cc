@@ -5,12 +5,13 @@
 #include <filesystem>
 
 #include "cuda/driver.h"
+#include "support/cuda_fixtures.h"
 #include "support/fixture.h"
 
 namespace envdoctor::cuda {
 namespace {
 
-std::string text(const std::optional<DriverVersion>& v) { return v ? v->text : "none"; }
+using test::text;
 
 TEST(DriverParse, ProcVersionProprietaryModule) {
   EXPECT_EQ(text(parse_proc_driver_version(

@@ -17,8 +17,8 @@ namespace {
 
 using test::TempDir;
 
-const std::string kData = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/cuda/";
-const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
+using test::kCudaData;
+using test::kNvcc;
 const std::string kCudaLib = "/usr/local/cuda/lib64/";
 
 struct Read {
@@ -91,23 +91,23 @@ void expect_matches_cuobjdump(const std::string& path) {
 
 // --- committed fixtures (tests/data/cuda/build.sh made them with nvcc 13.0) ---
 
-TEST(FatbinFixtures, Sm80SassOnly) { EXPECT_EQ(listing(kData + "sm80.so"), (std::vector<std::string>{"sm_80"})); }
+TEST(FatbinFixtures, Sm80SassOnly) { EXPECT_EQ(listing(kCudaData + "sm80.so"), (std::vector<std::string>{"sm_80"})); }
 
 TEST(FatbinFixtures, Sm80WithPtx) {
   // nvcc compresses PTX by default, not cubins.
-  EXPECT_EQ(listing(kData + "sm80_ptx.so"), (std::vector<std::string>{"sm_80", "compute_80 isa9.0 compressed"}));
+  EXPECT_EQ(listing(kCudaData + "sm80_ptx.so"), (std::vector<std::string>{"sm_80", "compute_80 isa9.0 compressed"}));
 }
 
 TEST(FatbinFixtures, ArchSpecificVariantComesFromTheHeaderFlag) {
-  EXPECT_EQ(listing(kData + "sm90a.so"), (std::vector<std::string>{"sm_90a", "compute_90a isa9.0 compressed"}));
+  EXPECT_EQ(listing(kCudaData + "sm90a.so"), (std::vector<std::string>{"sm_90a", "compute_90a isa9.0 compressed"}));
 }
 
 TEST(FatbinFixtures, FamilySpecificVariant) {
-  EXPECT_EQ(listing(kData + "sm100f.so"), (std::vector<std::string>{"sm_100f", "compute_100f isa9.0 compressed"}));
+  EXPECT_EQ(listing(kCudaData + "sm100f.so"), (std::vector<std::string>{"sm_100f", "compute_100f isa9.0 compressed"}));
 }
 
 TEST(FatbinFixtures, CompressAllCompressesTheCubinToo) {
-  Read r = read_file(kData + "compressed.so");
+  Read r = read_file(kCudaData + "compressed.so");
   EXPECT_EQ(describe(r.info), (std::vector<std::string>{"sm_80 compressed", "compute_80 isa9.0 compressed"}));
   // Sizes from the headers: the stored bytes are smaller than what they inflate to.
   for (const FatbinEntry& e : r.info.entries) EXPECT_LT(e.size, e.uncompressed_size);
@@ -118,7 +118,7 @@ TEST(FatbinFixtures, CompressAllCompressesTheCubinToo) {
 }
 
 TEST(FatbinFixtures, UncompressedPtxAndCubinPayloadsAreWhereTheHeaderSays) {
-  Read r = read_file(kData + "ptx90_plain.so");
+  Read r = read_file(kCudaData + "ptx90_plain.so");
   ASSERT_EQ(describe(r.info), (std::vector<std::string>{"sm_90", "compute_90 isa9.0"}));
   Bytes file = r.elf->bytes();
   const u8* cubin = file.at(r.info.entries[0].offset, 4);
@@ -131,8 +131,8 @@ TEST(FatbinFixtures, UncompressedPtxAndCubinPayloadsAreWhereTheHeaderSays) {
 }
 
 TEST(FatbinFixtures, RelocatableDeviceCodeKeepsBothLinkedAndRelocatableImages) {
-  EXPECT_EQ(listing(kData + "rdc.so"), (std::vector<std::string>{"sm_80", "sm_80 compressed relocatable",
-                                                                 "compute_80 isa9.0 compressed relocatable"}));
+  EXPECT_EQ(listing(kCudaData + "rdc.so"), (std::vector<std::string>{"sm_80", "sm_80 compressed relocatable",
+                                                                     "compute_80 isa9.0 compressed relocatable"}));
 }
 
 TEST(FatbinFixtures, PlainLibraryHasNoFatbin) {
@@ -176,7 +176,7 @@ TEST(FatbinVariant, UncompressedPtxTargetLineSaysTheVariant) {
 
 TEST(FatbinVariant, CompressedPtxOfCuda13WithoutFlagIsThePlainArch) {
   // PTX ISA 9.0 comes from a toolkit known to flag variants: no flag means no variant.
-  FatbinInfo info = read_buffer(without_variant_flags(kData + "sm90a.so"));
+  FatbinInfo info = read_buffer(without_variant_flags(kCudaData + "sm90a.so"));
   EXPECT_EQ(describe(info), (std::vector<std::string>{"sm_90", "compute_90 isa9.0 compressed"}));
 }
 
@@ -395,9 +395,9 @@ TEST(FatbinMalformed, CompressedUnflaggedCubinOfUnknownToolkitHasUnknownVariant)
 
 TEST(FatbinMalformed, SectionOutsideTheFile) {
   // An ELF whose .nv_fatbin header points past the end of the file.
-  std::ifstream in(kData + "sm80.so", std::ios::binary);
+  std::ifstream in(kCudaData + "sm80.so", std::ios::binary);
   std::vector<u8> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  Read r = read_file(kData + "sm80.so");
+  Read r = read_file(kCudaData + "sm80.so");
   u64 shoff;
   u16 shentsize, shnum;
   std::memcpy(&shoff, &bytes[0x28], 8);

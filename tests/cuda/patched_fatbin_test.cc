@@ -12,8 +12,8 @@
 namespace envdoctor::cuda {
 namespace {
 
-const std::string kData = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/cuda/";
-const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
+using test::kCudaData;
+using test::kNvcc;
 
 // The file's fatbinary as envdoctor reads it, and each entry in the walk's words.
 struct Listing {
@@ -58,14 +58,14 @@ Listing patched(const std::string& fixture, const std::string& out, const std::f
   return l;
 }
 
-DriverVersion driver(const char* v) { return *DriverVersion::parse(v); }
+using test::driver_version;
 
 TEST(PatchedFatbin, WalkAgreesWithTheCommittedFixtures) {
   bool skipped = false;
   for (const char* name : {"sm80.so", "sm80_ptx.so", "sm90a.so", "sm100f.so", "compressed.so", "ptx90_plain.so"}) {
-    std::vector<std::string> walk = test::fatbin_walk(kData + name, &skipped);
+    std::vector<std::string> walk = test::fatbin_walk(kCudaData + name, &skipped);
     if (skipped) GTEST_SKIP() << "python3 not installed";
-    EXPECT_EQ(walk, read_listing(kData + name).lines) << name;
+    EXPECT_EQ(walk, read_listing(kCudaData + name).lines) << name;
   }
 }
 
@@ -74,17 +74,17 @@ TEST(PatchedFatbin, WalkAgreesWithTheCommittedFixtures) {
 TEST(PatchedFatbin, Sm100fCubinRunsOnSm107) {
   const CudaTables& t = test::shipped_cuda_tables();
   bool skipped = false;
-  std::vector<std::string> walk = test::fatbin_walk(kData + "sm100f.so", &skipped);
+  std::vector<std::string> walk = test::fatbin_walk(kCudaData + "sm100f.so", &skipped);
   if (!skipped) {
     EXPECT_EQ(walk, (std::vector<std::string>{"sm_100f", "compute_100f isa9.0"}));
   }
-  FatbinInfo info = read_listing(kData + "sm100f.so").info;
-  Coverage c = classify(info, 107, driver("580.65.06"), t);
+  FatbinInfo info = read_listing(kCudaData + "sm100f.so").info;
+  Coverage c = classify(info, 107, driver_version("580.65.06"), t);
   EXPECT_EQ(c.kind, Coverage::Kind::kSass);
   EXPECT_EQ(c.reason, "SASS sm_100f runs on 10.7");
-  EXPECT_EQ(classify(info, 103, driver("580.65.06"), t).kind, Coverage::Kind::kSass);
-  EXPECT_EQ(classify(info, 110, driver("580.65.06"), t).kind, Coverage::Kind::kUnsupported);
-  EXPECT_EQ(classify(info, 120, driver("580.65.06"), t).kind, Coverage::Kind::kUnsupported);
+  EXPECT_EQ(classify(info, 103, driver_version("580.65.06"), t).kind, Coverage::Kind::kSass);
+  EXPECT_EQ(classify(info, 110, driver_version("580.65.06"), t).kind, Coverage::Kind::kUnsupported);
+  EXPECT_EQ(classify(info, 120, driver_version("580.65.06"), t).kind, Coverage::Kind::kUnsupported);
 }
 
 // A cubin for sm_101, as CUDA 12.9 and older numbered Thor, runs on the sm_110 GPU that CUDA 13
@@ -92,12 +92,12 @@ TEST(PatchedFatbin, Sm100fCubinRunsOnSm107) {
 TEST(PatchedFatbin, Sm101CubinRunsOnSm110) {
   const CudaTables& t = test::shipped_cuda_tables();
   test::TempDir tmp;
-  Listing l = patched(kData + "sm80.so", tmp / "sm101.so", [](u8* h) { test::set_entry_arch(h, 101); }, {"sm_101"});
-  Coverage thor = classify(l.info, 110, driver("580.65.06"), t);
+  Listing l = patched(kCudaData + "sm80.so", tmp / "sm101.so", [](u8* h) { test::set_entry_arch(h, 101); }, {"sm_101"});
+  Coverage thor = classify(l.info, 110, driver_version("580.65.06"), t);
   EXPECT_EQ(thor.kind, Coverage::Kind::kSass);
   EXPECT_EQ(thor.reason, "SASS sm_101 runs on 11.0");
   for (int gpu : {100, 103, 107, 120})
-    EXPECT_EQ(classify(l.info, gpu, driver("580.65.06"), t).kind, Coverage::Kind::kUnsupported) << gpu;
+    EXPECT_EQ(classify(l.info, gpu, driver_version("580.65.06"), t).kind, Coverage::Kind::kUnsupported) << gpu;
 }
 
 // The other way: nvcc 13.0's sm_110 cubin on a Thor that a CUDA 12.x driver reports as 10.1.
@@ -125,15 +125,15 @@ TEST(PatchedFatbin, Ptx94OnA590Driver) {
   const CudaTables& t = test::shipped_cuda_tables();
   test::TempDir tmp;
   Listing l =
-      patched(kData + "sm80_ptx.so", tmp / "ptx94.so", test::ptx_isa_patch(9, 4), {"sm_80", "compute_80 isa9.4"});
-  Coverage c = classify(l.info, 90, driver("590.44.01"), t);
+      patched(kCudaData + "sm80_ptx.so", tmp / "ptx94.so", test::ptx_isa_patch(9, 4), {"sm_80", "compute_80 isa9.4"});
+  Coverage c = classify(l.info, 90, driver_version("590.44.01"), t);
   EXPECT_EQ(c.kind, Coverage::Kind::kUnsupported);
   EXPECT_EQ(c.reason,
             "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.4, which needs driver 615 or newer, "
             "and the driver is 590.44.01");
-  EXPECT_EQ(classify(l.info, 90, driver("615.20"), t).kind, Coverage::Kind::kPtxJit);
+  EXPECT_EQ(classify(l.info, 90, driver_version("615.20"), t).kind, Coverage::Kind::kPtxJit);
   // Minor-version compatibility does not reach PTX: 595.45.04 runs a 13.4 runtime, not its PTX.
-  EXPECT_EQ(classify(l.info, 90, driver("595.45.04"), t).kind, Coverage::Kind::kUnsupported);
+  EXPECT_EQ(classify(l.info, 90, driver_version("595.45.04"), t).kind, Coverage::Kind::kUnsupported);
 }
 
 // PTX ISA 9.5: CUDA 13.5, whose driver branch nobody has given. Below the newest driver the
@@ -142,11 +142,11 @@ TEST(PatchedFatbin, Ptx95IsUnknownOnANewDriver) {
   const CudaTables& t = test::shipped_cuda_tables();
   test::TempDir tmp;
   Listing l =
-      patched(kData + "sm80_ptx.so", tmp / "ptx95.so", test::ptx_isa_patch(9, 5), {"sm_80", "compute_80 isa9.5"});
-  Coverage newer = classify(l.info, 90, driver("620.10"), t);
+      patched(kCudaData + "sm80_ptx.so", tmp / "ptx95.so", test::ptx_isa_patch(9, 5), {"sm_80", "compute_80 isa9.5"});
+  Coverage newer = classify(l.info, 90, driver_version("620.10"), t);
   EXPECT_EQ(newer.kind, Coverage::Kind::kPtxJit);
   EXPECT_TRUE(newer.ptx_isa_unknown);
-  Coverage older = classify(l.info, 90, driver("590.44.01"), t);
+  Coverage older = classify(l.info, 90, driver_version("590.44.01"), t);
   EXPECT_EQ(older.kind, Coverage::Kind::kUnsupported);
   EXPECT_EQ(older.reason,
             "no SASS for 9.0 (has sm_80); PTX compute_80 is ISA 9.5, which needs a driver newer than "

@@ -18,9 +18,9 @@ namespace {
 
 const CudaTables& shipped() { return test::shipped_cuda_tables(); }
 
-std::string text(const std::optional<DriverVersion>& v) { return v ? v->text : "none"; }
+using test::driver_version;
+using test::text;
 std::string text(const std::optional<MajorMinor>& v) { return v ? v->str() : "none"; }
-DriverVersion driver(const char* v) { return *DriverVersion::parse(v); }
 
 std::string test_name(std::string s) {
   for (char& c : s)
@@ -38,9 +38,9 @@ TEST(CudaData, ShippedTablesPassTheDataCheck) {
 TEST(CudaData, CheckFindsMissingSourcesDisorderAndTwoDrivers) {
   CudaTables t;
   t.sources = {{"S1", "https://docs.nvidia.com/..."}};
-  t.toolkit_driver_minimum = {{{13, 0}, "13.0 GA", driver("580.65.06"), {"S1", true}},
-                              {{12, 9}, "12.9 GA", driver("575.51.03"), {"", true}},
-                              {{13, 0}, "13.0 GA", driver("580.82.07"), {"S7", false}}};
+  t.toolkit_driver_minimum = {{{13, 0}, "13.0 GA", driver_version("580.65.06"), {"S1", true}},
+                              {{12, 9}, "12.9 GA", driver_version("575.51.03"), {"", true}},
+                              {{13, 0}, "13.0 GA", driver_version("580.82.07"), {"S7", false}}};
   t.ptx_isa = {{{9, 0}, {13, 0}, 590, {"S1", true}}, {{8, 8}, {12, 9}, 575, {"S1", true}}};
   EXPECT_EQ(check_tables(t),
             (std::vector<std::string>{
@@ -110,21 +110,21 @@ INSTANTIATE_TEST_SUITE_P(Shipped, DriverTableRow,
 
 TEST(CudaTables, DriverOfTheIssue) {
   // A 595.45.04 driver is CUDA 13.2 GA's minimum (Table 3), not "13.1 and older".
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("595.45.04"))), "13.2");
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("590.48.01"))), "13.1");
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("610.43.02"))), "13.3");  // secondary row
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("595.45.04"))), "13.2");
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("590.48.01"))), "13.1");
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("610.43.02"))), "13.3");  // secondary row
   // 13.4 has no Table 3 row; its driver branch is r615 (PTX ISA 9.4).
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("615.10"))), "13.4");
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("565.57.01"))), "12.7");  // PTX 8.6's r565
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("418.39"))), "none");     // older than every row
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("615.10"))), "13.4");
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("565.57.01"))), "12.7");  // PTX 8.6's r565
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("418.39"))), "none");     // older than every row
 }
 
 TEST(CudaTables, DriverNewerThanEveryRowIsUnknown) {
   EXPECT_EQ(text(shipped().newest_driver()), "615");
-  EXPECT_TRUE(shipped().driver_beyond_table(driver("616.00")));
-  EXPECT_TRUE(shipped().driver_beyond_table(driver("700.1.2")));
-  EXPECT_FALSE(shipped().driver_beyond_table(driver("615.99.99")));
-  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver("616.00"))), "none");
+  EXPECT_TRUE(shipped().driver_beyond_table(driver_version("616.00")));
+  EXPECT_TRUE(shipped().driver_beyond_table(driver_version("700.1.2")));
+  EXPECT_FALSE(shipped().driver_beyond_table(driver_version("615.99.99")));
+  EXPECT_EQ(text(shipped().newest_cuda_for_driver(driver_version("616.00"))), "none");
 }
 
 TEST(CudaTables, FullCompatibilityDriverIsTheGaDriver) {

@@ -18,7 +18,6 @@ namespace {
 using nlohmann::json;
 
 const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
-const std::string kTag = "py3-none-linux_x86_64";
 
 bool has_line(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
 

@@ -20,10 +20,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
-const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
-const std::string kTag = "py3-none-linux_x86_64";
-
 // The CUDA findings as (code, package, arch) for comparing whole sets at once.
 using Key = std::tuple<std::string, std::string, std::string>;
 std::set<Key> cuda_keys(const json& report) {

@@ -19,9 +19,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
-const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
-
 std::string needed(const std::string& file) {
   CommandResult r = run("readelf -d " + quote(file) + " | sed -n 's/.*(NEEDED).*\\[\\(libcudart[^]]*\\)\\].*/\\1/p'");
   return r.out.substr(0, r.out.find('\n'));

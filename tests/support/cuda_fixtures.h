@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,17 @@ std::function<void(uint8_t*)> ptx_isa_patch(uint16_t major, uint16_t minor);
 
 // tests/data/cuda/NAME, the committed nvcc fixtures.
 std::string cuda_fixture(const std::string& name);
+// The folder of those fixtures, with its trailing '/'.
+inline const std::string kCudaData = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/cuda/";
+// The machine's CUDA toolkit: its nvcc and its CUDA 13 runtime.
+inline const std::string kNvcc = "/usr/local/cuda/bin/nvcc";
+inline const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
+// The tag of the wheels the CUDA checks build: any Python 3, this platform.
+inline const std::string kTag = "py3-none-linux_x86_64";
+// A driver version from its text ("580.65.06"), which the test knows to be one.
+inline cuda::DriverVersion driver_version(const char* text) { return *cuda::DriverVersion::parse(text); }
+// A driver version, or "none".
+inline std::string text(const std::optional<cuda::DriverVersion>& v) { return v ? v->text : "none"; }
 // The findings of a `check --json` report with `code`.
 std::vector<nlohmann::json> findings_with_code(const nlohmann::json& report, const std::string& code);
 
