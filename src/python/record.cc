@@ -18,6 +18,7 @@ class CsvParser {
 
   std::vector<CsvRow> run(std::string_view text) {
     for (size_t i = 0; i < text.size(); i++) {
+      if (state_ == CsvState::kStartRecord && plain_row(text, i)) continue;
       char c = text[i];
       bool crlf = c == '\r' && i + 1 < text.size() && text[i + 1] == '\n';
       // Outside quotes "\r\n" ends a record once: let its '\n' do it.
@@ -95,6 +96,34 @@ class CsvParser {
         }
         return;
     }
+  }
+
+  // Nearly every RECORD row has no quote: at the start of a record, such a row (up to its line
+  // end, within the row limit, no quote or NUL) is split at its commas at once, which is what
+  // step() would make of it a character at a time. On true, `i` is the last character consumed
+  // (the line end, or the text's last character), as the caller's loop expects.
+  bool plain_row(std::string_view text, size_t& i) {
+    size_t end = text.find_first_of("\r\n", i);
+    if (end == std::string_view::npos) end = text.size();
+    std::string_view row = text.substr(i, end - i);
+    if (row.empty() || row.size() >= max_row_ ||
+        row.find_first_of(std::string_view("\"\0", 2)) != std::string_view::npos)
+      return false;
+    std::vector<std::string> fields;
+    for (size_t start = 0;;) {
+      size_t comma = row.find(',', start);
+      fields.emplace_back(row.substr(start, comma == std::string_view::npos ? row.npos : comma - start));
+      if (comma == std::string_view::npos) break;
+      start = comma + 1;
+    }
+    rows_.push_back({std::move(fields), line_});
+    if (end == text.size()) {  // the text's end ends the record, and no line
+      i = end - 1;
+      return true;
+    }
+    i = text[end] == '\r' && end + 1 < text.size() && text[end + 1] == '\n' ? end + 1 : end;
+    line_++;
+    return true;
   }
 
   void add(char c) {

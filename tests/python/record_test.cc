@@ -3,6 +3,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
+#include <random>
+
 #include "python/metadata_file.h"
 #include "support/fixture.h"
 
@@ -177,6 +181,40 @@ TEST(Record, LargeFileIsReadInPart) {
 
 namespace envdoctor::test {
 namespace {
+
+// The referee of the CSV reader is Python's csv module, which pip reads RECORD with: random
+// texts of commas, quotes, line ends of the three kinds and letters, each read by both. Python
+// yields an empty row for a blank line, which the reader leaves out.
+TEST(Csv, RowsAreWhatPythonsCsvModuleReads) {
+  if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
+  std::mt19937 random(2412);
+  const std::string alphabet = "ab,,\"\"\r\n\n x";
+  nlohmann::json texts = nlohmann::json::array();
+  for (int n = 0; n < 600; n++) {
+    std::string text;
+    size_t size = random() % 48;
+    for (size_t k = 0; k < size; k++) text += alphabet[random() % alphabet.size()];
+    if (n % 5 == 0) text = "dir/file.py,sha256=" + text + ",12\r\n" + text;  // plain rows among them
+    texts.push_back(text);
+  }
+  TempDir tmp;
+  std::string input = tmp.write("texts.json", texts.dump());
+  test::CommandResult r = run("python3 -c " +
+                              quote("import csv, io, json, sys\n"
+                                    "texts = json.load(open(sys.argv[1]))\n"
+                                    "print(json.dumps([[row for row in csv.reader(io.StringIO(t, "
+                                    "newline='')) if row] for t in texts]))") +
+                              " " + quote(input));
+  ASSERT_EQ(r.status, 0) << r.err;
+  nlohmann::json expected = nlohmann::json::parse(r.out);
+  for (size_t n = 0; n < texts.size(); n++) {
+    std::vector<std::string> problems;
+    nlohmann::json ours = nlohmann::json::array();
+    for (const python::CsvRow& row : python::parse_csv(texts[n].get<std::string>(), &problems))
+      ours.push_back(row.fields);
+    EXPECT_EQ(ours, expected[n]) << nlohmann::json(texts[n]).dump();
+  }
+}
 
 // Regression: a row made only of commas was cut at the row limit but still kept one empty field
 // per comma (60 MiB of commas: 60 million strings). An over-long row now keeps nothing.
