@@ -58,8 +58,6 @@ void fallback_identity(Distribution& d) {
   if (d.version.empty()) d.version = version;
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) { return s.ends_with(suffix); }
-
 }  // namespace
 
 std::string Distribution::key() const { return normalize_name(name); }
@@ -276,7 +274,7 @@ std::vector<Distribution> scan_site_dir(const fs::path& site_dir, const fs::path
       break;
     }
     std::string n = it->path().filename().string();
-    if (ends_with(n, ".dist-info") || ends_with(n, ".egg-info")) entries.push_back(it->path());
+    if (n.ends_with(".dist-info") || n.ends_with(".egg-info")) entries.push_back(it->path());
   }
   std::sort(entries.begin(), entries.end());
   enum class Kind { kSkipped, kDistInfo, kEggInfo };
@@ -290,7 +288,7 @@ std::vector<Distribution> scan_site_dir(const fs::path& site_dir, const fs::path
       continue;
     }
     bool dir = fs::is_directory(st);
-    if (!ends_with(p.filename().string(), ".dist-info")) kinds[i] = Kind::kEggInfo;
+    if (!p.filename().string().ends_with(".dist-info")) kinds[i] = Kind::kEggInfo;
     else if (dir) kinds[i] = Kind::kDistInfo;
     else problems->push_back(p.string() + ": not a directory");
   }

@@ -22,9 +22,6 @@ constexpr u32 kArmEabiMask = 0xff000000, kArmEabiVer5 = 0x05000000, kArmAbiFloat
 std::string basename_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-bool ends_with(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 // The dynamic linker: never a dependency to judge (auditwheel's policy/__init__.py, filter_libs).
 bool is_dynamic_linker(std::string_view lib) {
@@ -75,8 +72,8 @@ std::optional<Libc> read_libc(const elf::ElfFile& f, const std::string& name) {
     if (lib == "libc.so.6" || starts_with(lib, "ld-linux-") || starts_with(lib, "ld64.so.")) return Libc::kGlibc;
   }
   std::string base = basename_of(name);
-  if (ends_with(base, "-arm-linux-musleabihf.so") || ends_with(base, "-linux-musl.so")) return Libc::kMusl;
-  if (ends_with(base, "-arm-linux-gnueabihf.so") || ends_with(base, "-linux-gnu.so")) {
+  if (base.ends_with("-arm-linux-musleabihf.so") || base.ends_with("-linux-musl.so")) return Libc::kMusl;
+  if (base.ends_with("-arm-linux-gnueabihf.so") || base.ends_with("-linux-gnu.so")) {
     // Before CPython 3.11 musl builds said linux-gnu too: only cpython-311 and later tell.
     size_t at = base.find(".cpython-3");
     int minor = 0;
@@ -246,7 +243,7 @@ const char* const kArchitectures[] = {"x86_64", "i686",   "aarch64", "ppc64le", 
 // The architecture a platform tag names ("manylinux2014_aarch64" -> "aarch64"), "" for none.
 std::string tag_arch(std::string_view tag) {
   for (const char* arch : kArchitectures)
-    if (ends_with(tag, "_" + std::string(arch))) return arch;
+    if (tag.ends_with("_" + std::string(arch))) return arch;
   return "";
 }
 
@@ -502,7 +499,7 @@ std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolici
   a.is_wheel = true;
   a.claimed = wheel.filename().platform_tags;
   for (const python::WheelMember& m : wheel.members()) {
-    if (m.is_directory || m.size < kElfHeaderSize || ends_with(m.name, ".py")) continue;
+    if (m.is_directory || m.size < kElfHeaderSize || m.name.ends_with(".py")) continue;
     auto bytes = wheel.read(m.name, kMaxMemberRead, error);
     if (!bytes) {
       *error = a.path + ": " + *error;

@@ -17,8 +17,6 @@ namespace {
 
 using nlohmann::json;
 
-const std::string kCudart13 = "/usr/local/cuda/lib64/libcudart.so.13";
-
 bool has_line(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
 
 // The committed nvcc fixtures are built with -cudart none: nothing defines __cudaLaunchKernel and

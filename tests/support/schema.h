@@ -3,6 +3,7 @@
 // (tests/support/validate_schema.py). The end-to-end tests pass what they already produce.
 #pragma once
 
+#include <stdexcept>
 #include <string>
 
 #include "support/fixture.h"
@@ -18,9 +19,13 @@ inline std::string schema_path(const std::string& name) {
 // is validated here, and Schemas.ValidatorIsInstalled (tests/docs) is the test that reports the
 // skip.
 inline bool have_jsonschema() {
-  static const bool available = shared_fixture("jsonschema", [](const TempDir&) {
-                                  return run("/usr/bin/python3 -c 'import jsonschema'").status == 0 ? "yes" : "no";
-                                }).record == "yes";
+  static const bool available = [] {
+    std::string answer = shared_fixture("jsonschema", [](const TempDir&) {
+                           return run("/usr/bin/python3 -c 'import jsonschema'").status == 0 ? "yes" : "no";
+                         }).record;
+    if (answer != "yes" && answer != "no") throw std::runtime_error("the jsonschema record says '" + answer + "'");
+    return answer == "yes";
+  }();
   return available;
 }
 

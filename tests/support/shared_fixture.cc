@@ -38,6 +38,20 @@ std::string read_file(const fs::path& path) {
   return text.str();
 }
 
+// Writes `text` to `path` whole or throws: through a file beside it, renamed into place only
+// after every byte reached it.
+void publish(const fs::path& path, const std::string& text) {
+  fs::path part = path;
+  part += ".part";
+  {
+    std::ofstream out(part, std::ios::binary | std::ios::trunc);
+    out << text;
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + part.string());
+  }
+  fs::rename(part, path);
+}
+
 }  // namespace
 
 SharedFixture shared_fixture(const std::string& name, const std::function<std::string(const TempDir& dir)>& build) {
@@ -49,21 +63,23 @@ SharedFixture shared_fixture(const std::string& name, const std::function<std::s
     return fixture;
   }
   fs::create_directories(root);
-  fs::path dir = fs::path(root) / name, record = fs::path(root) / (name + ".record");
+  // NAME.record holds what the builder returned and NAME.dir the directory it built in; NAME.record
+  // is written last, so that a process finds both or neither.
+  fs::path record = fs::path(root) / (name + ".record"), dir_file = fs::path(root) / (name + ".dir");
   FileLock lock(fs::path(root) / (name + ".lock"));
-  fixture.dir = TempDir::kept(dir);
   if (fs::exists(record)) {
+    fixture.dir = TempDir::kept(read_file(dir_file));
     fixture.record = read_file(record);
     return fixture;
   }
-  // A builder that died left a part: start again from nothing.
+  // Each try builds in a directory of its own: a builder that was killed may leave processes of
+  // its own still writing in its directory. What it left goes with the run's directory.
+  fs::path dir = fs::path(root) / (name + "." + std::to_string(::getpid()));
   fs::remove_all(dir);
-  fs::create_directories(dir);
+  fixture.dir = TempDir::kept(dir);
   fixture.record = build(*fixture.dir);
-  fs::path written = record;
-  written += ".part";
-  std::ofstream(written, std::ios::binary) << fixture.record;
-  fs::rename(written, record);
+  publish(dir_file, dir.string());
+  publish(record, fixture.record);
   return fixture;
 }
 

@@ -1,11 +1,10 @@
-// A fixture that one ctest run builds once and every process of a test binary reads. ctest runs
+// A fixture that one ctest run builds once and every test process reads. ctest runs
 // each test in a process of its own (gtest_discover_tests), so a suite-wide fixture
 // (SetUpTestSuite) was built again for every test: the images of tests/image took 15 s a test.
 //
-// tests/CMakeLists.txt gives the tests of a binary that asks for it ENVDOCTOR_TEST_SHARED, a
-// directory that a FIXTURES_SETUP test empties before the run and a FIXTURES_CLEANUP test removes
-// after it, so nothing outlives one run and nothing can be stale. The first process to ask builds
-// the fixture there under an exclusive lock (flock); the others wait on the lock and read what
+// tests/CMakeLists.txt gives every test ENVDOCTOR_TEST_SHARED, a directory that a FIXTURES_SETUP test empties before
+// the run and a FIXTURES_CLEANUP test removes after it, so nothing outlives one run and nothing can be stale. The first
+// process to ask builds the fixture there under an exclusive lock (flock); the others wait on the lock and read what
 // the builder left. Outside ctest (a binary run by hand) each process builds its own, in a
 // temporary directory, as before.
 //
@@ -22,7 +21,7 @@
 namespace envdoctor::test {
 
 struct SharedFixture {
-  std::unique_ptr<TempDir> dir;  // where it was built; removed at exit only when this process owns it
+  std::unique_ptr<TempDir> dir;  // where it was built; removed at exit only outside ctest
   std::string record;            // what `build` returned: every process gets the builder's words
 };
 

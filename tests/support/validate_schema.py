@@ -43,7 +43,8 @@ def serve():
             text = errors(schema_path.decode("utf-8").rstrip("\n"), document.decode("utf-8"))
         except Exception as e:  # a document that is not JSON, a schema that is not one: the answer says so
             text = "(document) : %s: %s\n" % (type(e).__name__, e)
-        answer = text.encode("utf-8")
+        # A message may quote a lone surrogate the document escaped ("\udc80"), which UTF-8 cannot hold.
+        answer = text.encode("utf-8", "backslashreplace")
         answers.write(b"%d\n" % len(answer) + answer)
         answers.flush()
 
