@@ -35,13 +35,6 @@ int free_port() {
   return port;
 }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The daemons a test started, stopped by their process ids (SIGTERM, then SIGKILL) however the
 // test ends.
 class Daemons {
@@ -57,7 +50,7 @@ class Daemons {
   // A daemon that writes its pid file once started; false when none appeared in time.
   bool add_from_pid_file(const std::string& path) {
     for (int i = 0; i < 100; ++i, std::this_thread::sleep_for(100ms)) {
-      std::string text = read_text(path);
+      std::string text = slurp(path);
       if (pid_t pid = static_cast<pid_t>(std::atol(text.c_str())); pid > 0) {
         add(pid);
         return true;
@@ -101,7 +94,7 @@ class SlurmTest : public FleetTest {
         run("munged -f --socket=" + quote(munge_socket()) + " --key-file=" + quote(tmp_ / "munge/munge.key") +
             " --log-file=" + quote(tmp_ / "munge/log") + " --pid-file=" + quote(tmp_ / "munge/pid") +
             " --seed-file=" + quote(tmp_ / "munge/seed"));
-    if (r.status != 0) return why("munged", r.err + read_text(tmp_ / "munge/log"));
+    if (r.status != 0) return why("munged", r.err + slurp(tmp_ / "munge/log"));
     if (!daemons_.add_from_pid_file(tmp_ / "munge/pid")) return why("munged", "no pid file");
     return true;
   }
@@ -145,12 +138,12 @@ class SlurmTest : public FleetTest {
     ::setenv("SLURM_CONF", (d + "/slurm.conf").c_str(), 1);
     CommandResult r = run("slurmctld -i");
     if (r.status != 0 || !daemons_.add_from_pid_file(d + "/slurmctld.pid"))
-      return why("slurmctld", r.err + read_text(d + "/slurmctld.log"));
+      return why("slurmctld", r.err + slurp(d + "/slurmctld.log"));
     r = run("slurmd -N n1");
     if (r.status != 0 || !daemons_.add_from_pid_file(d + "/slurmd.pid"))
-      return why("slurmd", r.err + read_text(d + "/slurmd.log"));
+      return why("slurmd", r.err + slurp(d + "/slurmd.log"));
     if (!eventually([&] { return !node().empty() && node().find("idle") != std::string::npos; }, 20s))
-      return why("slurmd", "node n1 never became idle: " + node() + "\n" + read_text(d + "/slurmd.log"));
+      return why("slurmd", "node n1 never became idle: " + node() + "\n" + slurp(d + "/slurmd.log"));
     return true;
   }
 
@@ -252,7 +245,7 @@ TEST_F(FleetTest, NodeExporterServesTheMetrics) {
       std::to_string(port) + "/metrics\", timeout=2).read().decode())'";
   CommandResult metrics;
   if (!eventually([&] { return (metrics = run(scrape)).status == 0; }, 10s))
-    GTEST_SKIP() << "node_exporter cannot start here: " << read_text(tmp_ / "node_exporter.log");
+    GTEST_SKIP() << "node_exporter cannot start here: " << slurp(tmp_ / "node_exporter.log");
   EXPECT_NE(metrics.out.find("\nnode_textfile_scrape_error 0\n"), std::string::npos) << metrics.out;
   std::string env = "environment=\"" + venv.python() + "\"";
   EXPECT_NE(metrics.out.find("\nenvdoctor_check_ok{" + env + "} 1\n"), std::string::npos) << metrics.out;

@@ -104,11 +104,6 @@ void patch(const std::string& path, u64 off, const std::string& bytes) {
   f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
-
 // Sets VER_FLG_WEAK on the Vernaux entry named `version` of a 64-bit little-endian object, found
 // through its .gnu.version_r section (a test helper: the file is one we just built).
 void make_version_weak(const std::string& path, const std::string& version) {

@@ -11,7 +11,7 @@
 
 namespace envdoctor::test {
 
-static std::string slurp(const fs::path& p) {
+std::string slurp(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   std::stringstream ss;
   ss << in.rdbuf();

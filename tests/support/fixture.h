@@ -27,6 +27,9 @@ std::string quote(const std::string& s);
 
 bool have_tool(const std::string& name);
 
+// The bytes of the file at `p` ("" when it cannot be read).
+std::string slurp(const fs::path& p);
+
 // How many times `what` occurs in `text`, not overlapping.
 size_t count(const std::string& text, const std::string& what);
 

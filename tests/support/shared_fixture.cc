@@ -7,7 +7,6 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace envdoctor::test {
@@ -30,13 +29,6 @@ class FileLock {
  private:
   int fd_;
 };
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Writes `text` to `path` whole or throws: through a file beside it, renamed into place only
 // after every byte reached it.
@@ -68,8 +60,8 @@ SharedFixture shared_fixture(const std::string& name, const std::function<std::s
   fs::path record = fs::path(root) / (name + ".record"), dir_file = fs::path(root) / (name + ".dir");
   FileLock lock(fs::path(root) / (name + ".lock"));
   if (fs::exists(record)) {
-    fixture.dir = TempDir::kept(read_file(dir_file));
-    fixture.record = read_file(record);
+    fixture.dir = TempDir::kept(slurp(dir_file));
+    fixture.record = slurp(record);
     return fixture;
   }
   // Each try builds in a directory of its own: a builder that was killed may leave processes of

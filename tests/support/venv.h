@@ -230,10 +230,6 @@ class Venv {
   // keep their inodes (a running process that maps them sees no change).
   static void restore_tree(const std::string& backup, const std::string& dir) {
     namespace fs = std::filesystem;
-    auto slurp = [](const fs::path& p) {
-      std::ifstream in(p, std::ios::binary);
-      return std::string(std::istreambuf_iterator<char>(in), {});
-    };
     std::vector<fs::path> extra;
     for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
       fs::path rel = it->path().lexically_relative(dir);  // never through a link
