@@ -134,7 +134,7 @@ struct Parser {
   static std::optional<u64> vaddr_to_offset(Bytes b, const std::vector<const Phdr<E>*>& loads, u64 addr);
 
   template <typename E>
-  static void read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads);
+  static std::pair<u64, u64> read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads);
   static void read_strings(ElfFile& f, const DynamicTags& t, std::optional<u64> strtab_off, bool has_strtab);
 
   template <typename E>
@@ -273,10 +273,12 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   if (loads.empty()) map_error("object file has no loadable segments");
   // After mapping: an ET_DYN object without PT_DYNAMIC (l_ld == 0) is refused.
   if (!dynamic && f->type == ET_DYN) map_error("object file has no dynamic section");
+  std::pair<u64, u64> advised{0, 0};
   if (dynamic) {
     f->has_dynamic = true;
     if (auto dyn = b.slice(dynamic->p_offset, dynamic->p_filesz)) {
-      read_dynamic<E>(*f, *dyn, loads);
+      f->advise(dynamic->p_offset, dynamic->p_filesz);
+      advised = read_dynamic<E>(*f, *dyn, loads);
     } else {
       f->problems.push_back("PT_DYNAMIC lies outside the file");
     }
@@ -289,6 +291,15 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   f->sysv_lookup_ = &sysv_lookup<E>;
   f->read_sections_ = &read_sections<E>;
   f->nsyms_ = count_symbols<E>(*f);
+  // The symbol table is walked whole next (scan_required), and its versions with it: what lies
+  // beyond the span already asked for is asked for now.
+  auto advise_beyond = [&](std::optional<u64> off, u64 len) {
+    if (!off) return;
+    u64 end = *off + len, from = *off >= advised.first && *off < advised.second ? advised.second : *off;
+    if (end > from) f->advise(from, end - from);
+  };
+  advise_beyond(f->symtab_off_, static_cast<u64>(f->nsyms_) * f->syment_);
+  advise_beyond(f->versym_off_, static_cast<u64>(f->nsyms_) * 2);
   locate_gnu_table<E>(*f);
   f->required_ = scan_required<E>(*f);
   f->index_versions();
@@ -345,14 +356,44 @@ static DynamicTags scan_dynamic(ElfFile& f, Bytes dyn) {
   return t;
 }
 
+// The tables a loader reads lie together near the start of the file (.gnu.hash, .dynsym,
+// .dynstr, .gnu.version, .gnu.version_r, as the linkers lay them out): they are asked to be read
+// ahead in one span, from the first to the end of the string table or 64 KiB past the last one's
+// start. Tables spread further apart (32 MiB) are asked for one by one. Returns the span asked
+// for as a whole ([0, 0) when none).
+template <typename ToOff>
+static std::pair<u64, u64> advise_tables(const ElfFile& f, const DynamicTags& t, ToOff&& to_off) {
+  constexpr u64 kAfterStart = 64 << 10, kMaxSpan = 32 << 20;
+  std::optional<u64> strtab = to_off(t.strtab);
+  u64 strsz = t.strsz.value_or(0);
+  std::vector<std::pair<u64, u64>> tables;  // offset, length
+  if (strtab) tables.push_back({*strtab, std::max(strsz, kAfterStart)});
+  for (std::optional<u64> a : {t.symtab, t.versym, t.gnu_hash, t.sysv_hash, t.verneed, t.verdef})
+    if (std::optional<u64> off = to_off(a)) tables.push_back({*off, kAfterStart});
+  if (tables.empty()) return {0, 0};
+  u64 lo = UINT64_MAX, hi = 0;
+  for (const auto& [off, len] : tables) {
+    lo = std::min(lo, off);
+    hi = std::max(hi, off + std::min(len, f.bytes().size() - off));
+  }
+  if (hi - lo <= std::max(kMaxSpan, strsz + kAfterStart)) {
+    f.advise(lo, hi - lo);
+    return {lo, hi};
+  }
+  for (const auto& [off, len] : tables) f.advise(off, len);
+  return {0, 0};
+}
+
+// Returns the span of the file asked to be read ahead for the tables ([0, 0) for none).
 template <typename E>
-void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads) {
+std::pair<u64, u64> Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>*>& loads) {
   Bytes b = f.bytes();
   DynamicTags t = scan_dynamic<E>(f, dyn);
   auto to_off = [&](std::optional<u64> addr) -> std::optional<u64> {
     if (!addr) return std::nullopt;
     return vaddr_to_offset<E>(b, loads, *addr);
   };
+  std::pair<u64, u64> advised = advise_tables(f, t, to_off);
   read_strings(f, t, to_off(t.strtab), t.strtab.has_value());
 
   f.symtab_off_ = to_off(t.symtab);
@@ -386,6 +427,7 @@ void Parser::read_dynamic(ElfFile& f, Bytes dyn, const std::vector<const Phdr<E>
   add_rel(t.rel, t.relsz, t.relent.value_or(sizeof(Rel<E>)), false, t.relcount);
   bool plt_is_rela = t.pltrel ? *t.pltrel == DT_RELA : (t.rela.has_value() || !t.rel.has_value());
   add_rel(t.jmprel, t.pltrelsz, plt_is_rela ? sizeof(Rela<E>) : sizeof(Rel<E>), plt_is_rela, 0);
+  return advised;
 }
 
 // DT_STRTAB and the names in it: NEEDED, the filtees, SONAME, RPATH and RUNPATH.
@@ -582,6 +624,7 @@ std::vector<u32> Parser::scan_relocations(const ElfFile& f) {
     u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
     if (t.entsize != ent) continue;
     u64 n = t.size / ent;
+    f.advise(t.off, t.size);
     for (u64 i = 0; i < n && left > 0; ++i) {
       const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
       u32 sym = t.rela ? reinterpret_cast<const Rela<E>*>(p)->sym() : reinterpret_cast<const Rel<E>*>(p)->sym();
@@ -635,6 +678,7 @@ std::vector<StaticTlsTarget> Parser::scan_tls_relocations(const ElfFile& f) {
     u64 ent = t.rela ? sizeof(Rela<E>) : sizeof(Rel<E>);
     if (t.entsize != ent) continue;
     u64 n = t.size / ent;
+    f.advise(t.off, t.size);
     for (u64 i = 0; i < n; ++i) {
       const u8* p = b.data() + t.off + i * ent;  // the table was bounds-checked as a whole
       u32 type = t.rela ? reinterpret_cast<const Rela<E>*>(p)->type() : reinterpret_cast<const Rel<E>*>(p)->type();
@@ -748,17 +792,22 @@ std::vector<Section> Parser::read_sections(const ElfFile& f) {
   const auto* eh = reinterpret_cast<const Ehdr<E>*>(b.data());
   u64 shoff = eh->e_shoff, shnum = eh->e_shnum, shstrndx = eh->e_shstrndx;
   if (shoff == 0 || eh->e_shentsize != sizeof(Shdr<E>)) return out;
+  f.advise(shoff, std::max<u64>(shnum, 1) * sizeof(Shdr<E>));
   const u8* first = b.at(shoff, sizeof(Shdr<E>));
   if (!first) return out;
   const auto* sh0 = reinterpret_cast<const Shdr<E>*>(first);
   if (shnum == 0) shnum = sh0->sh_size;  // more than SHN_LORESERVE sections
   if (shstrndx == SHN_XINDEX) shstrndx = sh0->sh_link;
+  if (shnum > b.size() / sizeof(Shdr<E>)) return out;
   const u8* all = b.at(shoff, shnum * sizeof(Shdr<E>));
-  if (!all || shnum > b.size() / sizeof(Shdr<E>)) return out;
+  if (!all) return out;
   const auto* sh = reinterpret_cast<const Shdr<E>*>(all);
   Bytes names;
   if (shstrndx < shnum) {
-    if (auto s = b.slice(sh[shstrndx].sh_offset, sh[shstrndx].sh_size)) names = *s;
+    if (auto s = b.slice(sh[shstrndx].sh_offset, sh[shstrndx].sh_size)) {
+      f.advise(sh[shstrndx].sh_offset, sh[shstrndx].sh_size);
+      names = *s;
+    }
   }
   out.reserve(shnum);
   for (u64 i = 0; i < shnum; ++i) {

@@ -183,6 +183,10 @@ class ElfFile {
   // libm.so.6 reaches libc's): any other object has none, and is answered without a read.
   std::vector<StaticTlsTarget> static_tls_targets() const;
 
+  // Asks for [off, off + len) of the file to be read ahead, before a reader walks it
+  // (MappedFile::will_read).
+  void advise(u64 off, u64 len) const { file_->will_read(off, len); }
+
   // Section headers, read on each call (for .nv_fatbin and friends); empty when absent or bad.
   std::vector<Section> sections() const;
 

@@ -4,6 +4,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -45,7 +46,26 @@ std::unique_ptr<MappedFile> MappedFile::map(const OpenFile& file, std::string pa
   mapped->data_ = static_cast<const u8*>(p);
   mapped->size_ = static_cast<u64>(st.st_size);
   mapped->mapped_ = true;
+  static const u64 page = static_cast<u64>(::sysconf(_SC_PAGESIZE));
+  unsigned char resident = 1;
+  if (mapped->size_ > kWholeReadLimit && ::mincore(static_cast<u8*>(p) + (u64{64} << 10), page, &resident) == 0 &&
+      (resident & 1) == 0) {
+    mapped->advise_ = true;
+    // Every reader starts at the header, the program headers and the notes behind it.
+    mapped->will_read(0, 64 << 10);
+  }
   return mapped;
+}
+
+void MappedFile::will_read(u64 off, u64 len) const {
+  if (!advise_ || off >= size_) return;
+  static const u64 page = static_cast<u64>(::sysconf(_SC_PAGESIZE));
+  u64 end = off + std::min(len, size_ - off);
+  off &= ~(page - 1);
+  // The kernel reads at most the device's largest request per call (force_page_cache_ra).
+  constexpr u64 kChunk = 4 << 20;
+  for (u64 at = off; at < end; at += kChunk)
+    ::madvise(const_cast<u8*>(data_) + at, std::min(kChunk, end - at), MADV_WILLNEED);
 }
 
 std::unique_ptr<MappedFile> MappedFile::from_buffer(std::string name, std::vector<u8> data) {

@@ -102,6 +102,17 @@ class MappedFile {
   Bytes bytes() const { return Bytes(data_, size_); }
   const std::string& path() const { return path_; }
 
+  // Says that [off, off + len) is about to be read, so that the kernel reads it ahead in large
+  // requests, and only it. A page fault on a mapped file that is not in the page cache reads
+  // read_ahead_kb around the page (8 MB on some machines' disks), so with a cold cache the header
+  // and dynamic section of a 400 MB library would cost three such reads. A file up to
+  // kWholeReadLimit is left to that first fault, which reads all of it at once; so is a buffer.
+  // So is a file found in the page cache when it is mapped (the usual case, where the requests
+  // would cost more than they save): its page at 64 KiB is asked about once (mincore), a page
+  // that its header's reading does not bring in.
+  static constexpr u64 kWholeReadLimit = 1 << 20;
+  void will_read(u64 off, u64 len) const;
+
  private:
   MappedFile() = default;
 
@@ -109,6 +120,7 @@ class MappedFile {
   const u8* data_ = nullptr;
   u64 size_ = 0;
   bool mapped_ = false;
+  bool advise_ = false;  // not in the page cache when mapped: will_read asks the kernel
   std::vector<u8> owned_;
 };
 

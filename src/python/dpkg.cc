@@ -9,6 +9,8 @@
 #include <fstream>
 #include <string_view>
 
+#include "support/parallel.h"
+
 namespace envdoctor::python {
 
 namespace fs = std::filesystem;
@@ -42,11 +44,19 @@ void DpkgIndex::load() const {
   loaded_ = true;
   std::error_code ec;
   fs::path info = fs::path(root_ + "/var/lib/dpkg/info");
+  std::vector<std::string> list_paths;
+  for (fs::directory_iterator it(info, ec), end; !ec && it != end; it.increment(ec))
+    if (it->path().extension() == ".list") list_paths.push_back(it->path().string());
+  // Read with many requests in flight: with a cold cache each small file is a wait on the disk,
+  // and read one after another they took most of a cold `check`'s first 200 ms.
+  std::vector<std::string> texts(list_paths.size());
+  support::parallel_for(
+      list_paths.size(), [&](size_t i) { texts[i] = read_whole(list_paths[i]); },
+      support::io_bound_threads(list_paths.size()));
   std::unordered_map<std::string, u32> index;
-  for (fs::directory_iterator it(info, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->path().extension() != ".list") continue;
+  for (size_t i = 0; i < list_paths.size(); ++i) {
     // "libstdc++6:amd64.list" -> "libstdc++6".
-    std::string stem = it->path().stem().string();
+    std::string stem = fs::path(list_paths[i]).stem().string();
     std::string name = stem.substr(0, stem.find(':'));
     auto [slot, fresh] = index.try_emplace(name, static_cast<u32>(packages_.size()));
     if (fresh) {
@@ -55,7 +65,7 @@ void DpkgIndex::load() const {
     }
     // Every line is indexed, as `dpkg -S` would find it: picking lines by their look (".so",
     // "-packages/") costs more than indexing them all.
-    std::string_view text = lists_.emplace_back(read_whole(it->path().string()));
+    std::string_view text = lists_.emplace_back(std::move(texts[i]));
     while (!text.empty()) {
       size_t end = std::min(text.find('\n'), text.size());
       if (end) lines_.push_back({text.substr(0, end), 0, slot->second});

@@ -3,11 +3,15 @@
 // big-endian and 32-bit inputs are written byte by byte here, so that the reader's byte swapping
 // is checked against an independent writer, not against itself.
 #include <elf.h>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "elf/elf_file.h"
@@ -366,6 +370,87 @@ TEST_F(TlsLibrary, TruncatedAndAbsurdTlsTablesAreReadAround) {
         walk(*f);
       }
   }
+}
+
+// Whether the page of `path` at `offset` is in the page cache, as mincore says; nullopt when it
+// cannot be asked.
+std::optional<bool> in_page_cache(const std::string& path, u64 offset) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::nullopt;
+  long page = ::sysconf(_SC_PAGESIZE);
+  u64 at = offset & ~static_cast<u64>(page - 1);
+  void* p = ::mmap(nullptr, static_cast<size_t>(page), PROT_READ, MAP_SHARED, fd, static_cast<off_t>(at));
+  ::close(fd);
+  if (p == MAP_FAILED) return std::nullopt;
+  unsigned char v = 0;
+  int rc = ::mincore(p, static_cast<size_t>(page), &v);
+  ::munmap(p, static_cast<size_t>(page));
+  if (rc != 0) return std::nullopt;
+  return (v & 1) != 0;
+}
+
+// Drops `path`'s pages from the page cache (written back first); false where the file system
+// keeps them anyway (tmpfs).
+bool drop_from_page_cache(const std::string& path, u64 size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ::fsync(fd);
+  ::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+  ::close(fd);
+  for (u64 off : {u64{0}, u64{64} << 10, size / 2, size - 1})
+    if (in_page_cache(path, off).value_or(true)) return false;
+  return true;
+}
+
+// The page cache is the referee of what a cold read reads: a library of 24 MiB, nearly all of it
+// one constant array, parsed with its pages dropped from the cache. A fault on a page that is not
+// there reads read_ahead_kb around it (8 MB on some disks): the header's would bring in the first
+// 8 MB of the array, the dynamic section's (behind the array) its last 4 MB. The reader asks for
+// the header, the dynamic section, its tables and the section headers instead, and finds the same
+// as a reader of the file in memory.
+TEST(ColdRead, ALargeLibraryIsReadForItsTablesNotItsData) {
+  if (!have_tool("gcc")) GTEST_SKIP() << "needs gcc";
+  TempDir tmp;
+  std::string path = tmp / "libbig.so";
+  build_shared(path,
+               "const char big[24 << 20] = {1};\n"
+               "extern int elsewhere(void);\n"
+               "int first(int i) { return big[i] + elsewhere(); }\n",
+               "", tmp);
+  std::string error;
+  auto warm = parse_bytes(read_file(path), &error);
+  ASSERT_TRUE(warm) << error;
+  u64 size = fs::file_size(path), rodata = 0, rodata_size = 0, dynamic = 0, dynsym = 0;
+  for (const elf::Section& s : warm->sections()) {
+    if (s.name == ".rodata") rodata = s.offset, rodata_size = s.size;
+    if (s.name == ".dynamic") dynamic = s.offset;
+    if (s.name == ".dynsym") dynsym = s.offset;
+  }
+  ASSERT_GE(rodata_size, u64{24} << 20);
+  ASSERT_GT(dynamic, rodata + (u64{20} << 20));
+  if (!drop_from_page_cache(path, size)) GTEST_SKIP() << "the file system keeps the file's pages cached";
+
+  std::shared_ptr<const MappedFile> file = MappedFile::open(path, &error);
+  ASSERT_TRUE(file) << error;
+  auto cold = ElfFile::parse(file, &error);
+  ASSERT_TRUE(cold) << error;
+  EXPECT_EQ(cold->needed, warm->needed);
+  EXPECT_EQ(cold->symbol_count(), warm->symbol_count());
+  EXPECT_EQ(cold->required_symbols(), warm->required_symbols());
+  EXPECT_EQ(cold->find_symbols("first"), warm->find_symbols("first"));
+  EXPECT_EQ(cold->sections().size(), warm->sections().size());
+  // Ranges outside the file, or running past its end, are asked for without harm.
+  file->will_read(size + 1, 10);
+  file->will_read(size - 1, ~u64{0});
+  file->will_read(0, 0);
+
+  EXPECT_EQ(in_page_cache(path, 0), true);
+  EXPECT_EQ(in_page_cache(path, dynsym), true);
+  EXPECT_EQ(in_page_cache(path, dynamic), true);
+  // 6 MiB into the array lies within the header's read-around, 2 MiB before the dynamic section
+  // within the dynamic section's.
+  EXPECT_EQ(in_page_cache(path, rodata + (u64{6} << 20)), false);
+  EXPECT_EQ(in_page_cache(path, dynamic - (u64{2} << 20)), false);
 }
 
 }  // namespace
