@@ -6,7 +6,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <functional>
@@ -92,7 +91,9 @@ bool named_as_non_program(std::string_view name) {
 // without a system call of its own; only an entry of unknown type, and a regular file that is
 // not named *.so* but may be a program (its permissions decide), is asked with fstatat. Links
 // are names, not files: the loader model follows them when it resolves; a link to a directory
-// is not followed (as std::filesystem's recursive walk does not).
+// is not followed (as std::filesystem's recursive walk does not). Directories are read several
+// at a time (support::parallel_work_list): with a cold cache each is a wait on the disk, and a
+// large environment has ten thousand of them.
 class ElfWalk {
  public:
   struct Candidate {
@@ -102,20 +103,45 @@ class ElfWalk {
     bool operator==(const Candidate& o) const { return path == o.path; }
   };
 
-  ElfWalk(const std::set<std::string>& roots, std::vector<Candidate>& out, Listing* listing)
-      : roots_(roots), out_(out), listing_(listing) {}
+  ElfWalk(const std::set<std::string>& roots, bool list) : roots_(roots), list_(list) {}
 
-  // Walks `host_dir`, which the environment spells `dir`.
-  void walk(const std::string& dir, const std::string& host_dir) {
-    dir_ = &dir;
-    int fd = ::open(host_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd >= 0) read_directory(fd, dir, host_dir);
+  // Walks each directory of `dirs`, spelt as the environment spells it, read from where `root`
+  // puts it. Under a root the walk starts at the directory resolved inside it; below that, links
+  // are not followed, so nothing leads out of the root. Returns the candidates, unsorted.
+  std::vector<Candidate> walk(const std::vector<std::string>& dirs, const support::FileRoot& root, Listing* listing) {
+    std::vector<Dir> starts;
+    for (const std::string& dir : dirs) starts.push_back({dir, root.host(dir), &dir, true});
+    size_t threads = support::io_bound_threads(starts.empty() ? 0 : SIZE_MAX);
+    std::vector<Seen> seen(threads);
+    support::parallel_work_list(std::move(starts), threads, [&](Dir dir, size_t worker, std::vector<Dir>& more) {
+      read_directory(dir, seen[worker], more);
+    });
+    std::vector<Candidate> out;
+    for (Seen& s : seen) {
+      out.insert(out.end(), std::make_move_iterator(s.candidates.begin()), std::make_move_iterator(s.candidates.end()));
+      if (!listing) continue;
+      listing->dirs.merge(s.listing.dirs);
+      listing->entries.merge(s.listing.entries);
+    }
+    return out;
   }
 
  private:
-  // Reads the directory open at `fd` (closed here) and descends into its subdirectories.
-  void read_directory(int fd, const std::string& path, const std::string& host) {
-    std::vector<std::pair<std::string, bool>> subdirs;  // name, and whether its type was unknown
+  struct Dir {
+    std::string path;          // as the environment spells it
+    std::string host;          // where this machine reads it
+    const std::string* start;  // the directory of sys.path it lies in
+    bool follow = false;       // a start, opened through links
+  };
+  struct Seen {  // one worker's findings
+    std::vector<Candidate> candidates;
+    Listing listing;
+  };
+
+  // Reads one directory and puts the subdirectories to descend into in `more`.
+  void read_directory(const Dir& dir, Seen& seen, std::vector<Dir>& more) const {
+    int fd = ::open(dir.host.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC | (dir.follow ? 0 : O_NOFOLLOW));
+    if (fd < 0) return;
     alignas(8) char buf[32768];
     ssize_t n;
     while ((n = ::getdents64(fd, buf, sizeof buf)) > 0) {
@@ -132,21 +158,16 @@ class ElfWalk {
           type = S_ISDIR(mode) ? DT_DIR : S_ISREG(mode) ? DT_REG : DT_LNK;
           asked = true;
         }
-        if (listing_) listing_->entries.emplace(path + "/" + std::string(name), listed_type(type));
+        std::string path = dir.path + "/" + std::string(name);
+        if (list_) seen.listing.entries.emplace(path, listed_type(type));
         if (type == DT_DIR) {
-          subdirs.emplace_back(name, asked);
+          if (descend(name, path, *dir.start)) more.push_back({path, dir.host + "/" + std::string(name), dir.start});
         } else if (type == DT_REG) {
-          consider_file(fd, path, host, name, asked ? std::optional<mode_t>(mode) : std::nullopt);
+          consider_file(fd, dir, name, asked ? std::optional<mode_t>(mode) : std::nullopt, seen.candidates);
         }
       }
     }
-    if (n == 0 && listing_) listing_->dirs.insert(path);
-    for (const auto& [name, unknown] : subdirs) {
-      std::string child = path + "/" + name;
-      if (!descend(name, child)) continue;
-      int sub = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-      if (sub >= 0) read_directory(sub, child, host + "/" + name);
-    }
+    if (n == 0 && list_) seen.listing.dirs.insert(dir.path);
     ::close(fd);
   }
 
@@ -168,15 +189,15 @@ class ElfWalk {
 
   // Another site directory is walked on its own, if it is on sys.path at all (a venv's base
   // interpreter keeps its site-packages inside the standard library directory).
-  bool descend(std::string_view name, const std::string& path) const {
+  bool descend(std::string_view name, const std::string& path, const std::string& start) const {
     bool root = roots_.count(path) != 0;
     if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !root)) return false;
-    return !(root && path != *dir_);
+    return !(root && path != start);
   }
 
   // A regular file may be loaded when it is named *.so* or is executable.
-  void consider_file(int fd, const std::string& path, const std::string& host, std::string_view name,
-                     std::optional<mode_t> mode) {
+  static void consider_file(int fd, const Dir& dir, std::string_view name, std::optional<mode_t> mode,
+                            std::vector<Candidate>& out) {
     if (name.find(".so") == std::string_view::npos) {
       if (!mode && named_as_non_program(name)) return;
       mode_t m = 0;
@@ -184,13 +205,11 @@ class ElfWalk {
       else if (!stat_at(fd, name, m) || !S_ISREG(m)) return;
       if ((m & (S_IXUSR | S_IXGRP | S_IXOTH)) == 0) return;
     }
-    out_.push_back({path + "/" + std::string(name), host + "/" + std::string(name)});
+    out.push_back({dir.path + "/" + std::string(name), dir.host + "/" + std::string(name)});
   }
 
   const std::set<std::string>& roots_;
-  std::vector<Candidate>& out_;
-  Listing* listing_;
-  const std::string* dir_ = nullptr;
+  bool list_;
 };
 
 }  // namespace
@@ -198,11 +217,7 @@ class ElfWalk {
 std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root,
                                         Listing* listing) {
   std::set<std::string> roots(dirs.begin(), dirs.end());
-  std::vector<ElfWalk::Candidate> candidates;
-  ElfWalk walk(roots, candidates, listing);
-  // Under a root the walk starts at the directory resolved inside it; below that, links are not
-  // followed, so nothing leads out of the root.
-  for (const std::string& dir : dirs) walk.walk(dir, root.host(dir));
+  std::vector<ElfWalk::Candidate> candidates = ElfWalk(roots, listing != nullptr).walk(dirs, root, listing);
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<char> is_elf(candidates.size(), 0);
@@ -496,41 +511,24 @@ void open_needed_from_cache(Environment& env) {
   const loader::LoaderConfig& c = env.loader;
   std::optional<i64> flags = loader::cache_flags_for_machine(env.host_machine, env.host_class == ELFCLASS64);
   if (!c.cache || !flags || env.host_machine == 0) return;
-  // A work list rather than level after level: a large library's wait does not hold back the
-  // libraries that others need.
   std::mutex mu;
-  std::condition_variable changed;
   std::set<std::string, std::less<>> seen;
-  std::vector<std::string> work;
-  size_t busy = 0;
-  auto follow = [&](const loader::OpenResult& op) {  // under mu
+  auto follow = [&](const loader::OpenResult& op, std::vector<std::string>& more) {
     if (op.status != loader::OpenResult::Status::kOk || op.elf->machine != env.host_machine) return;
+    std::lock_guard lock(mu);
     for (std::string_view name : op.elf->needed) {
       if (name.find('/') != std::string_view::npos) continue;
       std::optional<std::string_view> hit = c.cache->lookup(name, *flags, c.hwcaps, c.cache_hwcaps);
-      if (hit && seen.emplace(*hit).second) work.emplace_back(*hit);
+      if (hit && seen.emplace(*hit).second) more.emplace_back(*hit);
     }
   };
-  for (const ElfRecord& r : env.elf_files) follow(*r.opened);
-  auto worker = [&] {
-    std::unique_lock lock(mu);
-    for (;;) {
-      changed.wait(lock, [&] { return !work.empty() || busy == 0; });
-      if (work.empty()) return;  // nothing left, and nobody can add more
-      std::string path = std::move(work.back());
-      work.pop_back();
-      ++busy;
-      lock.unlock();
-      std::shared_ptr<const loader::OpenResult> op = env.store->open(path);
-      lock.lock();
-      --busy;
-      follow(*op);
-      changed.notify_all();
-    }
-  };
-  std::vector<std::jthread> pool;
-  for (size_t t = 1; t < support::io_bound_threads(work.empty() ? 0 : SIZE_MAX); ++t) pool.emplace_back(worker);
-  worker();
+  std::vector<std::string> work;
+  for (const ElfRecord& r : env.elf_files) follow(*r.opened, work);
+  // A work list rather than level after level: a large library's wait does not hold back the
+  // libraries that others need.
+  support::parallel_work_list(
+      std::move(work), support::io_bound_threads(SIZE_MAX),
+      [&](std::string path, size_t, std::vector<std::string>& more) { follow(*env.store->open(path), more); });
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstddef>
 #include <functional>
+#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -39,6 +41,40 @@ inline void parallel_for(size_t n, const std::function<void(size_t)>& fn, size_t
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
+  for (std::thread& t : pool) t.join();
+}
+
+// Runs fn(item, worker, more) for every item of `work` and for every item a call put into `more`,
+// on `threads` threads, and returns when no item is left and no call is running: a walk whose
+// work grows as it goes (a directory tree, the libraries that libraries need). `worker` is the
+// calling thread's number in [0, threads), for results kept per thread and merged afterwards;
+// calls with different workers run concurrently. fn must not throw.
+template <typename T, typename Fn>
+void parallel_work_list(std::vector<T> work, size_t threads, Fn&& fn) {
+  std::mutex mu;
+  std::condition_variable changed;
+  size_t busy = 0;
+  auto worker = [&](size_t id) {
+    std::vector<T> more;
+    std::unique_lock lock(mu);
+    for (;;) {
+      changed.wait(lock, [&] { return !work.empty() || busy == 0; });
+      if (work.empty()) return;  // nothing left, and no running call can add more
+      T item = std::move(work.back());
+      work.pop_back();
+      ++busy;
+      lock.unlock();
+      fn(std::move(item), id, more);
+      lock.lock();
+      --busy;
+      for (T& m : more) work.push_back(std::move(m));
+      more.clear();
+      changed.notify_all();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < std::max<size_t>(threads, 1); ++t) pool.emplace_back(worker, t);
+  worker(0);
   for (std::thread& t : pool) t.join();
 }
 
