@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 #include <algorithm>
 #include <cerrno>
@@ -46,10 +47,11 @@ std::unique_ptr<MappedFile> MappedFile::map(const OpenFile& file, std::string pa
   mapped->data_ = static_cast<const u8*>(p);
   mapped->size_ = static_cast<u64>(st.st_size);
   mapped->mapped_ = true;
-  static const u64 page = static_cast<u64>(::sysconf(_SC_PAGESIZE));
-  unsigned char resident = 1;
-  if (mapped->size_ > kWholeReadLimit && ::mincore(static_cast<u8*>(p) + (u64{64} << 10), page, &resident) == 0 &&
-      (resident & 1) == 0) {
+  // A read that may not wait fails with EAGAIN where the page is not in the cache: one system
+  // call that, unlike mincore, does not contend with the other threads' mappings.
+  char byte;
+  struct iovec one = {&byte, 1};
+  if (mapped->size_ > kWholeReadLimit && ::preadv2(file.fd(), &one, 1, 64 << 10, RWF_NOWAIT) < 0 && errno == EAGAIN) {
     mapped->advise_ = true;
     // Every reader starts at the header, the program headers and the notes behind it.
     mapped->will_read(0, 64 << 10);

@@ -108,8 +108,8 @@ class MappedFile {
   // and dynamic section of a 400 MB library would cost three such reads. A file up to
   // kWholeReadLimit is left to that first fault, which reads all of it at once; so is a buffer.
   // So is a file found in the page cache when it is mapped (the usual case, where the requests
-  // would cost more than they save): its page at 64 KiB is asked about once (mincore), a page
-  // that its header's reading does not bring in.
+  // would cost more than they save): its byte at 64 KiB is read once with RWF_NOWAIT, which fails
+  // where that page is not there (a page that reading the header alone does not bring in).
   static constexpr u64 kWholeReadLimit = 1 << 20;
   void will_read(u64 off, u64 len) const;
 
