@@ -3,7 +3,9 @@
 # use as referees, and only those missing. Safe to run again: with everything present it does
 # nothing and asks no registry.
 #   scripts/install-deps.sh          make run, make wheel, make install: the build
-#   scripts/install-deps.sh --test   make test: the build, the tests' own tools and referees
+#   scripts/install-deps.sh --test   make test: the build, the tests' own tools and referees, and
+#                                    (scripts/install-test-tools.sh) the tests' Python tools and
+#                                    corpus of real wheels from the package index, pinned by hash
 set -euo pipefail
 
 packages=(
@@ -28,11 +30,9 @@ test_packages=(
   umoci skopeo squashfs-tools siftool  # tests/image: real OCI layouts, docker and OCI archives, squashfs and SIF images
   binutils strace                   # objdump/objcopy for fixtures; strace for the walk's system calls
 )
-# tests/mcp: Node.js for the MCP SDK client (npm fetches the SDK, pinned by its lock file). Debian
-# ships npm as a package of its own; NodeSource's nodejs carries it, and conflicts with Debian's.
-test_packages+=(nodejs)
-command -v npm >/dev/null 2>&1 || test_packages+=(npm)
+test=false
 if [[ "${1:-}" == "--test" ]]; then
+  test=true
   packages+=("${test_packages[@]}")
 fi
 
@@ -44,13 +44,17 @@ for p in "${packages[@]}"; do
   fi
 done
 
-if ((${#missing[@]} == 0)); then
-  exit 0
+if ((${#missing[@]} > 0)); then
+  echo "install-deps: installing ${missing[*]}" >&2
+  sudo=""
+  if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq
+  $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-echo "install-deps: installing ${missing[*]}" >&2
-sudo=""
-if [[ $(id -u) -ne 0 ]]; then sudo="sudo"; fi
-export DEBIAN_FRONTEND=noninteractive
-$sudo apt-get update -qq
-$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The tests' Python tools (uv, auditwheel, the MCP SDK) and the corpus of real wheels. What cannot
+# be had is said there and skipped by the tests that need it, so its failure does not stop make test.
+if $test; then
+  bash "$(dirname "$0")/install-test-tools.sh" || true
+fi
