@@ -3,12 +3,14 @@
 #   make test  checks the tree's format, runs a bounded fuzz run of the parsers, then the whole
 #              test suite (ctest)
 # and, to carry the tool elsewhere:
-#   make wheel                  dist/envdoctor-<version>-py3-none-manylinux_2_<N>_x86_64.whl
+#   make wheel                  dist/envdoctor-<version>-py3-none-manylinux_2_<N>_x86_64.whl, N <= 28
 #   make install PREFIX=DIR     DIR/bin/envdoctor, DIR/share/envdoctor, the man page, completions
 JOBS ?= $(shell nproc)
 BUILD := build
 ENVDOCTOR := $(BUILD)/envdoctor
 PREFIX ?= /usr/local
+# Debian 11's glibc, which the wheel's binary is linked against (scripts/debian-root.sh glibc).
+GLIBC_ROOT = $(shell bash scripts/debian-root.sh --path glibc)
 
 .PHONY: all deps test-deps configure build build-all run test fuzz bench wheel install clean format check-format
 
@@ -28,9 +30,9 @@ reconfigure-if-generator-changed = @if [ -f $(1)/CMakeCache.txt ] && ! grep -q '
 
 configure: deps
 	$(call reconfigure-if-generator-changed,$(BUILD))
-	@cmake --preset release >/dev/null
+	@cmake --preset release -DENVDOCTOR_GLIBC_ROOT=$(GLIBC_ROOT) >/dev/null
 
-# The binary, the man page and the completions: what make run, make wheel and make install need.
+# The binary, the man page and the completions: what make run and make install need.
 build: configure
 	@cmake --build --preset release -j $(JOBS) --target envdoctor envdoctor_docs
 
@@ -48,10 +50,18 @@ test: test-deps check-format build-all fuzz
 	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml; status=$$?; \
 	  python3 ../scripts/test-summary.py ctest-junit.xml; exit $$status; }
 
-# The tag is the one the binary earns (envdoctor wheel-tag, auditwheel's policy); the build refuses a
-# wheel whose tag claims more than its files earn.
-wheel: build
-	@python3 packaging/build_wheel.py --binary $(ENVDOCTOR) --out dist
+# The wheel ships build/manylinux/envdoctor: the release tree's objects linked against Debian 11's
+# glibc (src/CMakeLists.txt's envdoctor_manylinux; the root is made once, outside the clone), so
+# that pip installs it on RHEL 8 and 9, Ubuntu 20.04 and 22.04. The tag is the one the binary earns
+# (envdoctor wheel-tag, auditwheel's policy); the build refuses a binary that earns more than
+# manylinux_2_28, and a wheel whose tag claims more than its files earn.
+wheel: deps
+	@bash scripts/debian-root.sh glibc >/dev/null
+	$(call reconfigure-if-generator-changed,$(BUILD))
+	@cmake --preset release -DENVDOCTOR_GLIBC_ROOT=$(GLIBC_ROOT) >/dev/null
+	@cmake --build --preset release -j $(JOBS) --target envdoctor_manylinux envdoctor_docs
+	@python3 packaging/build_wheel.py --binary $(BUILD)/manylinux/envdoctor --docs $(BUILD)/packaging --out dist \
+	  --require-tag manylinux_2_28
 
 install: build
 	@cmake --install $(BUILD) --prefix $(PREFIX)

@@ -14,7 +14,12 @@ Its platform tag is the one the binary earns, as `envdoctor wheel-tag` computes 
 policy (data/auditwheel/); once written, the wheel is audited by `envdoctor wheel-tag` and removed
 if its tag claims more than its files earn.
 
-Usage: build_wheel.py --binary build/envdoctor --out dist
+`make wheel` gives it the binary linked against an older glibc (build/manylinux/envdoctor,
+src/CMakeLists.txt's envdoctor_manylinux) and --require-tag manylinux_2_28: a binary that earns a
+newer tag is refused, with wheel-tag's words on the symbols that raise it, before a wheel that pip
+on Ubuntu 22.04 or RHEL 8 and 9 would refuse is written.
+
+Usage: build_wheel.py --binary build/envdoctor --out dist [--docs DIR] [--require-tag TAG]
        [--platform-tag TAG --no-check]   (tests only: a deliberately mis-tagged wheel)
 """
 import argparse
@@ -62,6 +67,25 @@ def earned_tag(binary):
         text = run_envdoctor(binary, "wheel-tag", binary).stdout
         fail(binary + " earns no manylinux tag:\n" + text)
     return tag
+
+
+def manylinux_glibc(tag):
+    """(major, minor) of a manylinux_X_Y or manylinux_X_Y_ARCH tag, or None."""
+    parts = tag.split("_")
+    if len(parts) < 3 or parts[0] != "manylinux" or not (parts[1].isdigit() and parts[2].isdigit()):
+        return None
+    return int(parts[1]), int(parts[2])
+
+
+def require_tag(binary, tag, required):
+    """Fails unless `tag` (what the binary earns) asks for no newer glibc than `required`."""
+    wanted = manylinux_glibc(required)
+    if wanted is None:
+        fail("--require-tag: %r is no manylinux_X_Y tag" % required)
+    earned = manylinux_glibc(tag)
+    if earned is None or earned > wanted:
+        text = run_envdoctor(binary, "wheel-tag", binary).stdout
+        fail("%s earns %s, newer than the %s required:\n%s" % (binary, tag, required, text))
 
 
 def date_time():
@@ -143,13 +167,17 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--binary", required=True, help="the envdoctor binary of a Release build")
     p.add_argument("--out", required=True, help="the folder the wheel is written to")
+    p.add_argument("--docs", help="the man page and completions (default: BINARY's folder/packaging)")
+    p.add_argument("--require-tag", help="refuse a binary whose tag asks for a newer glibc than this one")
     p.add_argument("--platform-tag", help="use this tag instead of the one the binary earns")
     p.add_argument("--no-check", action="store_true", help="skip the audit of the written wheel")
     a = p.parse_args()
     binary = os.path.abspath(a.binary)
     version = binary_version(binary)
     tag = a.platform_tag or earned_tag(binary)
-    docs = os.path.join(os.path.dirname(binary), "packaging")
+    if a.require_tag:
+        require_tag(binary, tag, a.require_tag)
+    docs = os.path.abspath(a.docs) if a.docs else os.path.join(os.path.dirname(binary), "packaging")
     files, record_name = members(binary, docs, version, tag)
     os.makedirs(a.out, exist_ok=True)
     path = os.path.join(a.out, "envdoctor-%s-py3-none-%s.whl" % (version, tag))

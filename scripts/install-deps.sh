@@ -15,6 +15,7 @@ packages=(
   libarchive-dev libsquashfs-dev    # container images (--image): layers, squashfs
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
   zip unzip
+  mmdebstrap                        # make wheel: Debian 11's glibc to link against (scripts/debian-root.sh)
 )
 
 # The referees and engines of the tests, which the build does not need.
@@ -57,4 +58,9 @@ fi
 # be had is said there and skipped by the tests that need it, so its failure does not stop make test.
 if $test; then
   bash "$(dirname "$0")/install-test-tools.sh" || true
+  # The wheel's binary (envdoctor_manylinux, which the release tree builds where its glibc root is)
+  # and the Debian 11 root that tests/manylinux installs it in; made once, kept outside the clone.
+  for root in glibc python; do
+    bash "$(dirname "$0")/debian-root.sh" "$root" >/dev/null || true
+  done
 fi
