@@ -1,12 +1,12 @@
 // `envdoctor mcp` against real MCP clients.
 //
-// The official TypeScript SDK (@modelcontextprotocol/sdk from npm, pinned by tests/mcp/client's
-// package-lock.json, installed with `npm ci` into the build tree on first use; the tests skip
-// where node or the registry cannot be had) connects over stdio, negotiates, lists the tools and
-// calls each on real environments: venvs made with `python3 -m venv`, wheels built here, the real
-// pip. The SDK validates every structuredContent against its tool's outputSchema (Ajv), and
-// tests/mcp/client/drive.mjs again with Ajv's 2020-12 build. Every prediction is then held to the
-// referee: pip makes the change itself and the import fails with the predicted words.
+// The official MCP Python SDK (mcp, pinned with jsonschema by tests/requirements/tools.txt and
+// installed by scripts/install-test-tools.sh into the tests' venv, support/referees.h; the tests
+// skip where it is not installed) connects over stdio, negotiates, lists the tools and calls each
+// on real environments: venvs made with `python3 -m venv`, wheels built here, the real pip. The
+// SDK validates every structuredContent against its tool's outputSchema (jsonschema), and
+// tests/mcp/client/drive.py again with jsonschema's Draft202012Validator. Every prediction is then
+// held to the referee: pip makes the change itself and the import fails with the predicted words.
 //
 // The protocol's edges are driven from here with raw lines on the server's stdin (a malformed
 // line, an unknown method, missing arguments, a cancelled call, stdin closed mid-call), each
@@ -26,6 +26,7 @@
 #include <sstream>
 
 #include "checks/finding.h"
+#include "support/referees.h"
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -68,35 +69,8 @@ std::map<std::string, std::string> hash_tree(const std::string& dir) {
 
 // ---- the SDK client ----
 
-// tests/mcp/client installed (`npm ci` from its lock file) into the build tree, or reused from
-// there when its lock file is the same; under a lock, as ctest may run these tests side by side.
-// "" with `why` set when it cannot be had.
-std::string sdk_client_dir(std::string* why) {
-  static std::string dir, reason;
-  static bool tried = false;
-  if (!tried) {
-    tried = true;
-    std::string source = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/mcp/client";
-    std::string target = (fs::path(envdoctor()).parent_path() / "tests/mcp-client").string();
-    if (!have_tool("node") || !have_tool("npm") || !have_tool("flock")) {
-      reason = "needs node, npm and flock";
-    } else {
-      fs::create_directories(target);
-      std::string install =
-          "cmp -s package-lock.json " + quote(source + "/package-lock.json") +
-          " && test -f node_modules/@modelcontextprotocol/sdk/package.json || { cp " + quote(source + "/package.json") +
-          " " + quote(source + "/package-lock.json") +
-          " . && timeout 300 npm ci --no-audit --no-fund --loglevel=error --fetch-retries=1 --fetch-retry-mintimeout=1000 --fetch-retry-maxtimeout=2000 --fetch-timeout=30000; } "
-          "&& cp " +
-          quote(source + "/drive.mjs") + " drive.mjs.$$ && mv drive.mjs.$$ drive.mjs";
-      CommandResult r = run("cd " + quote(target) + " && flock .install.lock sh -c " + quote(install));
-      if (r.status == 0) dir = target;
-      else reason = "npm ci could not install @modelcontextprotocol/sdk (no registry?): " + r.err;
-    }
-  }
-  *why = reason;
-  return dir;
-}
+// The client: the official MCP Python SDK's ClientSession over its stdio transport.
+const std::string kDrive = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/mcp/client/drive.py";
 
 struct Call {
   std::string name;
@@ -109,12 +83,12 @@ class McpClientTest : public VenvTest {
     VenvTest::SetUp();
     if (IsSkipped()) return;
     std::string why;
-    client_ = sdk_client_dir(&why);
-    if (client_.empty()) GTEST_SKIP() << why;
+    python_ = pinned_tool("python", &why);
+    if (python_.empty()) GTEST_SKIP() << why;
   }
 
   // One client session: connect, list the tools, make `calls` in order, close. The result file
-  // of drive.mjs; a call's "result" is the CallToolResult.
+  // of drive.py; a call's "result" is the CallToolResult as the wire spells it.
   json drive(const std::vector<Call>& calls) {
     json plan = {{"command", envdoctor()}, {"args", {"mcp"}}, {"calls", json::array()}};
     for (const Call& c : calls) plan["calls"].push_back({{"name", c.name}, {"arguments", c.arguments}});
@@ -122,13 +96,13 @@ class McpClientTest : public VenvTest {
     std::string result_file = tmp_ / "result.json";
     fs::remove(result_file);
     CommandResult r =
-        run("timeout 120 node " + quote(client_ + "/drive.mjs") + " " + quote(plan_file) + " " + quote(result_file));
+        run("timeout 120 " + quote(python_) + " " + quote(kDrive) + " " + quote(plan_file) + " " + quote(result_file));
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     json result = json::parse(read_file(result_file), nullptr, false);
     EXPECT_FALSE(result.is_discarded()) << r.err;
     if (result.is_discarded()) return json::object();
-    // Every call answered, validated by the SDK (it throws on a structuredContent that does not
-    // hold to the outputSchema) and by Ajv's 2020-12 build.
+    // Every call answered, validated by the SDK (it raises on a structuredContent that does not
+    // hold to the outputSchema) and by jsonschema's Draft202012Validator.
     for (const json& c : result["calls"]) {
       EXPECT_FALSE(c.contains("error")) << c["name"] << ": " << c.value("error", "");
       EXPECT_FALSE(c.contains("schemaErrors")) << c["name"] << ": " << c.value("schemaErrors", "");
@@ -147,7 +121,7 @@ class McpClientTest : public VenvTest {
     return content.empty() ? "" : content[0].value("text", "");
   }
 
-  std::string client_;
+  std::string python_;  // the tests' venv's, where the SDK is installed
 };
 
 TEST_F(McpClientTest, ListsEveryToolWithItsSchemasAndAnnotationsThatTellTheTruth) {
