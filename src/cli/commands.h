@@ -80,7 +80,9 @@ int run_ldd(const LddOptions& options, const std::vector<std::string>& files);
 int run_tree(const LddOptions& options, const std::vector<std::string>& files);
 int run_cuda(const CudaCommandOptions& options);
 // The platform tag ELF files earn by auditwheel's policy, and whether wheels' own tags claim more.
-int run_wheel_tag(const std::vector<std::string>& paths, bool json);
+// `json`: "" for text; "true" (a bare --json) or "auditwheel" for auditwheel show's documents;
+// "envdoctor" for envdoctor's own.
+int run_wheel_tag(const std::vector<std::string>& paths, const std::string& json);
 // `ps PID`: a running process, read from /proc without ptrace; 2 when it cannot be read.
 int run_ps(const std::string& pid, bool json);
 // What finding codes mean (docs/findings.md, built in); with no code, the list of codes.

@@ -323,18 +323,21 @@ Command diff_command(CLI::App& app, LoaderArguments& loader) {
 
 Command wheel_tag_command(CLI::App& app) {
   auto files = std::make_shared<std::vector<std::string>>();
-  auto json = std::make_shared<bool>(false);
+  auto json = std::make_shared<std::string>();
   CLI::App* cmd = app.add_subcommand(
       "wheel-tag",
       "the platform tag ELF files earn by auditwheel's policy; for a wheel, whether its own tags claim more");
   cmd->add_option("FILE", *files, "ELF files and wheels (.whl)")->required()->type_name("FILE");
+  // A flag, so that `--json FILE` never takes FILE for its value: `--json=envdoctor` names the other.
   cmd->add_flag("--json", *json,
-                "one line per FILE in auditwheel show --json's shape, envdoctor's fields under \"envdoctor\" "
-                "(docs/json.md; share/envdoctor/schemas/wheel-tag.schema.json)");
+                "one line per FILE, each what auditwheel show --json prints (share/envdoctor/schemas/"
+                "wheel-tag.schema.json); --json=envdoctor: envdoctor's own document, auditwheel's inside "
+                "(share/envdoctor/schemas/wheel-tag-envdoctor.schema.json; docs/json.md)");
   cmd->footer(
       "Examples:\n"
       "  envdoctor wheel-tag dist/*.whl                   exit 1 only for a tag that claims more than its files earn\n"
       "  envdoctor wheel-tag build/lib/mypkg/_ext.so      the tag one file earns (exit 0)\n"
+      "  envdoctor wheel-tag --json dist/x.whl            what auditwheel show --json prints for it\n"
       "Policy: auditwheel's own data (share/envdoctor/auditwheel/, from pypa/auditwheel 6.8.1).");
   return {cmd, [files, json](const LoaderOptions&) { return run_wheel_tag(*files, *json); }};
 }

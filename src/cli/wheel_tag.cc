@@ -1,6 +1,5 @@
 // `envdoctor wheel-tag FILE...`: the platform tag that ELF files earn by auditwheel's policy, and
 // for a wheel (a FILE ending in .whl), whether its own platform tags claim more than that.
-#include <cstdlib>
 #include <iostream>
 #include <memory>
 
@@ -8,7 +7,7 @@
 #include "cli/session.h"
 #include "cuda/tables.h"
 #include "elf/elf_file.h"
-#include "loader/search_paths.h"
+#include "python/auditwheel_lddtree.h"
 #include "python/auditwheel_policy.h"
 #include "python/manylinux.h"
 #include "python/wheel.h"
@@ -16,21 +15,22 @@
 
 namespace envdoctor::cli {
 
-int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
+int run_wheel_tag(const std::vector<std::string>& paths, const std::string& json_option) {
+  std::string json = json_option == "true" ? "auditwheel" : json_option;
+  if (!json.empty() && json != "auditwheel" && json != "envdoctor")
+    return tool_failure("--json=" + json + ": the formats are auditwheel (the default) and envdoctor");
   std::string error;
   std::optional<python::AuditwheelPolicies> policies =
       python::AuditwheelPolicies::load(cuda::default_data_dir(), &error);
   if (!policies) return tool_failure(error);
   // The libraries needed from outside a wheel are looked for here, as auditwheel looks for them.
-  loader::LoaderConfig host = loader::LoaderConfig::for_host();
-  if (const char* path = std::getenv("LD_LIBRARY_PATH")) host.ld_library_path = path;
-  python::SystemLibraries system(std::move(host));
+  python::LddHost host(python::LddHost::facts_from_environment());
   std::vector<python::TagAudit> audits;
   for (const std::string& path : paths) {
     if (path.size() > 4 && path.compare(path.size() - 4, 4, ".whl") == 0) {
       std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, &error);
       std::optional<python::TagAudit> audit =
-          wheel ? python::audit_wheel(*wheel, *policies, &system, &error) : std::nullopt;
+          wheel ? python::audit_wheel(*wheel, *policies, host, &error) : std::nullopt;
       if (!audit) return tool_failure(error);
       audits.push_back(std::move(*audit));
       continue;
@@ -38,9 +38,11 @@ int run_wheel_tag(const std::vector<std::string>& paths, bool json) {
     std::shared_ptr<const MappedFile> file = MappedFile::open(path, &error);
     std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
     if (!elf) return tool_failure(path + ": " + error);
-    audits.push_back(python::audit_elf_file(*elf, path, *policies, &system));
+    audits.push_back(python::audit_elf_file(path, *policies, host));
   }
-  std::cout << (json ? report::render_wheel_tag_json(audits) : report::render_wheel_tag_text(audits));
+  std::cout << (json == "auditwheel"  ? report::render_wheel_tag_json(audits)
+                : json == "envdoctor" ? report::render_wheel_tag_envdoctor_json(audits)
+                                      : report::render_wheel_tag_text(audits));
   // 1 only for a tag that claims more than the files earn: a lone file claims nothing.
   for (const python::TagAudit& a : audits)
     if (!a.holds()) return 1;

@@ -1,10 +1,13 @@
 #include "python/auditwheel_policy.h"
 
 #include <algorithm>
+#include <charconv>
 #include <fstream>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "support/text.h"
 
 namespace envdoctor::python {
 
@@ -22,8 +25,12 @@ std::string musl_libc_soname(std::string_view arch) {
 
 }  // namespace
 
-std::string_view libc_tag_prefix(Libc libc) { return libc == Libc::kMusl ? "musllinux" : "manylinux"; }
-std::string_view libc_name(Libc libc) { return libc == Libc::kMusl ? "musl" : "glibc"; }
+std::string_view libc_tag_prefix(Libc libc) {
+  return libc == Libc::kMusl ? "musllinux" : libc == Libc::kAndroid ? "android" : "manylinux";
+}
+std::string_view libc_name(Libc libc) {
+  return libc == Libc::kMusl ? "musl" : libc == Libc::kAndroid ? "android" : "glibc";
+}
 
 bool Policy::named(std::string_view tag) const {
   return name == tag || std::find(aliases.begin(), aliases.end(), tag) != aliases.end();
@@ -41,8 +48,9 @@ std::string_view AuditwheelPolicies::source() {
 
 std::optional<AuditwheelPolicies> AuditwheelPolicies::load(const std::string& data_dir, std::string* error) {
   AuditwheelPolicies out;
-  for (auto [file, into] :
-       {std::pair{"manylinux-policy.json", &out.manylinux_}, {"musllinux-policy.json", &out.musllinux_}}) {
+  for (auto [file, into] : {std::pair{"manylinux-policy.json", &out.manylinux_},
+                            {"musllinux-policy.json", &out.musllinux_},
+                            {"android-policy.json", &out.android_}}) {
     std::string path = data_dir + "/auditwheel/" + file;
     std::ifstream in(path);
     if (!in) {
@@ -77,7 +85,7 @@ PolicySet AuditwheelPolicies::for_arch(Libc libc, std::string_view arch) const {
   set.libc = libc;
   set.arch = std::string(arch);
   const std::string suffix = "_" + std::string(arch);
-  for (const Entry& e : libc == Libc::kMusl ? musllinux_ : manylinux_) {
+  for (const Entry& e : libc == Libc::kMusl ? musllinux_ : libc == Libc::kAndroid ? android_ : manylinux_) {
     bool is_linux = e.name == "linux";
     auto versions = e.symbol_versions.find(set.arch);
     if (!is_linux && versions == e.symbol_versions.end()) continue;  // no such policy on this architecture
@@ -85,9 +93,12 @@ PolicySet AuditwheelPolicies::for_arch(Libc libc, std::string_view arch) const {
     p.name = e.name + suffix;
     for (const std::string& a : e.aliases) p.aliases.push_back(a + suffix);
     p.priority = e.priority;
+    // A prefix listed with no version ("ZLIB": [] in manylinux_2_5) allows none of that prefix.
     if (!is_linux)
-      for (const auto& [prefix, list] : versions->second)
-        for (const std::string& v : list) p.symbol_versions[prefix].insert(prefix + "_" + v);
+      for (const auto& [prefix, list] : versions->second) {
+        std::set<std::string>& allowed = p.symbol_versions[prefix];
+        for (const std::string& v : list) allowed.insert(prefix + "_" + v);
+      }
     for (const std::string& lib : e.whitelist)
       p.whitelist.insert(libc == Libc::kMusl && lib == "libc.so" ? musl_libc_soname(arch) : lib);
     p.blacklist = e.blacklist;
@@ -95,6 +106,48 @@ PolicySet AuditwheelPolicies::for_arch(Libc libc, std::string_view arch) const {
   }
   std::stable_sort(set.policies.begin(), set.policies.end(),
                    [](const Policy& a, const Policy& b) { return a.priority < b.priority; });
+  return set;
+}
+
+std::optional<PolicySet> AuditwheelPolicies::wheel_policies(Libc libc, std::string_view arch,
+                                                            const std::vector<std::string>& platforms,
+                                                            const std::optional<std::string>& musl_policy,
+                                                            std::string* error) const {
+  PolicySet set = for_arch(libc, arch);
+  if (libc == Libc::kMusl) {
+    // auditwheel's WheelPolicies.__init__: the host's musl policy, else the newest one.
+    std::vector<Policy> kept;
+    for (Policy& p : set.policies)
+      if (p.is_linux() || (musl_policy ? p.name == *musl_policy + "_" + set.arch : kept.size() == 1))
+        kept.push_back(std::move(p));
+    if (kept.size() != 2) {
+      *error = "auditwheel defines no " + musl_policy.value_or("musllinux") + " policy for " + set.arch;
+      return std::nullopt;
+    }
+    set.policies = std::move(kept);
+  } else if (libc == Libc::kAndroid) {
+    // Android wheels keep their platform tag: the newest policy at or below its API level, named after it.
+    auto api_level = [](std::string_view tag) {
+      int level = -1;
+      if (tag.starts_with("android_")) std::from_chars(tag.data() + 8, tag.data() + tag.size(), level);
+      return level;
+    };
+    if (platforms.size() != 1) {
+      *error = "Android wheels must have exactly one platform tag, got " + support::join(platforms);
+      return std::nullopt;
+    }
+    const Policy* chosen = nullptr;
+    for (const Policy& p : set.policies)
+      if (!chosen && !p.is_linux() && api_level(p.name) >= 0 && api_level(p.name) <= api_level(platforms[0]))
+        chosen = &p;
+    if (!chosen || api_level(platforms[0]) < 0) {
+      *error = "no Android policies match the platform tag '" + platforms[0] + "'";
+      return std::nullopt;
+    }
+    Policy renamed = *chosen;
+    renamed.name = platforms[0];
+    set.policies = {set.policies.front(), std::move(renamed)};
+  }
   return set;
 }
 

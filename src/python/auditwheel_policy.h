@@ -11,7 +11,8 @@
 // oldest, manylinux_2_17 aarch64's, ppc64le's, s390x's and armv7l's, manylinux_2_31 riscv64's.
 //
 // musl's policies name the C library "libc.so"; on each architecture it is musl's own SONAME
-// (libc.musl-x86_64.so.1, ...), as auditwheel rewrites it.
+// (libc.musl-x86_64.so.1, ...), as auditwheel rewrites it. A wheel is judged against one musl
+// policy only, and an Android wheel against the one of its own API level (wheel_policies).
 #pragma once
 
 #include <map>
@@ -23,11 +24,11 @@
 
 namespace envdoctor::python {
 
-enum class Libc { kGlibc, kMusl };
+enum class Libc { kGlibc, kMusl, kAndroid };
 
-// "manylinux" or "musllinux": the tag prefix of a C library's policies.
+// "manylinux", "musllinux" or "android": the tag prefix of a C library's policies.
 std::string_view libc_tag_prefix(Libc libc);
-// "glibc" or "musl".
+// "glibc", "musl" or "android".
 std::string_view libc_name(Libc libc);
 
 struct Policy {
@@ -57,13 +58,22 @@ struct PolicySet {
 
 class AuditwheelPolicies {
  public:
-  // Reads manylinux-policy.json and musllinux-policy.json from `<data_dir>/auditwheel`; nullopt
-  // with `error` set when one is missing or malformed.
+  // Reads manylinux-policy.json, musllinux-policy.json and android-policy.json from
+  // `<data_dir>/auditwheel`; nullopt with `error` set when one is missing or malformed.
   static std::optional<AuditwheelPolicies> load(const std::string& data_dir, std::string* error);
 
   // The policies for `arch` ("x86_64", "armv7l", ...); only linux_<arch> when the data defines
   // none for it.
   PolicySet for_arch(Libc libc, std::string_view arch) const;
+
+  // The policies a wheel is judged against, as auditwheel's WheelPolicies chooses them: for glibc
+  // every one of the architecture; for musl linux and one musllinux policy, `musl_policy`
+  // ("musllinux_1_2": the host's musl, auditwheel's Libc.get_current_version) or, when the host
+  // has none, the newest the data defines; for Android linux and the newest API level at or below
+  // the wheel's one platform tag, named after that tag. nullopt with `error` in auditwheel's
+  // words where auditwheel stops (an Android wheel with several platform tags or none it serves).
+  std::optional<PolicySet> wheel_policies(Libc libc, std::string_view arch, const std::vector<std::string>& platforms,
+                                          const std::optional<std::string>& musl_policy, std::string* error) const;
 
   // Where the data came from, for the reports: "pypa/auditwheel 6.8.1 (94e0693e...)".
   static std::string_view source();
@@ -77,7 +87,7 @@ class AuditwheelPolicies {
     std::vector<std::string> whitelist;
     std::map<std::string, std::set<std::string>> blacklist;
   };
-  std::vector<Entry> manylinux_, musllinux_;
+  std::vector<Entry> manylinux_, musllinux_, android_;
 };
 
 }  // namespace envdoctor::python

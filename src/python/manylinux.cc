@@ -13,94 +13,16 @@ namespace envdoctor::python {
 namespace {
 
 constexpr u64 kMaxMemberRead = u64{2} << 30;
-constexpr size_t kElfHeaderSize = 52;  // sizeof(Elf32_Ehdr), the smallest a loader reads
-constexpr u16 kEmRiscv = 243;          // EM_RISCV, EM_LOONGARCH: absent from older <elf.h>
-constexpr u16 kEmLoongarch = 258;
-// ARM's e_flags (elf.h's EF_ARM_*): the EABI version in the top byte, and hard-float.
-constexpr u32 kArmEabiMask = 0xff000000, kArmEabiVer5 = 0x05000000, kArmAbiFloatHard = 0x400;
+constexpr size_t kElfIdentSize = 16;
 
-std::string basename_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
+using Versions = std::map<std::string, std::set<std::string>>;
 
-bool starts_with(std::string_view s, std::string_view prefix) { return s.substr(0, prefix.size()) == prefix; }
-
-// The dynamic linker: never a dependency to judge (auditwheel's policy/__init__.py, filter_libs).
-bool is_dynamic_linker(std::string_view lib) {
-  return lib.find("ld-linux") != std::string_view::npos || lib == "ld64.so.1" || lib == "ld64.so.2";
-}
-
-std::string machine_words(const elf::ElfFile& f) {
-  std::string s = "e_machine " + std::to_string(f.machine) + ", " + elf::elf_class_name(f.elf_class) + ", " +
-                  (f.big_endian() ? "big-endian" : "little-endian");
-  return s;
-}
-
-// auditwheel's lddtree._get_platform: the architecture is the machine, class and byte order
-// together; an ARM file must say EABI version 5 and hard-float to be armv7l.
-void read_architecture(const elf::ElfFile& f, ElfAbi& a) {
-  a.machine = machine_words(f);
-  bool le = !f.big_endian(), b64 = f.is_64();
-  switch (f.machine) {
-    case EM_386: a.arch = !b64 && le ? "i686" : ""; break;
-    case EM_X86_64: a.arch = b64 && le ? "x86_64" : ""; break;
-    case EM_PPC64: a.arch = b64 ? (le ? "ppc64le" : "ppc64") : ""; break;
-    case kEmRiscv: a.arch = b64 && le ? "riscv64" : ""; break;
-    case EM_AARCH64: a.arch = b64 && le ? "aarch64" : ""; break;
-    case EM_S390: a.arch = b64 && !le ? "s390x" : ""; break;
-    case kEmLoongarch: a.arch = b64 && le ? "loongarch64" : ""; break;
-    case EM_ARM:
-      if (b64 || !le) break;
-      if ((f.header_flags & kArmEabiMask) != kArmEabiVer5) a.machine += " (Invalid ARM EABI version for armv7l)";
-      else if ((f.header_flags & kArmAbiFloatHard) != kArmAbiFloatHard) a.machine += " (armv7l shall use hard-float)";
-      else a.arch = "armv7l";
-      break;
-  }
-  if (a.arch != "x86_64" || !f.x86_isa_needed) return;
-  u32 isa = *f.x86_isa_needed & ~u32{1};  // the baseline bit asks nothing
-  if (isa & 8) a.isa = "x86_64_v4";
-  else if (isa & 4) a.isa = "x86_64_v3";
-  else if (isa & 2) a.isa = "x86_64_v2";
-  else if (isa != 0) a.isa = "an unknown x86_64 ISA";
-  a.isa_unsupported = !a.isa.empty();
-}
-
-// auditwheel's lddtree.ldd: the interpreter names the C library, then the NEEDED entries, then
-// the extension module's file name.
-std::optional<Libc> read_libc(const elf::ElfFile& f, const std::string& name) {
-  if (f.interp) return starts_with(basename_of(std::string(*f.interp)), "ld-musl-") ? Libc::kMusl : Libc::kGlibc;
-  for (std::string_view lib : f.needed) {
-    if (starts_with(lib, "libc.musl-") || starts_with(lib, "ld-musl-")) return Libc::kMusl;
-    if (lib == "libc.so.6" || starts_with(lib, "ld-linux-") || starts_with(lib, "ld64.so.")) return Libc::kGlibc;
-  }
-  std::string base = basename_of(name);
-  if (base.ends_with("-arm-linux-musleabihf.so") || base.ends_with("-linux-musl.so")) return Libc::kMusl;
-  if (base.ends_with("-arm-linux-gnueabihf.so") || base.ends_with("-linux-gnu.so")) {
-    // Before CPython 3.11 musl builds said linux-gnu too: only cpython-311 and later tell.
-    size_t at = base.find(".cpython-3");
-    int minor = 0;
-    if (at != std::string::npos) {
-      const char* digits = base.data() + at + std::strlen(".cpython-3");
-      std::from_chars(digits, base.data() + base.size(), minor);
-    }
-    if (minor >= 11) return Libc::kGlibc;
-  }
-  return std::nullopt;
-}
-
-// auditwheel's elfutils.elf_is_python_extension: the module's init function, defined.
-int python_extension(const elf::ElfFile& f, const std::string& name) {
-  std::string base = basename_of(name);
-  std::string module = base.substr(0, base.find('.'));
-  for (auto [prefix, version] : {std::pair{"PyInit_", 3}, {"init", 2}, {"_cffi_pypyinit_", 2}})
-    for (u32 i : f.find_symbols(prefix + module))
-      if (auto s = f.symbol(i); s && s->defined() && s->type == STT_FUNC) return version;
-  return 0;
-}
+std::string file_name_of(const std::string& path) { return std::filesystem::path(path).filename().string(); }
 
 // The versions `needed` (per library) that `p` caps and does not allow: auditwheel's
 // versioned_symbols_policy, which compares only the prefixes a policy lists.
-std::map<std::string, std::set<std::string>> too_new_for(const Policy& p,
-                                                         const std::map<std::string, std::set<std::string>>& needed) {
-  std::map<std::string, std::set<std::string>> out;
+Versions too_new_for(const Policy& p, const Versions& needed) {
+  Versions out;
   for (const auto& [lib, versions] : needed)
     for (const std::string& v : versions) {
       auto allowed = p.symbol_versions.find(v.substr(0, v.find('_')));
@@ -109,39 +31,6 @@ std::map<std::string, std::set<std::string>> too_new_for(const Policy& p,
   return out;
 }
 
-struct Wheelset {
-  std::vector<const ElfAbi*> files;               // the files judged
-  std::vector<const ElfAbi*> top;                 // the ones whose libraries and blacklisted symbols count
-  std::map<std::string, const ElfAbi*> provided;  // SONAME and file name -> the wheel's file
-  SystemLibraries* system = nullptr;
-};
-
-// The libraries outside `p`'s whitelist that `top` needs from the system, through the wheel's own
-// files and the system's (auditwheel's lddtree_external_references, get_req_external), each with
-// what was found on this system (null: nothing).
-std::map<std::string, const SystemLibrary*> external_libraries(const Wheelset& w, const Policy& p) {
-  std::map<std::string, const SystemLibrary*> out;
-  std::set<std::string> seen;
-  std::vector<std::string> queue;
-  for (const ElfAbi* f : w.top) queue.insert(queue.end(), f->needed.begin(), f->needed.end());
-  while (!queue.empty()) {
-    std::string lib = std::move(queue.back());
-    queue.pop_back();
-    if (is_dynamic_linker(lib) || p.whitelist.count(lib) || !seen.insert(lib).second) continue;
-    auto own = w.provided.find(lib);
-    if (own != w.provided.end()) {
-      queue.insert(queue.end(), own->second->needed.begin(), own->second->needed.end());
-      continue;
-    }
-    const SystemLibrary* found = w.system && !w.files.empty() ? w.system->find(lib, *w.files.front()) : nullptr;
-    out[lib] = found;
-    if (found) queue.insert(queue.end(), found->needed.begin(), found->needed.end());
-  }
-  return out;
-}
-
-using Versions = std::map<std::string, std::set<std::string>>;
-
 // auditwheel's versioned_symbols_policy: the best policy that caps none of `needed` away.
 size_t symbol_policy(const PolicySet& set, const Versions& needed) {
   for (size_t i = set.policies.size(); i-- > 1;)
@@ -149,15 +38,147 @@ size_t symbol_policy(const PolicySet& set, const Versions& needed) {
   return 0;
 }
 
-std::map<std::string, std::set<std::string>> blacklisted_symbols(const Wheelset& w, const Policy& p) {
-  std::map<std::string, std::set<std::string>> out;
-  for (const ElfAbi* f : w.top)
+void add_versions(Versions& into, const Versions& from) {
+  for (const auto& [lib, versions] : from) into[lib].insert(versions.begin(), versions.end());
+}
+
+// policy/__init__.py's ExternalReference, one per policy of a set.
+struct ExternalReference {
+  std::map<std::string, std::optional<std::string>> libs;  // soname -> where it was found (none: not found)
+  Versions blacklist;                                      // library -> the blacklisted symbols used
+};
+using ExternalRefs = std::vector<ExternalReference>;
+
+// WheelPolicies.lddtree_external_references: for each policy, the libraries `tree` needs outside
+// its whitelist (through those outside it) that are not the wheel's own, and the blacklisted
+// symbols of the libraries the file itself names.
+ExternalRefs external_references(const PolicySet& set, const DynamicExecutable& tree, const LddFiles& files) {
+  bool android = set.libc == Libc::kAndroid;
+  ExternalRefs out(set.policies.size());
+  for (size_t i = 0; i < set.policies.size(); ++i) {
+    const Policy& p = set.policies[i];
+    if (p.is_linux()) continue;  // no whitelist: nothing is external
+    auto external = [&](const std::string& lib) {
+      return !is_dynamic_linker(lib) && !(android && is_libpython(lib)) && !p.whitelist.count(lib);
+    };
     for (const auto& [lib, symbols] : p.blacklist) {
-      if (std::find(f->needed.begin(), f->needed.end(), lib) == f->needed.end()) continue;
+      if (std::find(tree.needed.begin(), tree.needed.end(), lib) == tree.needed.end()) continue;
       for (const std::string& s : symbols)
-        if (f->undefined.count(s)) out[lib].insert(s);
+        if (s == "*" || tree.elf->undefined.count(s)) out[i].blacklist[lib].insert(s);
     }
+    std::set<std::string> required;
+    std::vector<std::string> queue;
+    for (const std::string& lib : tree.needed)
+      if (external(lib)) queue.push_back(lib);
+    while (!queue.empty()) {
+      std::string lib = std::move(queue.back());
+      queue.pop_back();
+      if (!required.insert(lib).second) continue;
+      auto found = tree.libraries.find(lib);
+      if (found == tree.libraries.end()) continue;
+      for (const std::string& dep : found->second.needed)
+        if (external(dep) && !required.count(dep)) queue.push_back(dep);
+    }
+    for (const std::string& lib : required) {
+      auto found = tree.libraries.find(lib);
+      std::optional<std::string> realpath = found == tree.libraries.end() ? std::nullopt : found->second.realpath;
+      if (realpath && files.in_wheel(*realpath)) continue;  // found through the wheel's own paths
+      out[i].libs[lib] = realpath;
+    }
+  }
   return out;
+}
+
+// What get_wheel_elfdata gathers, before a policy set is applied.
+struct Trees {
+  std::vector<std::pair<std::string, DynamicExecutable>> py, nonpy;  // by path, in RECORD's order
+  std::vector<const DynamicExecutable*> top;  // full_elftree: extension modules, then files nothing needs
+  Versions versioned_symbols;
+  bool pyfpe = false, ucs2 = false;
+};
+
+// wheel_abi._fixup_elf_trees: a file that is no extension module and misses a library takes the
+// libraries that the first fully resolved tree loading it found for those names (and theirs).
+void fixup_elf_trees(Trees& t, const LddFiles& files) {
+  std::vector<const DynamicExecutable*> resolved;
+  for (const auto* trees : {&t.py, &t.nonpy})
+    for (const auto& [path, tree] : *trees)
+      if (std::all_of(tree.libraries.begin(), tree.libraries.end(), [](const auto& l) { return l.second.realpath; }))
+        resolved.push_back(&tree);
+  for (auto& [path, tree] : t.nonpy) {
+    if (std::all_of(tree.libraries.begin(), tree.libraries.end(), [](const auto& l) { return l.second.realpath; }))
+      continue;
+    std::string self = files.absolute(path);
+    const DynamicExecutable* reference = nullptr;
+    for (const DynamicExecutable* candidate : resolved)
+      for (const auto& [soname, lib] : candidate->libraries)
+        if (!reference && files.absolute(*lib.realpath) == self) reference = candidate;
+    if (!reference) continue;
+    std::map<std::string, DynamicLibrary> libraries;
+    std::set<std::string> known;
+    for (const auto& [soname, lib] : tree.libraries) known.insert(soname);
+    for (const auto& [soname, lib] : tree.libraries) {
+      auto from = reference->libraries.find(soname);
+      if (lib.realpath || from == reference->libraries.end()) {
+        libraries.emplace(soname, lib);
+        continue;
+      }
+      libraries.insert_or_assign(soname, from->second);
+      std::vector<std::string> more(from->second.needed.begin(), from->second.needed.end());
+      while (!more.empty()) {
+        std::string next = std::move(more.back());
+        more.pop_back();
+        if (!known.insert(next).second) continue;
+        auto dep = reference->libraries.find(next);
+        if (dep == reference->libraries.end()) continue;
+        libraries.insert_or_assign(next, dep->second);
+        more.insert(more.end(), dep->second.needed.begin(), dep->second.needed.end());
+      }
+    }
+    tree.libraries = std::move(libraries);
+  }
+}
+
+// policy_upgrades' `update`: each file's references merged (a later file's path wins, blacklists add up).
+ExternalRefs merged_references(const PolicySet& set, const std::vector<const DynamicExecutable*>& top,
+                               const LddFiles& files) {
+  ExternalRefs out(set.policies.size());
+  for (const DynamicExecutable* tree : top) {
+    ExternalRefs own = external_references(set, *tree, files);
+    for (size_t i = 0; i < own.size(); ++i) {
+      for (auto& [lib, path] : own[i].libs) out[i].libs.insert_or_assign(lib, path);
+      add_versions(out[i].blacklist, own[i].blacklist);
+    }
+  }
+  return out;
+}
+
+// wheel_abi._get_machine_policy: a file that needs an ISA extension earns linux; an external
+// library that needs one, the best policy whose whitelist holds it.
+size_t machine_policy(const PolicySet& set, const std::vector<const DynamicExecutable*>& top,
+                      const std::set<std::string>& external_sonames) {
+  size_t result = set.policies.size() - 1;
+  std::set<std::string> seen;
+  std::vector<std::pair<std::optional<std::string>, const ElfAbi*>> to_check;
+  for (const DynamicExecutable* tree : top) {
+    if (!seen.insert(tree->path).second) continue;
+    to_check.emplace_back(std::nullopt, tree->elf);
+    for (const auto& [soname, lib] : tree->libraries)
+      if (external_sonames.count(soname) && lib.realpath && lib.elf && seen.insert(*lib.realpath).second)
+        to_check.emplace_back(soname, lib.elf);
+  }
+  for (const auto& [soname, elf] : to_check) {
+    if (elf->isa.empty()) continue;
+    size_t whitelisted = 0;
+    for (size_t i = 0; soname && i < set.policies.size(); ++i)
+      if (set.policies[i].whitelist.count(*soname)) whitelisted = i;
+    if (whitelisted > 0 && elf->isa != "an unknown x86_64 ISA") {
+      result = std::min(result, whitelisted);
+      continue;
+    }
+    result = 0;
+  }
+  return result;
 }
 
 size_t best_where(const AbiVerdict& v, bool (*met)(const PolicyBarrier&)) {
@@ -167,59 +188,56 @@ size_t best_where(const AbiVerdict& v, bool (*met)(const PolicyBarrier&)) {
   return best;
 }
 
-// What keeps the files from `p`; `with_system` gets the versions they need together with those of
-// the system libraries `p` would have them take along.
-PolicyBarrier barrier_for(const Wheelset& w, const Policy& p, const Versions& own, Versions& with_system) {
-  PolicyBarrier b;
-  with_system = own;
-  for (const auto& [lib, found] : external_libraries(w, p)) {
-    b.libs_to_eliminate.insert(lib);
-    if (found)
-      for (const auto& [dep, versions] : found->versions) with_system[dep].insert(versions.begin(), versions.end());
-  }
-  b.too_new = too_new_for(p, with_system);
-  b.blacklisted = blacklisted_symbols(w, p);
-  return b;
-}
-
-AbiVerdict analyze(const Wheelset& w, PolicySet policies) {
+// wheel_abi.analyze_wheel_abi over the trees `top`, with the versions `versions` of every file.
+AbiVerdict analyze(const std::vector<const DynamicExecutable*>& top, const Versions& versions, bool pyfpe, bool ucs2,
+                   PolicySet set, LddFiles& files) {
   AbiVerdict v;
-  v.policies = std::move(policies);
-  Versions own;
-  for (const ElfAbi* f : w.files)
-    for (const auto& [lib, versions] : f->versions) own[lib].insert(versions.begin(), versions.end());
-  for (const ElfAbi* f : w.top) {
-    v.pyfpe |= f->python_extension && f->pyfpe;
-    v.ucs2 |= f->python_extension == 2 && f->ucs2;
-    v.unsupported_isa |= f->isa_unsupported;
+  v.policies = std::move(set);
+  const PolicySet& ps = v.policies;
+  ExternalRefs refs = merged_references(ps, top, files);
+  // get_external_libs and get_versioned_symbols: what the libraries found here need in turn.
+  std::map<std::string, std::string> external;  // realpath -> soname (the first)
+  for (size_t i = 1; i < refs.size(); ++i)
+    for (const auto& [lib, path] : refs[i].libs)
+      if (path) external.emplace(*path, lib);
+  std::map<std::string, Versions> external_versions;
+  std::set<std::string> external_sonames;
+  for (const auto& [path, soname] : external) {
+    external_sonames.insert(soname);
+    if (path.ends_with(".py")) continue;
+    if (const ElfAbi* elf = files.elf(path)) external_versions[soname] = elf->versions;
   }
-  // auditwheel's get_symbol_policies: each policy is held to the wheel's versions and those of the
-  // system libraries it would take along; the symbol policy is the best any reaches (the first
-  // to reach it, by ascending priority), and its versions are the ones reported.
-  v.sym = symbol_policy(v.policies, own);
-  v.versioned_symbols = own;
+  v.barriers.resize(ps.policies.size());
+  // get_symbol_policies: each policy with its own external libraries' versions; the best any
+  // reaches (the first to reach it), and the versions it was reached with.
+  v.sym = symbol_policy(ps, versions);
+  v.versioned_symbols = versions;
   bool chosen = false;
-  for (size_t i = 0; i < v.policies.policies.size(); ++i) {
-    const Policy& p = v.policies.policies[i];
-    if (p.is_linux()) {
-      v.barriers.emplace_back();
-      continue;
-    }
-    Versions with_system;
-    v.barriers.push_back(barrier_for(w, p, own, with_system));
-    size_t reached = std::min(i, symbol_policy(v.policies, with_system));
+  for (size_t i = 1; i < ps.policies.size(); ++i) {
+    Versions with_external = versions;
+    for (const auto& [lib, path] : refs[i].libs)
+      if (auto found = external_versions.find(lib); found != external_versions.end())
+        add_versions(with_external, found->second);
+    size_t reached = std::min(i, symbol_policy(ps, with_external));
+    PolicyBarrier& b = v.barriers[i];
+    b.too_new = too_new_for(ps.policies[i], with_external);
+    for (const auto& [lib, path] : refs[i].libs) b.libs_to_eliminate.insert(lib);
+    b.blacklisted = refs[i].blacklist;
     if (!chosen || reached > v.sym) {
       v.sym = reached;
-      v.versioned_symbols = std::move(with_system);
+      v.versioned_symbols = std::move(with_external);
       chosen = true;
     }
   }
   size_t ref = best_where(v, [](const PolicyBarrier& b) { return b.libs_to_eliminate.empty(); });
   size_t blacklist = best_where(v, [](const PolicyBarrier& b) { return b.blacklisted.empty(); });
-  bool linux_only = v.pyfpe || v.ucs2 || v.unsupported_isa;
-  v.overall = linux_only ? 0 : std::min({v.sym, ref, blacklist});
-  for (const auto& [lib, found] : external_libraries(w, v.policies.highest()))
-    v.external_libs[lib] = found ? found->path : "";
+  v.machine = machine_policy(ps, top, external_sonames);
+  // auditwheel reports each as its policy being linux: all three, where linux is the only policy.
+  v.pyfpe = pyfpe || ps.policies.size() == 1;
+  v.ucs2 = ucs2 || ps.policies.size() == 1;
+  v.unsupported_isa = v.machine == 0;
+  v.overall = pyfpe || ucs2 ? 0 : std::min({v.sym, ref, blacklist, v.machine});
+  for (const auto& [lib, path] : refs.back().libs) v.external_libs[lib] = path.value_or("");
   return v;
 }
 
@@ -237,20 +255,48 @@ std::optional<std::pair<int, int>> policy_version(std::string_view tag) {
   return std::pair{major, minor};
 }
 
-const char* const kArchitectures[] = {"x86_64", "i686",   "aarch64", "ppc64le",    "ppc64",
-                                      "s390x",  "armv7l", "riscv64", "loongarch64"};
+// auditwheel's Architecture values, each with its baseline.
+const std::pair<const char*, const char*> kArchitectures[] = {
+    {"aarch64", "aarch64"}, {"arm64_v8a", "aarch64"},       {"armv7l", "armv7l"},
+    {"i686", "i686"},       {"loongarch64", "loongarch64"}, {"ppc64", "ppc64"},
+    {"ppc64le", "ppc64le"}, {"riscv64", "riscv64"},         {"s390x", "s390x"},
+    {"x86_64", "x86_64"},   {"x86_64_v2", "x86_64"},        {"x86_64_v3", "x86_64"},
+    {"x86_64_v4", "x86_64"}};
 
 // The architecture a platform tag names ("manylinux2014_aarch64" -> "aarch64"), "" for none.
 std::string tag_arch(std::string_view tag) {
-  for (const char* arch : kArchitectures)
-    if (tag.ends_with("_" + std::string(arch))) return arch;
+  for (const auto& [arch, baseline] : kArchitectures)
+    if (tag.ends_with("_" + std::string(arch))) return baseline;
   return "";
 }
 
 std::optional<Libc> tag_libc(std::string_view tag) {
-  if (starts_with(tag, "manylinux")) return Libc::kGlibc;
-  if (starts_with(tag, "musllinux")) return Libc::kMusl;
+  for (Libc libc : {Libc::kGlibc, Libc::kMusl, Libc::kAndroid})
+    if (tag.starts_with(libc_tag_prefix(libc))) return libc;
   return std::nullopt;
+}
+
+// wheeltools.get_wheel_architecture: the one architecture the platform tags name; none when they
+// name several, or one and a tag of none (any, macosx_...).
+std::optional<std::string> wheel_arch(const std::vector<std::string>& platforms) {
+  std::set<std::string> found;
+  bool missed = false;
+  for (const std::string& p : platforms) {
+    std::string arch = p == "any" ? "" : tag_arch(p);
+    missed |= arch.empty();
+    if (!arch.empty()) found.insert(arch);
+  }
+  if (found.size() != 1 || missed) return std::nullopt;
+  return *found.begin();
+}
+
+// wheeltools.get_wheel_libc: the one C library the platform tags name.
+std::optional<Libc> wheel_libc(const std::vector<std::string>& platforms) {
+  std::set<Libc> found;
+  for (const std::string& p : platforms)
+    if (std::optional<Libc> libc = tag_libc(p)) found.insert(*libc);
+  if (found.size() != 1) return std::nullopt;
+  return *found.begin();
 }
 
 std::string sorted_list(const std::set<std::string>& items) {
@@ -278,7 +324,7 @@ const Policy* claimed_policy(const PolicySet& set, const std::string& claim) {
 
 // One claimed tag against the verdict; "" when it holds.
 std::string judge_claim(const TagAudit& a, const std::string& claim) {
-  const AbiVerdict& v = *a.verdict;
+  const AbiVerdict& v = a.claims_verdict ? *a.claims_verdict : *a.verdict;
   std::string arch = tag_arch(claim);
   if (claim == "any") return "tagged any, but it holds ELF files for " + v.policies.arch;
   if (arch.empty()) return "";  // another platform's tag (macosx_..., win_...): not judged here
@@ -320,77 +366,123 @@ void judge_claims(TagAudit& a) {
 }
 
 // auditwheel's NonPlatformWheelError.
-std::string no_platform_files(const std::string& arch, const std::vector<TagAudit::Ignored>& wrong_machine) {
-  if (arch.empty() || wrong_machine.empty())
+std::string no_platform_files(const std::optional<std::string>& arch, const std::vector<std::string>& wrong_machine) {
+  if (!arch || wrong_machine.empty())
     return "This does not look like a platform wheel, no ELF executable or shared library file (including "
            "compiled Python C extension) found in the wheel archive";
   std::string files;
-  for (const TagAudit::Ignored& i : wrong_machine) files += "\n\t" + basename_of(i.file);  // auditwheel: so_name
+  for (const std::string& name : wrong_machine) files += "\n\t" + name;
   return "Invalid binary wheel: no ELF executable or shared library file (including compiled Python C extension) "
          "with a '" +
-         arch + "' architecture found. The following ELF files were found:" + files + "\n";
+         *arch + "' architecture found. The following ELF files were found:" + files + "\n";
 }
 
-Wheelset wheelset_of(const std::vector<const ElfAbi*>& files, const std::vector<ElfAbi>& all, SystemLibraries* system) {
-  Wheelset w;
-  w.files = files;
-  w.system = system;
-  std::set<std::string> needed;
-  for (const ElfAbi* f : files) needed.insert(f->needed.begin(), f->needed.end());
-  for (const ElfAbi& f : all) {
-    if (f.soname) w.provided.emplace(*f.soname, &f);
-    w.provided.emplace(basename_of(f.file), &f);
-  }
-  // auditwheel's get_wheel_elfdata: extension modules, and the files no other file needs.
-  for (const ElfAbi* f : files)
-    if (f->python_extension || !needed.count(basename_of(f->file))) w.top.push_back(f);
-  return w;
-}
-
-// The verdict on `a.members`, as auditwheel's analyze_wheel_abi reaches it.
-void judge(TagAudit& a, const AuditwheelPolicies& policies, SystemLibraries* system) {
-  std::string arch;
+// What the wheel's name says, as auditwheel's show reads it.
+struct WheelTags {
+  std::vector<std::string> platforms;
+  std::optional<std::string> arch;
   std::optional<Libc> libc;
-  for (const std::string& claim : a.claimed) {
-    if (arch.empty()) arch = tag_arch(claim);
-    if (!libc) libc = tag_libc(claim);
-  }
-  const std::string claimed_arch = arch;
-  std::vector<TagAudit::Ignored> wrong_machine;
-  std::vector<const ElfAbi*> judged;
-  for (const ElfAbi& f : a.members) {
-    if (f.arch.empty() || (!arch.empty() && f.arch != arch)) {
-      wrong_machine.push_back(
-          {f.file, f.arch.empty() ? "unknown architecture: " + f.machine : f.arch + " architecture"});
+  bool pure = false;  // every platform tag is "any"
+};
+
+WheelTags wheel_tags(std::vector<std::string> platforms) {
+  std::sort(platforms.begin(), platforms.end());  // get_wheel_platforms: a sorted set
+  platforms.erase(std::unique(platforms.begin(), platforms.end()), platforms.end());
+  WheelTags t;
+  t.platforms = platforms;
+  t.arch = wheel_arch(platforms);
+  t.libc = wheel_libc(platforms);
+  t.pure = !platforms.empty() &&
+           std::all_of(platforms.begin(), platforms.end(), [](const std::string& p) { return p == "any"; });
+  return t;
+}
+
+// wheel_abi.get_wheel_elfdata and analyze_wheel_abi over `files` (the ELF files RECORD lists, in
+// its order), and main_show's answer when there is nothing to judge.
+void judge(TagAudit& a, const std::vector<std::string>& paths, const WheelTags& tags,
+           const AuditwheelPolicies& policies, LddFiles& files) {
+  Trees t;
+  std::optional<std::string> arch = tags.arch;
+  std::optional<Libc> libc = tags.libc;
+  bool cross_compiled = libc == Libc::kAndroid;
+  std::vector<std::string> wrong_machine, in_purelib;
+  for (const std::string& path : paths) {
+    const ElfAbi& elf = *files.elf(path);
+    std::filesystem::path parents = std::filesystem::path(path).parent_path();
+    if (std::any_of(parents.begin(), parents.end(), [](const auto& part) { return part == "purelib"; }))
+      in_purelib.push_back(file_name_of(path));
+    if (!in_purelib.empty()) continue;
+    DynamicExecutable tree = lddtree(files, path, cross_compiled);
+    if (elf.arch.empty() || (arch && elf.arch != *arch)) {
+      wrong_machine.push_back(file_name_of(path));
+      a.ignored.push_back(
+          {path, elf.arch.empty() ? "unknown architecture: " + elf.machine : elf.arch + " architecture"});
       continue;
     }
-    arch = f.arch;
-    if (f.libc && libc && *f.libc != *libc) {
-      a.ignored.push_back({f.file, std::string(libc_name(*f.libc)) + " libc"});
+    arch = elf.arch;
+    if (elf.libc && libc && *elf.libc != *libc) {
+      a.ignored.push_back({path, std::string(libc_name(*elf.libc)) + " libc"});
       continue;
     }
-    if (f.libc) libc = f.libc;
-    judged.push_back(&f);
+    if (elf.libc) libc = elf.libc;
+    a.members.push_back({path, elf.arch, elf.machine, elf.python_extension});
+    add_versions(t.versioned_symbols, elf.versions);
+    if (elf.python_extension && !libc) {
+      a.error = "couldn't detect libc for python extension " + path;
+      return;
+    }
+    if (elf.python_extension) {
+      t.pyfpe |= elf.pyfpe;
+      t.ucs2 |= elf.python_extension == 2 && elf.ucs2;
+    }
+    (elf.python_extension ? t.py : t.nonpy).emplace_back(path, std::move(tree));
   }
-  a.ignored.insert(a.ignored.begin(), wrong_machine.begin(), wrong_machine.end());
   for (const TagAudit::Ignored& i : a.ignored) a.notes.push_back("ignored: " + i.file + " with " + i.reason);
-  if (judged.empty()) {
-    bool any = !a.claimed.empty() &&
-               std::all_of(a.claimed.begin(), a.claimed.end(), [](const std::string& t) { return t == "any"; });
-    // auditwheel's show: a wheel tagged any is pure when it holds no ELF file of a known machine; a
-    // wheel tagged for a platform without one gets its error (and claims less than it could).
-    a.pure = any && a.ignored.size() == wrong_machine.size();
-    if (!a.pure) a.error = no_platform_files(claimed_arch, wrong_machine);
-    if (a.members.empty() && !any) a.notes.push_back("no ELF files: the wheel could be tagged any");
+  if (!in_purelib.empty()) {
+    a.error = "Invalid binary wheel, found the following shared library/libraries in purelib folder:\n\t" +
+              support::join(in_purelib, "\n\t") +
+              "\nThe wheel has to be platlib compliant in order to be repaired by auditwheel.";
     return;
   }
-  PolicySet set = policies.for_arch(libc.value_or(Libc::kGlibc), arch);
-  if (!libc) a.notes.push_back("no file names its C library: judged as glibc");
-  a.verdict = analyze(wheelset_of(judged, a.members, system), set);
-  for (const ElfAbi* f : judged) {
-    AbiVerdict own = judged.size() == 1 ? *a.verdict : analyze(wheelset_of({f}, a.members, system), set);
-    a.member_tags.push_back({f->file, own.overall_policy().name});
+  if (a.members.empty()) {
+    a.pure = tags.pure;
+    if (!a.pure) a.error = no_platform_files(arch, wrong_machine);
+    if (paths.empty() && !tags.pure && a.is_wheel) a.notes.push_back("no ELF files: the wheel could be tagged any");
+    return;
   }
+  fixup_elf_trees(t, files);
+  std::set<std::string> needed;
+  for (const auto* trees : {&t.py, &t.nonpy})
+    for (const auto& [path, tree] : *trees) needed.insert(tree.needed.begin(), tree.needed.end());
+  for (const auto& [path, tree] : t.py) t.top.push_back(&tree);
+  for (const auto& [path, tree] : t.nonpy)
+    if (!needed.count(file_name_of(path))) t.top.push_back(&tree);
+  if (!libc) {
+    libc = files.host().libc();
+    a.notes.push_back("no file names its C library: judged as this machine's, " + std::string(libc_name(*libc)));
+  }
+  std::string error;
+  std::optional<PolicySet> set =
+      policies.wheel_policies(*libc, *arch, tags.platforms, files.host().musl_policy(), &error);
+  if (!set) {
+    a.error = error;
+    return;
+  }
+  a.verdict = analyze(t.top, t.versioned_symbols, t.pyfpe, t.ucs2, *set, files);
+  if (*libc == Libc::kMusl && set->policies.size() < policies.for_arch(*libc, *arch).policies.size())
+    a.claims_verdict = analyze(t.top, t.versioned_symbols, t.pyfpe, t.ucs2, policies.for_arch(*libc, *arch), files);
+  // envdoctor's own: each file on its own, with the trees auditwheel gave it.
+  if (a.members.size() == 1) {
+    a.member_tags.push_back({a.members[0].file, a.verdict->overall_policy().name});
+    return;
+  }
+  for (const auto* trees : {&t.py, &t.nonpy})
+    for (const auto& [path, tree] : *trees) {
+      bool ext = trees == &t.py;
+      AbiVerdict own = analyze({&tree}, tree.elf->versions, ext && tree.elf->pyfpe,
+                               ext && tree.elf->python_extension == 2 && tree.elf->ucs2, *set, files);
+      a.member_tags.push_back({path, own.overall_policy().name});
+    }
 }
 
 }  // namespace
@@ -413,109 +505,59 @@ std::vector<std::string> AbiVerdict::reasons_missed(const Policy& policy) const 
         "it is compiled against a narrow unicode (UCS2) version of Python, which is not compatible with "
         "the manylinux/musllinux tags");
   if (unsupported_isa && !policy.is_linux()) out.push_back("it depends on unsupported ISA extensions");
+  else if (i > machine) out.push_back("a library it needs from outside depends on unsupported ISA extensions");
   return out;
 }
 
-ElfAbi read_elf_abi(const elf::ElfFile& f, std::string name) {
-  ElfAbi a;
-  a.file = std::move(name);
-  a.e_machine = f.machine;
-  a.elf_class = f.elf_class;
-  a.data = f.data;
-  read_architecture(f, a);
-  a.libc = read_libc(f, a.file);
-  a.python_extension = python_extension(f, a.file);
-  if (f.soname) a.soname = std::string(*f.soname);
-  for (std::string_view lib : f.needed) a.needed.emplace_back(lib);
-  for (const elf::VersionNeed& need : f.verneed) {
-    if (is_dynamic_linker(need.file)) continue;
-    for (const elf::VersionNeedAux& aux : need.versions) a.versions[std::string(need.file)].emplace(aux.name);
-  }
-  for (u32 i = 1; i < f.symbol_count(); ++i) {
-    std::optional<elf::Symbol> s = f.symbol(i);
-    if (!s || s->defined()) continue;
-    if (s->bind != STB_WEAK) a.undefined.emplace(s->name);
-    if ((s->name == "PyFPE_jbuf" || s->name == "PyFPE_dummy" || s->name == "PyFPE_counter") &&
-        (s->type == STT_FUNC || s->type == STT_NOTYPE))
-      a.pyfpe = true;
-    if (s->name.find("PyUnicodeUCS2_") != std::string_view::npos && s->type == STT_FUNC) a.ucs2 = true;
-  }
-  return a;
-}
-
-const SystemLibrary* SystemLibraries::find(const std::string& soname, const ElfAbi& for_file) {
-  auto key = std::tuple{soname, for_file.e_machine, for_file.elf_class, for_file.data};
-  if (auto it = found_.find(key); it != found_.end()) return it->second ? &*it->second : nullptr;
-  std::optional<SystemLibrary>& out = found_[key];
-  std::vector<std::string> candidates;
-  std::string_view path_list = config_.ld_library_path;
-  while (!path_list.empty()) {
-    std::string_view dir = path_list.substr(0, path_list.find(':'));
-    path_list.remove_prefix(std::min(path_list.size(), dir.size() + 1));
-    if (!dir.empty()) candidates.push_back(std::string(dir) + "/" + soname);
-  }
-  std::optional<i64> flags = loader::cache_flags_for_machine(for_file.e_machine, for_file.elf_class == ELFCLASS64);
-  if (config_.cache && flags)
-    if (auto cached = config_.cache->lookup(soname, *flags, config_.hwcaps, config_.cache_hwcaps))
-      candidates.emplace_back(*cached);
-  for (const std::string& dir : config_.default_dirs) candidates.push_back(dir + "/" + soname);
-  for (const std::string& candidate : candidates) {
-    std::string error;
-    std::shared_ptr<const MappedFile> file = MappedFile::open(config_.root + candidate, &error);
-    std::unique_ptr<elf::ElfFile> elf = file ? elf::ElfFile::parse(file, &error) : nullptr;
-    if (!elf || elf->machine != for_file.e_machine || elf->elf_class != for_file.elf_class ||
-        elf->data != for_file.data)
-      continue;
-    ElfAbi abi = read_elf_abi(*elf, candidate);
-    // auditwheel's lddtree.readlink: the file's own symbolic links, not its directories'.
-    std::filesystem::path real = candidate;
-    std::error_code ec;
-    for (int hops = 0; hops < 40 && std::filesystem::is_symlink(config_.root + real.string(), ec); ++hops) {
-      std::filesystem::path target = std::filesystem::read_symlink(config_.root + real.string(), ec);
-      if (ec) break;
-      real = (target.is_absolute() ? target : real.parent_path() / target).lexically_normal();
-    }
-    out = SystemLibrary{real.string(), abi.needed, abi.versions};
-    break;
-  }
-  return out ? &*out : nullptr;
-}
-
-TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies,
-                        SystemLibraries* system) {
+TagAudit audit_elf_file(const std::string& path, const AuditwheelPolicies& policies, LddHost& host) {
   TagAudit a;
   a.path = path;
-  a.name = basename_of(path);
-  a.members.push_back(read_elf_abi(file, path));
-  judge(a, policies, system);
+  a.name = file_name_of(path);
+  LddFiles files(host, std::nullopt);
+  if (files.elf(path)) judge(a, {path}, WheelTags{}, policies, files);
   return a;
 }
 
-std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, SystemLibraries* system,
+std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, LddHost& host,
                                     std::string* error) {
   TagAudit a;
   a.path = wheel.path().string();
   a.name = wheel.path().filename().string();
   a.is_wheel = true;
   a.claimed = wheel.filename().platform_tags;
+  // auditwheel extracts every member into a temporary directory, and judges the files RECORD lists.
+  LddFiles files(host, host.facts().tmpdir + "/envdoctor-wheel");
+  std::set<std::string> elf_members;
   for (const python::WheelMember& m : wheel.members()) {
-    if (m.is_directory || m.size < kElfHeaderSize || m.name.ends_with(".py")) continue;
+    if (m.is_directory || m.size < kElfIdentSize) continue;
     auto bytes = wheel.read(m.name, kMaxMemberRead, error);
     if (!bytes) {
       *error = a.path + ": " + *error;
       return std::nullopt;
     }
     if (std::memcmp(bytes->data(), ELFMAG, SELFMAG) != 0) continue;
+    std::shared_ptr<const MappedFile> mapped = MappedFile::from_buffer(m.name, std::move(*bytes));
     std::string parse_error;
-    std::unique_ptr<elf::ElfFile> elf =
-        elf::ElfFile::parse(MappedFile::from_buffer(m.name, std::move(*bytes)), &parse_error);
-    if (!elf) {
-      a.notes.push_back("ignored: " + m.name + ", which is not an ELF file a loader reads (" + parse_error + ")");
-      continue;
-    }
-    a.members.push_back(read_elf_abi(*elf, m.name));
+    std::unique_ptr<ElfAbi> abi;
+    if (std::unique_ptr<elf::ElfFile> elf = elf::ElfFile::parse(mapped, &parse_error))
+      abi = std::make_unique<ElfAbi>(read_elf_abi(*elf, m.name));
+    else if (std::optional<ElfAbi> header = read_elf_header_abi(mapped->bytes(), m.name))
+      abi = std::make_unique<ElfAbi>(std::move(*header));
+    if (!abi) continue;
+    files.add_member(m.name, std::move(abi));
+    elf_members.insert(m.name);
   }
-  judge(a, policies, system);
+  std::vector<std::string> listed;
+  std::set<std::string> seen;
+  for (const RecordEntry& e : wheel.metadata().record) {
+    std::string name = lddtree_normpath(e.path);
+    if (name.ends_with(".py") || !elf_members.count(name) || !seen.insert(name).second) continue;
+    listed.push_back(name);
+  }
+  for (const std::string& m : elf_members)
+    if (!seen.count(m))
+      a.notes.push_back("ignored: " + m + ", which RECORD does not list (auditwheel judges what it lists)");
+  judge(a, listed, wheel_tags(a.claimed), policies, files);
   judge_claims(a);
   return a;
 }

@@ -1,29 +1,29 @@
 // The platform tag ELF files earn, by auditwheel's rules and auditwheel's own policy data
-// (python/auditwheel_policy.h), and whether a wheel's own tags claim more than that.
+// (python/auditwheel_policy.h), and whether a wheel's own tags claim more than that: auditwheel
+// 6.8.1's wheel_abi.analyze_wheel_abi, as `auditwheel show` runs it, step for step.
 //
-// What auditwheel reads of a file (`ElfAbi`): its architecture, from the header's machine, class
-// and byte order (and, for armv7l, the EABI version 5 hard-float flags; for x86_64, the ISA level
-// a GNU property note says it needs); its C library (the program interpreter, then NEEDED
-// entries, then the file name); its NEEDED entries; the symbol versions it needs of each library
-// (DT_VERNEED, the dynamic linker's own excepted); its undefined symbols; and whether it is a
-// Python extension module (it defines PyInit_<name>, or init<name> for Python 2).
+// The files are the ELF files RECORD lists (not ending in .py), in its order; each one's tree of
+// libraries is found as auditwheel's lddtree finds it (python/auditwheel_lddtree.h). The first
+// file of a known architecture sets the wheel's architecture unless its name tags one (files of
+// another are left out), and the C library likewise (the wheel's tags, then the files; a file of
+// another is left out). The policies are auditwheel's choice for that C library (one musllinux
+// policy, Android's of the wheel's API level); without any file that names its C library, this
+// machine's. The files whose libraries count are the extension modules and the files no other
+// file names in NEEDED; a file that is no extension module and misses a library borrows the tree
+// of the first fully resolved file that loads it (_fixup_elf_trees).
 //
-// The verdict (`AbiVerdict`, auditwheel's wheel_abi.analyze_wheel_abi) is the lowest of:
-//   - the symbol policy: the best policy that allows every version needed, prefix by prefix
-//     (GLIBC_, GLIBCXX_, CXXABI_, GCC_, ZLIB_, ...; a prefix a policy does not list is not
-//     capped by it), so a need between two defined policies rounds up to the next one;
-//   - the library policy: the best policy whose whitelist holds every library the files need from
-//     the system (a library another file of the wheel provides is the wheel's own, and what it
-//     needs in turn is asked of the system);
-//   - the blacklist policy: the best policy none of whose blacklisted symbols the files use from
-//     the blacklisted library (zlib's zcalloc, ...);
-//   - linux when an extension module references PyFPE_jbuf (tied to one interpreter build) or
-//     narrow-unicode symbols (PyUnicodeUCS2_*), or a file needs an ISA extension (x86-64-v2 and up).
-// As in auditwheel, the library and blacklist rules look at the wheel's extension modules and at
-// the files no other file of the wheel needs; the symbol versions of every file count. A library
-// needed from outside the wheel is looked for on this system (`SystemLibraries`, as auditwheel's
-// lddtree does): what it needs in turn is outside the wheel too, and for each policy its own
-// symbol versions count with the wheel's (auditwheel's get_symbol_policies).
+// For each policy, a file's external libraries are those its tree needs outside the policy's
+// whitelist and outside the wheel (found or not), through the libraries outside the whitelist;
+// its blacklisted symbols are those of a blacklisted library it names in NEEDED that it leaves
+// undefined. The verdict (`AbiVerdict`) is the lowest of:
+//   - the symbol policy: for each policy, the best policy that allows every version the files
+//     need together with those the policy's external libraries found here need (prefix by prefix:
+//     GLIBC_, GLIBCXX_, ZLIB_, ...; a prefix a policy lists with no version allows none of it),
+//     capped at that policy; the best of those, the first to reach it by ascending priority;
+//   - the best policy with no external library, and the best with no blacklisted symbol;
+//   - linux when an extension module references PyFPE_jbuf or (Python 2) PyUnicodeUCS2_*, or a
+//     file needs an ISA extension (x86-64-v2 and up; for an external library that needs one, the
+//     best policy that whitelists it).
 #pragma once
 
 #include <map>
@@ -32,8 +32,7 @@
 #include <string>
 #include <vector>
 
-#include "elf/elf_file.h"
-#include "loader/search_paths.h"
+#include "python/auditwheel_lddtree.h"
 #include "python/auditwheel_policy.h"
 
 namespace envdoctor::python {
@@ -41,48 +40,6 @@ class Wheel;
 }
 
 namespace envdoctor::python {
-
-struct ElfAbi {
-  std::string file;  // the path, or the wheel member's name
-  u16 e_machine = 0;
-  u8 elf_class = 0, data = 0;
-  std::string arch;     // "x86_64", "armv7l", ...; "" when auditwheel knows no such architecture
-  std::string machine;  // "EM_ARM, ELFCLASS32, little-endian (soft-float)": what the header says
-  std::string isa;      // "x86_64_v3" when a property note asks more than the baseline; "" otherwise
-  bool isa_unsupported = false;
-  std::optional<Libc> libc;
-  int python_extension = 0;  // 3: defines PyInit_<name>; 2: init<name> or _cffi_pypyinit_<name>
-  std::optional<std::string> soname;
-  std::vector<std::string> needed;
-  std::map<std::string, std::set<std::string>> versions;  // library -> version names it needs
-  std::set<std::string> undefined;                        // non-weak undefined dynamic symbols
-  bool pyfpe = false;                                     // references PyFPE_jbuf, PyFPE_dummy or PyFPE_counter
-  bool ucs2 = false;                                      // a Python 2 module referencing PyUnicodeUCS2_*
-};
-
-ElfAbi read_elf_abi(const elf::ElfFile& file, std::string name);
-
-// A library found on this system for a file that needs it: its path (symbolic links of the file
-// itself followed, as auditwheel's readlink does), what it needs, and its own version needs.
-struct SystemLibrary {
-  std::string path;
-  std::vector<std::string> needed;
-  std::map<std::string, std::set<std::string>> versions;
-};
-
-// Finds SONAMEs on this system as auditwheel's lddtree does: LD_LIBRARY_PATH, then the
-// directories of ld.so.conf (through ld.so.cache), then the default directories; a candidate of
-// another machine, class or byte order is passed over. Each answer is kept.
-class SystemLibraries {
- public:
-  explicit SystemLibraries(loader::LoaderConfig config) : config_(std::move(config)) {}
-  // nullptr when no file of that machine, class and byte order has the name.
-  const SystemLibrary* find(const std::string& soname, const ElfAbi& for_file);
-
- private:
-  loader::LoaderConfig config_;
-  std::map<std::tuple<std::string, u16, u8, u8>, std::optional<SystemLibrary>> found_;
-};
 
 // What keeps a set of files from one policy. Empty for every policy the files meet.
 struct PolicyBarrier {
@@ -93,10 +50,10 @@ struct PolicyBarrier {
 
 struct AbiVerdict {
   PolicySet policies;
-  std::vector<PolicyBarrier> barriers;  // one per policy, in `policies` order
-  size_t overall = 0, sym = 0;          // indices into policies.policies
+  std::vector<PolicyBarrier> barriers;       // one per policy, in `policies` order
+  size_t overall = 0, sym = 0, machine = 0;  // indices into policies.policies
   bool pyfpe = false, ucs2 = false, unsupported_isa = false;
-  // Over every file, with the version needs of the system libraries the symbol policy allows.
+  // Over every file, with the version needs of the external libraries of the symbol policy's choice.
   std::map<std::string, std::set<std::string>> versioned_symbols;
   std::map<std::string, std::string> external_libs;  // for the highest policy: library -> path, "" if not found
 
@@ -112,7 +69,13 @@ struct TagAudit {
   std::string name;  // the file name (auditwheel's "wheel")
   bool is_wheel = false;
   std::vector<std::string> claimed;  // the wheel's platform tags; none for a lone file
-  std::vector<ElfAbi> members;       // every ELF file (a wheel's members, in zip order)
+  struct Member {
+    std::string file;     // the member's name, or the path given
+    std::string arch;     // "" for a machine auditwheel does not know
+    std::string machine;  // what the header says
+    int python_extension = 0;
+  };
+  std::vector<Member> members;  // the ELF files judged (a wheel's, in RECORD's order)
   struct Ignored {
     std::string file, reason;  // "unknown architecture (EM_...)", "aarch64 architecture", "musl libc"
   };
@@ -120,6 +83,9 @@ struct TagAudit {
   bool pure = false;                 // no ELF file at all (or, tagged any, none of a known architecture)
   std::optional<std::string> error;  // auditwheel's words when there is nothing to judge
   std::optional<AbiVerdict> verdict;
+  // For the claims of a musl wheel: every musllinux policy of the data (auditwheel's own verdict
+  // holds the files to one of them); otherwise none, and the claims are held to `verdict`.
+  std::optional<AbiVerdict> claims_verdict;
   struct MemberTag {
     std::string file, tag;
   };
@@ -131,13 +97,13 @@ struct TagAudit {
   std::string arch() const { return verdict ? verdict->policies.arch : ""; }
 };
 
-// `system` finds the libraries needed from outside the wheel (null: none is looked for).
-TagAudit audit_elf_file(const elf::ElfFile& file, const std::string& path, const AuditwheelPolicies& policies,
-                        SystemLibraries* system);
+// A lone ELF file, judged as auditwheel judges a wheel whose one file it is, its RPATH and
+// RUNPATH read where it lies: what they find is outside any wheel.
+TagAudit audit_elf_file(const std::string& path, const AuditwheelPolicies& policies, LddHost& host);
 
 // Reads every ELF member of `wheel` from the archive. nullopt with `error` set when a member
 // cannot be read.
-std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, SystemLibraries* system,
+std::optional<TagAudit> audit_wheel(python::Wheel& wheel, const AuditwheelPolicies& policies, LddHost& host,
                                     std::string* error);
 
 }  // namespace envdoctor::python

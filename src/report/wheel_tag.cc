@@ -164,9 +164,24 @@ ordered_json platform_fields(const AbiVerdict& v) {
   return j;
 }
 
+// auditwheel show --json's document (main_show._output_json).
+ordered_json auditwheel_document(const TagAudit& a) {
+  ordered_json j;
+  j["version"] = 1;
+  j["wheel"] = a.name;
+  if (a.pure) {
+    j["pure"] = true;
+  } else if (!a.verdict) {
+    j["error"] = a.error.value_or("");
+  } else {
+    j["pure"] = false;
+    j.update(platform_fields(*a.verdict));
+  }
+  return j;
+}
+
 ordered_json envdoctor_fields(const TagAudit& a) {
   ordered_json j;
-  j["schema"] = 2;
   j["path"] = a.path;
   j["kind"] = a.is_wheel ? "wheel" : "file";
   j["claimed"] = a.claimed;
@@ -177,7 +192,7 @@ ordered_json envdoctor_fields(const TagAudit& a) {
   j["libc"] =
       a.verdict ? ordered_json(std::string(python::libc_name(a.verdict->policies.libc))) : ordered_json(nullptr);
   ordered_json members = ordered_json::array();
-  for (const python::ElfAbi& m : a.members) {
+  for (const TagAudit::Member& m : a.members) {
     ordered_json e;
     e["file"] = m.file;
     e["arch"] = m.arch.empty() ? ordered_json(nullptr) : ordered_json(m.arch);
@@ -201,9 +216,13 @@ ordered_json envdoctor_fields(const TagAudit& a) {
   j["ignored"] = std::move(ignored);
   j["problems"] = a.problems;
   j["notes"] = a.notes;
-  j["policy_source"] = std::string(python::AuditwheelPolicies::source());
+  j["auditwheel"] = auditwheel_document(a);
   return j;
 }
+
+// auditwheel's document as Python's json.dumps writes it: every character outside ASCII escaped
+// (ensure_ascii); bytes that are not UTF-8 become U+FFFD.
+std::string ascii_dump(const ordered_json& j) { return j.dump(-1, ' ', true, ordered_json::error_handler_t::replace); }
 
 }  // namespace
 
@@ -216,22 +235,18 @@ std::string render_wheel_tag_text(const std::vector<TagAudit>& audits) {
 
 std::string render_wheel_tag_json(const std::vector<TagAudit>& audits) {
   std::string out;
-  for (const TagAudit& a : audits) {
-    ordered_json j;
-    j["version"] = 1;
-    j["wheel"] = a.name;
-    if (a.pure) {
-      j["pure"] = true;
-    } else if (!a.verdict) {
-      j["error"] = a.error.value_or("");
-    } else {
-      j["pure"] = false;
-      j.update(platform_fields(*a.verdict));
-    }
-    j["envdoctor"] = envdoctor_fields(a);
-    out += j.dump() + "\n";
-  }
+  for (const TagAudit& a : audits) out += ascii_dump(auditwheel_document(a)) + "\n";
   return out;
+}
+
+std::string render_wheel_tag_envdoctor_json(const std::vector<TagAudit>& audits) {
+  ordered_json j;
+  j["schema"] = 3;
+  j["policy_source"] = std::string(python::AuditwheelPolicies::source());
+  ordered_json files = ordered_json::array();
+  for (const TagAudit& a : audits) files.push_back(envdoctor_fields(a));
+  j["files"] = std::move(files);
+  return j.dump(-1, ' ', false, ordered_json::error_handler_t::replace) + "\n";
 }
 
 }  // namespace envdoctor::report

@@ -166,9 +166,15 @@ TEST(Schemas, ValidatorIsInstalledAndRejects) {
     std::string errors = schema_errors(name, wrong.dump());
     EXPECT_NE(errors.find("schema : 1 was expected"), std::string::npos) << errors;
   }
-  // wheel-tag speaks auditwheel show's format: "version" 1, and envdoctor's fields under "envdoctor".
+  // wheel-tag --json speaks auditwheel show's format, "version" 1 and nothing more; --json=envdoctor
+  // has its own "schema" (3).
   std::string wheel_tag = schema_errors("wheel-tag", json({{"version", 2}, {"wheel", "x.whl"}, {"pure", true}}).dump());
   EXPECT_NE(wheel_tag.find("is not valid under any of the given schemas"), std::string::npos) << wheel_tag;
+  wheel_tag =
+      schema_errors("wheel-tag", json({{"version", 1}, {"wheel", "x.whl"}, {"pure", true}, {"envdoctor", 1}}).dump());
+  EXPECT_NE(wheel_tag.find("is not valid under any of the given schemas"), std::string::npos) << wheel_tag;
+  std::string own = schema_errors("wheel-tag-envdoctor", json({{"schema", 2}}).dump());
+  EXPECT_NE(own.find("schema : 3 was expected"), std::string::npos) << own;
   json finding = {{"code", "no-such-code"}, {"severity", "error"}, {"file", "/x"}, {"package", nullptr},
                   {"message", "m"},         {"hint", "h"},         {"new", false}, {"extra", 1}};
   json doc = {
