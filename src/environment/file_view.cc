@@ -2,6 +2,7 @@
 
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <fstream>
 #include <memory>
 
@@ -67,6 +68,32 @@ std::optional<std::string> FileView::md5(const std::string& path) const {
 void FileView::remove(const std::string& path) {
   added_.erase(path);
   removed_.insert(path);
+}
+
+bool FileView::is_directory(const std::string& path) const {
+  const std::string below = path + "/";
+  if (auto it = added_.lower_bound(below); it != added_.end() && it->first.starts_with(below)) return true;
+  struct stat st;
+  return ::lstat(root_.host_no_follow(path).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::vector<std::string> FileView::remove_tree(const std::string& dir) {
+  std::vector<std::string> out;
+  const std::string below = dir + "/";
+  for (auto it = added_.lower_bound(below); it != added_.end() && it->first.starts_with(below);) {
+    out.push_back(it->first);
+    removed_.insert(it->first);
+    it = added_.erase(it);
+  }
+  std::error_code ec;
+  const std::filesystem::path host = root_.host_no_follow(dir);
+  for (auto it = std::filesystem::recursive_directory_iterator(host, ec);
+       !ec && it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_directory(ec) && !it->is_symlink(ec)) continue;
+    std::string path = below + it->path().lexically_relative(host).string();
+    if (removed_.insert(path).second) out.push_back(path);
+  }
+  return out;
 }
 
 void FileView::add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,

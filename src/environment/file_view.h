@@ -46,6 +46,13 @@ class FileView {
   std::optional<std::string> md5(const std::string& path) const;
 
   void remove(const std::string& path);
+  // Whether `path` is a directory (lstat: a link to one is not) on disk, or holds a file a
+  // simulated install wrote.
+  bool is_directory(const std::string& path) const;
+  // Removes the tree below the directory `dir` as remove_dir_all would: every entry below it on
+  // disk (a link as itself, never followed) and every file a simulated install wrote there.
+  // Returns the paths removed.
+  std::vector<std::string> remove_tree(const std::string& dir);
   void add(const std::string& path, u64 size, std::optional<std::vector<u8>> sha256,
            std::optional<std::string> text = std::nullopt);
   // The first `limit` bytes of a file as text (a package's __init__.py): what a simulated install

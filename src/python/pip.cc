@@ -20,9 +20,6 @@ using nlohmann::json;
 
 namespace {
 
-// A requirements file or lock file read for its names: larger ones are refused.
-constexpr u64 kMaxRequirementsFile = u64{64} << 20;
-
 // A string member of a JSON object, or "" when absent or of another type.
 std::string text_of(const json& object, const char* key) {
   if (!object.is_object()) return "";
@@ -89,7 +86,7 @@ std::string requirement_name(std::string_view req) {
 
 class NameCollector {
  public:
-  NameCollector(bool reads_pylock, std::string* error) : reads_pylock_(reads_pylock), error_(error) {}
+  NameCollector(const UninstallSyntax& syntax, std::string* error) : syntax_(syntax), error_(error) {}
 
   void add(std::string_view req) {
     std::string name = requirement_name(req);
@@ -101,7 +98,7 @@ class NameCollector {
   // the start of a line or after whitespace, a trailing backslash joins lines, option lines are
   // skipped except -r/--requirement, which nests.
   bool read_file(const fs::path& path, int depth) {
-    if (reads_pylock_ && is_pylock_file(path)) return read_pylock(path);
+    if (syntax_.reads_as_requirements && !syntax_.reads_as_requirements(path)) return true;
     std::ifstream in(path);
     if (!in || depth > 16) {
       // pip's words: "Could not open requirements file: [Errno 2] No such file or directory: 'r.txt'".
@@ -149,18 +146,7 @@ class NameCollector {
     return true;
   }
 
-  bool read_pylock(const fs::path& path) {
-    std::string why;
-    std::optional<std::string> text = read_bounded_file(path, kMaxRequirementsFile, &why);
-    if (!text) {
-      *error_ = "failed to read `" + path.string() + "`: " + why;
-      return false;
-    }
-    for (const std::string& name : pylock_names(*text)) add(name);
-    return true;
-  }
-
-  bool reads_pylock_;
+  const UninstallSyntax& syntax_;
   std::string* error_;
   std::set<std::string> seen_;
   std::vector<std::string> names_;
@@ -254,7 +240,7 @@ std::string unmodelled_option(const std::vector<std::string>& args) {
 
 std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args,
                                                         const UninstallSyntax& syntax, std::string* error) {
-  NameCollector names(syntax.reads_pylock, error);
+  NameCollector names(syntax, error);
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& a = args[i];
     if (a == "-r" || a == "--requirement" || a == "--requirements") {
@@ -273,47 +259,7 @@ std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::s
 }
 
 std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error) {
-  return uninstall_names(args, UninstallSyntax{takes_value, false}, error);
-}
-
-bool is_pylock_file(const fs::path& path) {
-  // PEP 751: "pylock.toml", or "pylock.<name>.toml".
-  std::string name = path.filename().string();
-  return name == "pylock.toml" || (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
-}
-
-std::vector<std::string> pylock_names(std::string_view text) {
-  // Only what an uninstall needs: the `name` key of each [[packages]] table (PEP 751), a basic or
-  // literal string. Sub-tables ([packages.wheels], [[packages.wheels]]) belong to the package
-  // before them and carry no name of their own.
-  std::vector<std::string> out;
-  bool in_package = false, named = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = trim(text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos));
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (line.empty() || line[0] == '#') continue;
-    if (line[0] == '[') {
-      if (line == "[[packages]]") {
-        in_package = true;
-        named = false;
-      } else if (!line.starts_with("[packages.") && !line.starts_with("[[packages.")) {
-        in_package = false;
-      }
-      continue;
-    }
-    if (!in_package || named || !line.starts_with("name")) continue;
-    std::string_view rest = trim(line.substr(4));
-    if (rest.empty() || rest[0] != '=') continue;
-    rest = trim(rest.substr(1));
-    if (rest.size() < 2 || (rest[0] != '"' && rest[0] != '\'')) continue;
-    size_t close = rest.find(rest[0], 1);
-    if (close == std::string_view::npos) continue;
-    out.emplace_back(rest.substr(1, close - 1));
-    named = true;
-  }
-  return out;
+  return uninstall_names(args, UninstallSyntax{takes_value}, error);
 }
 
 std::vector<std::string> options_with_values(const std::vector<std::string>& args,

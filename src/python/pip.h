@@ -50,19 +50,14 @@ std::string unmodelled_option(const std::vector<std::string>& args);
 std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args, std::string* error);
 
 // The same for another installer's uninstall (uv's): which of its options take a value, and
-// whether a `-r` file named as PEP 751 names lock files (pylock.toml, pylock.NAME.toml) is read
-// as one (its [[packages]] names) rather than as a requirements file.
+// which `-r` files are read as requirements files (null: all of them; a file it refuses names
+// nothing).
 struct UninstallSyntax {
   bool (*takes_value)(std::string_view option);
-  bool reads_pylock = false;
+  bool (*reads_as_requirements)(const std::filesystem::path& file) = nullptr;
 };
 std::optional<std::vector<std::string>> uninstall_names(const std::vector<std::string>& args,
                                                         const UninstallSyntax& syntax, std::string* error);
-
-// Whether `path` is named as a PEP 751 lock file: "pylock.toml" or "pylock.NAME.toml".
-bool is_pylock_file(const std::filesystem::path& path);
-// The `name` of each [[packages]] table of a PEP 751 lock file, in order.
-std::vector<std::string> pylock_names(std::string_view text);
 
 // The options of `args` that are in `valued` (each with its value: "-f DIR", "-fDIR",
 // "--find-links=DIR") or in `flags`, in order: the ones a second command needs to find the same

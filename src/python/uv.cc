@@ -27,6 +27,19 @@ std::string option_value(const std::vector<std::string>& args, std::string_view 
   return out;
 }
 
+// The lines of `text`, without their "\n" or "\r\n".
+std::vector<std::string_view> lines_of(std::string_view text) {
+  std::vector<std::string_view> out;
+  for (size_t pos = 0; pos < text.size();) {
+    size_t nl = text.find('\n', pos);
+    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
+    pos = nl == std::string_view::npos ? text.size() : nl + 1;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    out.push_back(line);
+  }
+  return out;
+}
+
 // Options of `uv pip install` and `uv pip uninstall` (and uv's global ones) that take a value:
 // their value is no requirement (docs.astral.sh/uv/reference/cli/#uv-pip-install).
 bool uv_takes_value(std::string_view option) {
@@ -80,81 +93,73 @@ bool uv_takes_value(std::string_view option) {
   return kWithValue.count(option) != 0;
 }
 
-bool is_virtual_env(const fs::path& dir) {
-  std::error_code ec;
-  return fs::is_regular_file(dir / "pyvenv.cfg", ec);
+// uv reads a `-r` file by its name: a PEP 751 lock file (pylock.toml, pylock.NAME.toml), a
+// pyproject.toml, setup.py or setup.cfg as what they are; any other as a requirements file.
+bool uv_reads_as_requirements(const fs::path& file) {
+  std::string name = file.filename().string();
+  bool pylock = name == "pylock.toml" || (name.starts_with("pylock.") && name.ends_with(".toml") && name.size() > 12);
+  return !pylock && name != "pyproject.toml" && name != "setup.py" && name != "setup.cfg";
 }
 
 }  // namespace
 
 UvTargetOptions uv_target_options(const std::vector<std::string>& args) {
-  UvTargetOptions out;
-  out.python = option_value(args, "--python", "-p");
-  out.prefix = option_value(args, "--prefix");
-  out.target = option_value(args, "--target");
-  for (const std::string& a : args) out.system |= a == "--system";
-  return out;
+  return {option_value(args, "--prefix"), option_value(args, "--target"), option_value(args, "--directory")};
 }
 
-std::optional<std::string> uv_environment_python(const UvTargetOptions& options, const UvDiscoveryContext& context,
-                                                 std::string* error) {
-  std::string request = options.python.empty() ? context.uv_python : options.python;
-  if (!request.empty()) {
+std::vector<std::string> uv_discovery_options(const std::vector<std::string>& args) {
+  static constexpr std::array<std::string_view, 6> kValued = {"--python",      "-p",         "--directory", "--project",
+                                                              "--config-file", "--cache-dir"};
+  static constexpr std::array<std::string_view, 10> kFlags = {"--system",
+                                                              "--break-system-packages",
+                                                              "--no-break-system-packages",
+                                                              "--managed-python",
+                                                              "--no-managed-python",
+                                                              "--no-python-downloads",
+                                                              "--no-config",
+                                                              "--no-cache",
+                                                              "-n",
+                                                              "--offline"};
+  return options_with_values(args, kValued, kFlags);
+}
+
+std::optional<std::string> parse_uv_environment(std::string_view text, const std::string& cwd, std::string* error) {
+  constexpr std::string_view kUsing = "Using Python ", kAt = " environment at: ";
+  for (std::string_view line : lines_of(text)) {
+    size_t using_at = line.find(kUsing), at = line.find(kAt);
+    if (using_at == std::string_view::npos || at == std::string_view::npos || at < using_at) continue;
+    std::string version(line.substr(using_at + kUsing.size(), at - using_at - kUsing.size()));
+    fs::path root = fs::path(cwd) / std::string(trim(line.substr(at + kAt.size())));
+    root = root.lexically_normal();
+    std::string minor = version.substr(0, version.find('.', version.find('.') + 1));
     std::error_code ec;
-    if (request.find('/') != std::string::npos) {
-      // A path: an interpreter, or a virtual environment's directory (uv takes both).
-      if (fs::is_directory(request, ec)) return (fs::path(request) / "bin" / "python").string();
-      if (fs::exists(request, ec)) return request;
-      *error = "No interpreter found at path `" + request + "`";
-      return std::nullopt;
-    }
-    // A request: "3.12", "python3.12", "cpython3.12"; looked for on PATH by its executable name.
-    std::string name = request;
-    if (name.rfind("cpython", 0) == 0) name = name.substr(7);
-    if (name.rfind("python", 0) != 0) name = "python" + name;
-    if (std::string found = context.find_program ? context.find_program(name) : ""; !found.empty()) return found;
-    *error = "No interpreter found for " + request + " in the system path";
+    // A virtual environment's own name for its interpreter; elsewhere (/usr) several may share it.
+    if (fs::exists(root / "pyvenv.cfg", ec) && fs::exists(root / "bin" / "python", ec))
+      return (root / "bin" / "python").string();
+    for (const std::string& name : {"python" + minor, std::string("python3"), std::string("python")})
+      if (fs::exists(root / "bin" / name, ec)) return (root / "bin" / name).string();
+    *error = "uv names the environment at " + root.string() + ", which has no bin/python" + minor;
     return std::nullopt;
   }
-  if (options.system || context.uv_system_python) {
-    for (const char* name : {"python3", "python"})
-      if (std::string found = context.find_program ? context.find_program(name) : ""; !found.empty()) return found;
-    *error = "No system Python installation found";
-    return std::nullopt;
-  }
-  if (!context.virtual_env.empty()) return (fs::path(context.virtual_env) / "bin" / "python").string();
-  if (!context.conda_prefix.empty()) return (fs::path(context.conda_prefix) / "bin" / "python").string();
-  for (fs::path dir = fs::absolute(context.cwd).lexically_normal();; dir = dir.parent_path()) {
-    if (is_virtual_env(dir / ".venv")) return (dir / ".venv" / "bin" / "python").string();
-    if (dir == dir.parent_path()) break;
-  }
-  *error =
-      "No virtual environment found; run `uv venv` to create an environment, or pass `--system` to install into a "
-      "non-virtual environment";
+  *error = "uv named no environment (no \"Using Python ... environment at: ...\" line)";
   return std::nullopt;
 }
 
 std::optional<std::vector<std::string>> uv_uninstall_names(const std::vector<std::string>& args, std::string* error) {
-  return uninstall_names(args, UninstallSyntax{uv_takes_value, true}, error);
+  return uninstall_names(args, UninstallSyntax{uv_takes_value, uv_reads_as_requirements}, error);
 }
 
-UvInstallRequests uv_install_requests(const std::vector<std::string>& args) {
-  UvInstallRequests out;
+std::vector<std::string> uv_dry_run_args(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& a = args[i];
-    if (a == "-r" || a == "--requirements" || a == "--requirement" || a == "-e" || a == "--editable") {
-      out.from_files = true;
+    bool quiet = a == "--quiet" || (a.size() >= 2 && a[0] == '-' && a.find_first_not_of('q', 1) == std::string::npos);
+    if (a == "--dry-run" || a.rfind("--color=", 0) == 0 || quiet) continue;
+    if (a == "--color") {
       i++;
-    } else if (a.rfind("-r", 0) == 0 || a.rfind("-e", 0) == 0 || a.rfind("--requirements=", 0) == 0 ||
-               a.rfind("--requirement=", 0) == 0 || a.rfind("--editable=", 0) == 0) {
-      out.from_files = true;  // "-rFILE", "-eDIR", "--requirements=FILE"
-    } else if (a == "--no-deps") {
-      out.no_deps = true;
-    } else if (!a.empty() && a[0] == '-') {
-      if (uv_takes_value(a)) i++;
-    } else {
-      out.requirements.push_back(a);
+      continue;
     }
+    out.push_back(a);
   }
   return out;
 }
@@ -179,12 +184,7 @@ std::vector<std::string> uv_index_options(const std::vector<std::string>& args) 
 std::optional<UvDryRun> parse_uv_dry_run(std::string_view text, std::string* error) {
   UvDryRun out;
   bool summary = false;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t nl = text.find('\n', pos);
-    std::string_view line = text.substr(pos, nl == std::string_view::npos ? std::string_view::npos : nl - pos);
-    pos = nl == std::string_view::npos ? text.size() : nl + 1;
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  for (std::string_view line : lines_of(text)) {
     if (line.rfind("Would make no changes", 0) == 0) {
       out.no_changes = summary = true;
       continue;

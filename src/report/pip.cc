@@ -69,13 +69,17 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
                "would fail the same way.\n";
         break;
       }
-      if (plan.dry_run_status)
+      if (plan.dry_run_status && plan.action == "install")
         out << tool << " could not plan this change from wheels alone (envdoctor asks it with "
             << (tool == "uv" ? "--only-binary :all:" : "--only-binary=:all:")
             << ": the files of a source distribution are known only after it is built, and envdoctor runs no "
                "build).\n";
-      out << "Cannot check this change, so nothing was installed. To install it unchecked: " << report.force_command
-          << "\n";
+      if (plan.action == "uninstall")
+        out << "Cannot check this change, so nothing was uninstalled. To uninstall it unchecked: "
+            << report.force_command << "\n";
+      else
+        out << "Cannot check this change, so nothing was installed. To install it unchecked: " << report.force_command
+            << "\n";
       break;
   }
   return out.str();

@@ -108,8 +108,10 @@ std::string fetch_wheel(const Environment& env, const python::ReportItem& item, 
 
 Changes PipPlan::changes() const {
   Changes c;
-  // An install's replacements are apply_changes's to make, wheel by wheel in pip's order.
-  if (action == "uninstall")
+  c.installer = installer == "uv" ? Installer::kUv : Installer::kPip;
+  // pip's replacements are apply_changes's to make, wheel by wheel in pip's order; uv removes
+  // every distribution it replaces before it installs any (operations.rs, execute_plan).
+  if (action == "uninstall" || c.installer == Installer::kUv)
     for (const PipItem& r : remove) c.without.push_back(r.name);
   for (const PipItem& i : install) {
     if (i.laid_out) {

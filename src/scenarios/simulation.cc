@@ -36,9 +36,34 @@ namespace {
 // 540 MB) still fits.
 constexpr u64 kMaxMemberRead = u64{2} << 30;
 
-void uninstall(Environment& env, const python::Distribution& dist) {
+// The directories of the environment's scheme, where a wheel may write: uv removes a RECORD path
+// only below one of them (uninstall.rs, is_path_in_scheme; a venv's data directory is its prefix,
+// its headers pip's include/site/pythonX.Y, as uv's get_interpreter_info.py has them), and warns
+// about any other ("escapes the Python environment").
+std::vector<fs::path> uv_scheme_dirs(const Environment& env) {
+  const python::SysconfigPaths& p = env.python.paths;
+  python::InstallScheme scheme = python::install_scheme(env.python, "");
+  std::vector<fs::path> out;
+  for (const fs::path& dir :
+       {fs::path(p.purelib), fs::path(p.platlib), fs::path(p.scripts), fs::path(p.data), scheme.headers.parent_path()})
+    if (!dir.empty()) out.push_back(dir.lexically_normal());
+  return out;
+}
+
+void uninstall(Environment& env, const python::Distribution& dist, Installer installer) {
+  const std::vector<fs::path> scheme = installer == Installer::kUv ? uv_scheme_dirs(env) : std::vector<fs::path>{};
   for (const python::RecordEntry& e : dist.record) {
     std::string path = e.resolved.string();
+    if (installer == Installer::kUv) {
+      if (std::none_of(scheme.begin(), scheme.end(),
+                       [&](const fs::path& d) { return python::path_within(e.resolved, d); }))
+        continue;
+      // uv unlinks the path, and where that fails because it is a directory, removes the tree.
+      if (env.files.is_directory(path)) {
+        for (const std::string& gone : env.files.remove_tree(path)) env.store->add_removal(gone);
+        continue;
+      }
+    }
     env.files.remove(path);
     env.store->add_removal(path);
   }
@@ -111,15 +136,16 @@ bool lay_in(Environment& env, const std::vector<Placement>& files, const ReadMem
   return true;
 }
 
-bool install_wheel(Environment& env, const std::string& path, bool hash_members, bool from_index,
-                   std::vector<Finding>* findings, std::string* error) {
+bool install_wheel(Environment& env, const std::string& path, const Changes& changes, std::vector<Finding>* findings,
+                   std::string* error) {
   std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, error);
   if (!wheel) return false;
   if (!python::wheel_supported(wheel->filename(), python::supported_tags(env.python))) {
     findings->push_back(unsupported_wheel(env, *wheel));
     return true;  // pip refuses it: nothing changes
   }
-  if (const python::Distribution* old = env.inventory.find(wheel->metadata().name)) uninstall(env, *old);
+  if (const python::Distribution* old = env.inventory.find(wheel->metadata().name))
+    uninstall(env, *old, changes.installer);
 
   python::InstallScheme scheme = python::install_scheme(env.python, wheel->metadata().name);
   std::vector<Placement> files;
@@ -131,11 +157,12 @@ bool install_wheel(Environment& env, const std::string& path, bool hash_members,
     if (!bytes) *read_error = wheel->path().string() + ": " + why;
     return bytes;
   };
-  if (!lay_in(env, files, read, hash_members, error)) return false;
+  if (!lay_in(env, files, read, changes.hash_members, error)) return false;
   python::Distribution installed = wheel->as_installed(scheme);
-  // pip records a wheel given by path as its origin (PEP 610 direct_url.json, archive_info); one
-  // it found on an index gets no record.
-  if (!from_index) {
+  if (changes.installer == Installer::kUv) installed.installer = "uv";
+  // pip and uv record a wheel given by path as its origin (PEP 610 direct_url.json,
+  // archive_info); one found on an index gets no record.
+  if (!changes.from_index.count(path)) {
     installed.origin.kind = python::DirectUrl::kArchive;
     installed.origin.url = python::file_url(fs::absolute(wheel->path()).lexically_normal().string());
   }
@@ -150,7 +177,7 @@ bool install_laid_out(Environment& env, const std::string& dir, bool hash_member
   std::optional<python::LaidOutDistribution> laid_out = python::LaidOutDistribution::open(dir, error);
   if (!laid_out) return false;
   const python::Distribution& metadata = laid_out->metadata();
-  if (const python::Distribution* old = env.inventory.find(metadata.name)) uninstall(env, *old);
+  if (const python::Distribution* old = env.inventory.find(metadata.name)) uninstall(env, *old, Installer::kUv);
 
   python::InstallScheme scheme = python::install_scheme(env.python, metadata.name);
   std::vector<Placement> files;
@@ -178,14 +205,13 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
       if (auto near = env.inventory.nearest_name(name)) *error += "; did you mean " + *near + "?";
       return false;
     }
-    uninstall(env, *dist);
+    uninstall(env, *dist, changes.installer);
   }
   // Ownership and the ELF index are rebuilt after each kind of change there is: with no
   // uninstall, the first rebuild would change nothing (it costs a lookup per ELF file).
   if (!changes.without.empty()) env.refresh();
   for (const std::string& wheel : changes.with)
-    if (!install_wheel(env, wheel, changes.hash_members, changes.from_index.count(wheel) > 0, findings, error))
-      return false;
+    if (!install_wheel(env, wheel, changes, findings, error)) return false;
   for (const std::string& dir : changes.laid_out)
     if (!install_laid_out(env, dir, changes.hash_members, error)) return false;
   env.refresh();

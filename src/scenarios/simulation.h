@@ -8,6 +8,12 @@
 // other owners still listing them), and reads the wheel's ELF files from memory; a distribution
 // that uv laid out in a directory of its own is installed the same way from there. The checks then
 // run on the changed environment exactly as on a real one.
+//
+// A change uv makes follows uv's own rules (crates/uv-install-wheel/src/uninstall.rs and
+// crates/uv/src/commands/pip/operations.rs, each held to the real uv 0.13.9 by tests/uv): a
+// RECORD path outside the environment's scheme is left alone, a path that names a directory
+// loses its whole tree, and an install removes every distribution it replaces before it writes
+// any file (not one replacement after another, as pip does).
 #pragma once
 
 #include <optional>
@@ -22,6 +28,10 @@
 
 namespace envdoctor::scenarios {
 
+// Whose rules a change follows: how a RECORD is uninstalled, and when the distributions an
+// install replaces are removed.
+enum class Installer { kPip, kUv };
+
 struct Changes {
   std::vector<std::string> without;  // distribution names
   std::vector<std::string> with;     // wheel paths
@@ -32,9 +42,11 @@ struct Changes {
   // Directories that each hold one distribution laid out by uv (python/laid_out.h), installed
   // after the wheels.
   std::vector<std::string> laid_out;
+  Installer installer = Installer::kPip;
 };
 
-// Applies `changes` to `env` in the order uninstalls, then installs. Returns the findings the
+// Applies `changes` to `env` in the order uninstalls, then installs (uv's: `without` names
+// every distribution its install replaces). Returns the findings the
 // change itself produces (wheel-tag-unsupported); false with `error` set when a change cannot
 // be simulated at all (a package that is not installed, a wheel that is not a valid wheel).
 bool apply_changes(environment::Environment& env, const Changes& changes, std::vector<checks::Finding>* findings,

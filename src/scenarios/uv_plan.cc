@@ -1,16 +1,14 @@
 #include "scenarios/uv_plan.h"
 
-#include <stdlib.h>
-
+#include <cctype>
 #include <chrono>
 #include <filesystem>
-#include <map>
+#include <set>
 
 #include "python/laid_out.h"
 #include "python/metadata_file.h"
 #include "python/pip.h"
 #include "python/uv.h"
-#include "python/version.h"
 #include "python/wheel.h"
 #include "support/subprocess.h"
 #include "support/text.h"
@@ -30,61 +28,35 @@ namespace {
 constexpr std::chrono::minutes kUvTimeout{30};
 constexpr u64 kMaxUvOutput = u64{256} << 20;
 
-std::string env_var(const char* name) {
-  const char* value = ::getenv(name);
-  return value ? value : "";
+constexpr const char* kNoUv =
+    "uv is not on PATH: envdoctor uv pip runs uv itself, for its plan and then for your command; nothing was "
+    "changed";
+
+// What uv said when it failed, without its verbose lines: its error and the causes below it.
+std::string uv_error(const std::string& err) {
+  std::string out;
+  size_t pos = 0;
+  while (pos < err.size()) {
+    size_t nl = err.find('\n', pos);
+    std::string line = err.substr(pos, nl == std::string::npos ? std::string::npos : nl - pos);
+    pos = nl == std::string::npos ? err.size() : nl + 1;
+    if (line.rfind("DEBUG ", 0) == 0 || line.rfind("TRACE ", 0) == 0 ||
+        line.rfind("warning: Requirements file", 0) == 0)
+      continue;
+    out += (out.empty() ? "" : "\n") + line;
+  }
+  return support::trimmed(out);
 }
 
 std::string program_on_path(const std::string& name) { return support::find_program(name).value_or(""); }
 
-// The wheel file a requirement names ("./x.whl", "file:///w/x.whl", "x @ file:///w/x.whl"), or ""
-// when it names none on this disk.
-std::string wheel_file(const std::string& requirement) {
-  std::string spec = requirement;
-  if (size_t at = spec.find(" @ "); at != std::string::npos) spec = spec.substr(at + 3);
-  if (!spec.ends_with(".whl")) return "";
-  if (std::optional<std::string> local = python::file_url_path(spec)) spec = *local;
+// The wheel file on this disk that a planned distribution's URL names (" + leaf @
+// file:///w/leaf-1.0-py3-none-any.whl"), or "" when it names none.
+std::string local_wheel(const std::string& url) {
+  std::optional<std::string> path = python::file_url_path(url);
   std::string error;
-  return python::wheel_file_exists(spec, &error) ? fs::absolute(spec).lexically_normal().string() : "";
-}
-
-// Whether a requirement of a wheel is met without installing anything else: by a wheel given
-// beside it, or by an installed distribution whose version satisfies it.
-bool requirement_met(const Environment& env, const python::Requirement& req,
-                     const std::map<std::string, std::string>& given) {
-  std::string key = python::normalize_name(req.name);
-  if (given.count(key)) return true;
-  const python::Distribution* installed = env.inventory.find(req.name);
-  if (!installed) return false;
-  std::optional<std::vector<python::SpecifierClause>> clauses = python::parse_specifier(req.specifier);
-  if (!clauses) return false;
-  for (const python::SpecifierClause& clause : *clauses)
-    if (!python::satisfies(installed->version, clause)) return false;
-  return true;
-}
-
-// The plan of wheel files alone, without uv, when nothing else needs resolving: nullopt when a
-// requirement of one of them is not met (then uv resolves). `given`: normalized name -> wheel.
-std::optional<PipPlan> plan_wheel_files(const Environment& env, const std::map<std::string, std::string>& given,
-                                        bool no_deps, std::string* error) {
-  PipPlan plan;
-  plan.installer = "uv";
-  plan.action = "install";
-  for (const auto& [key, path] : given) {
-    std::unique_ptr<python::Wheel> wheel = python::Wheel::open(path, error);
-    if (!wheel) return std::nullopt;
-    const python::Distribution& metadata = wheel->metadata();
-    if (!no_deps)
-      for (const python::Requirement& req : metadata.requirements_for(env.python.markers))
-        if (!requirement_met(env, req, given)) return std::nullopt;
-    PipItem item{metadata.name, metadata.version, path, python::file_url(path), "", true};
-    if (const python::Distribution* old = env.inventory.find(metadata.name)) {
-      plan.remove.push_back({old->name, old->version, "", "", ""});
-      item.replaces = old->version;
-    }
-    plan.install.push_back(std::move(item));
-  }
-  return plan;
+  if (!path || !path->ends_with(".whl") || !python::wheel_file_exists(*path, &error)) return "";
+  return fs::path(*path).lexically_normal().string();
 }
 
 // `uv pip install --target DIR --no-deps SPEC` for one planned distribution: the directory it
@@ -107,19 +79,50 @@ std::string lay_out(const Environment& env, const python::UvPlanLine& line, cons
   return dir.string();
 }
 
-// The dry run's plan made into items: wheel files given read in place, the rest laid out.
-void add_planned(const Environment& env, const python::UvDryRun& dry_run,
-                 const std::map<std::string, std::string>& given, const std::vector<std::string>& index,
+// `uv pip ACTION --dry-run ARGS`: uv's own plan. An empty one, with `plan.cannot_check` in uv's
+// words and `plan.dry_run_status` its status, when uv cannot plan the change (a requirement that
+// does not exist, a file it cannot read); nullopt with `error` when uv cannot be run or prints no
+// plan envdoctor can read.
+std::optional<python::UvDryRun> dry_run(const std::string& action, const std::vector<std::string>& args,
+                                        const std::vector<std::string>& extra, PipPlan& plan, std::string* error) {
+  std::vector<std::string> argv = {program_on_path("uv"), "pip", action, "--dry-run", "--color", "never"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  for (std::string& a : python::uv_dry_run_args(args)) argv.push_back(std::move(a));
+  std::optional<support::ProcessResult> r = support::run_process(argv, kUvTimeout, kMaxUvOutput, error);
+  if (!r) return std::nullopt;
+  if (r->status != 0) {
+    plan.cannot_check = uv_error(r->err);
+    plan.dry_run_status = r->status;
+    return python::UvDryRun{};
+  }
+  return python::parse_uv_dry_run(r->err + "\n" + r->out, error);
+}
+
+// The names of an uninstall that are not installed, as uv's warnings name them: normalized,
+// sorted, each once. Only names uv could match (a path or URL is matched by its origin).
+std::vector<std::string> skipped_names(const Environment& env, const std::vector<std::string>& args) {
+  std::string error;
+  std::set<std::string> out;
+  for (const std::string& name : python::uv_uninstall_names(args, &error).value_or(std::vector<std::string>{}))
+    if (std::isalnum(static_cast<unsigned char>(name.front())) && !env.inventory.find(name))
+      out.insert(python::normalize_name(name));
+  return {out.begin(), out.end()};
+}
+
+// The dry run's plan made into items: each planned wheel file on this disk read in place, every
+// other distribution laid out by uv.
+void add_planned(const Environment& env, const python::UvDryRun& planned, const std::vector<std::string>& index,
                  PipPlan& plan) {
-  for (const python::UvPlanLine& line : dry_run.lines) {
+  for (const python::UvPlanLine& line : planned.lines) {
     const python::Distribution* old = env.inventory.find(line.name);
     if (line.change != '+' && old) plan.remove.push_back({old->name, old->version, "", "", ""});
     if (line.change == '-') continue;
-    PipItem item{line.name, line.version, "", line.url, old ? old->version : "", !line.url.empty()};
-    if (auto it = given.find(python::normalize_name(line.name)); it != given.end()) {
-      item.wheel = it->second;
-      item.url = python::file_url(it->second);
-      item.direct = true;
+    PipItem item{line.name, line.version, local_wheel(line.url), line.url, old ? old->version : "", !line.url.empty()};
+    if (!item.wheel.empty()) {
+      // A direct reference's line has no version: the file's name has it.
+      std::string error;
+      if (auto name = python::WheelName::parse(fs::path(item.wheel).filename().string(), &error))
+        item.version = name->version;
     } else {
       item.wheel = lay_out(env, line, index, *plan.scratch, &plan.cannot_check);
       if (item.wheel.empty()) return;
@@ -140,16 +143,30 @@ void add_planned(const Environment& env, const python::UvDryRun& dry_run,
 }  // namespace
 
 std::optional<std::string> uv_python(const std::vector<std::string>& args, std::string* error) {
-  python::UvDiscoveryContext context;
-  context.virtual_env = env_var("VIRTUAL_ENV");
-  context.conda_prefix = env_var("CONDA_PREFIX");
-  context.uv_python = env_var("UV_PYTHON");
-  std::string system = env_var("UV_SYSTEM_PYTHON");
-  context.uv_system_python = system == "1" || system == "true";
+  std::string uv = program_on_path("uv");
+  if (uv.empty()) {
+    *error = kNoUv;
+    return std::nullopt;
+  }
+  // uv's own discovery, as the user's command would run it: an uninstall that reads nothing and
+  // changes nothing, verbose so that uv names the environment even where it keeps quiet about it
+  // (the .venv of the current directory).
+  std::vector<std::string> argv = {uv,        "pip",   "uninstall", "--dry-run", "--verbose",
+                                   "--color", "never", "-r",        "/dev/null"};
+  for (std::string& a : python::uv_discovery_options(args)) argv.push_back(std::move(a));
+  std::optional<support::ProcessResult> r = support::run_process(argv, kUvTimeout, kMaxUvOutput, error);
+  if (!r) return std::nullopt;
+  if (r->status != 0) {
+    // envdoctor's own "envdoctor: " stands where uv's "error: " was.
+    *error = uv_error(r->err);
+    if (error->rfind("error: ", 0) == 0) error->erase(0, 7);
+    return std::nullopt;
+  }
+  // uv names the environment relative to the directory it runs in: --directory, else ours.
   std::error_code ec;
-  context.cwd = fs::current_path(ec).string();
-  context.find_program = program_on_path;
-  return python::uv_environment_python(python::uv_target_options(args), context, error);
+  fs::path cwd = fs::current_path(ec);
+  if (std::string dir = python::uv_target_options(args).directory; !dir.empty()) cwd = (cwd / dir).lexically_normal();
+  return python::parse_uv_environment(r->err, cwd.string(), error);
 }
 
 bool uv_can_plan(const std::vector<std::string>& args, std::string* error) {
@@ -162,9 +179,7 @@ bool uv_can_plan(const std::vector<std::string>& args, std::string* error) {
     return false;
   }
   if (!support::find_program("uv")) {
-    *error =
-        "uv is not on PATH: envdoctor uv pip runs uv itself, for its plan and then for your command; nothing "
-        "was changed";
+    *error = kNoUv;
     return false;
   }
   return true;
@@ -172,53 +187,37 @@ bool uv_can_plan(const std::vector<std::string>& args, std::string* error) {
 
 std::optional<PipPlan> plan_uv_uninstall(const Environment& env, const std::vector<std::string>& args,
                                          std::string* error) {
-  std::optional<std::vector<std::string>> names = python::uv_uninstall_names(args, error);
-  if (!names) return std::nullopt;
-  return uninstall_plan(env, "uv", *names);
+  PipPlan plan;
+  plan.installer = "uv";
+  plan.action = "uninstall";
+  std::optional<python::UvDryRun> planned = dry_run("uninstall", args, {}, plan, error);
+  if (!planned) return std::nullopt;
+  if (!plan.cannot_check.empty()) return plan;
+  for (const python::UvPlanLine& line : planned->lines) {
+    if (line.change != '-') continue;
+    const python::Distribution* dist = env.inventory.find(line.name);
+    if (!dist) {
+      plan.cannot_check = "uv would remove " + line.name + " " + line.version +
+                          ", which envdoctor finds in no site directory of " + env.python.prefix;
+      return plan;
+    }
+    plan.remove.push_back({dist->name, dist->version, "", "", ""});
+  }
+  plan.not_installed = skipped_names(env, args);
+  return plan;
 }
 
 std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector<std::string>& args,
                                        std::string* error) {
-  python::UvInstallRequests requests = python::uv_install_requests(args);
-  std::map<std::string, std::string> given;  // normalized name -> a wheel file on the command line
-  bool only_wheels = !requests.from_files && !requests.requirements.empty();
-  for (const std::string& requirement : requests.requirements) {
-    std::string path = wheel_file(requirement);
-    std::string name_error;
-    std::optional<python::WheelName> name =
-        path.empty() ? std::nullopt : python::WheelName::parse(fs::path(path).filename().string(), &name_error);
-    if (name) given[python::normalize_name(name->project())] = path;
-    else only_wheels = false;
-  }
-  if (only_wheels)
-    if (std::optional<PipPlan> plan = plan_wheel_files(env, given, requests.no_deps, error)) return plan;
-
-  std::vector<std::string> argv = {program_on_path("uv"), "pip",  "install", "--dry-run", "--color", "never",
-                                   "--only-binary",       ":all:"};
-  // The user's own --dry-run and --color are ours already: clap refuses a flag given twice.
-  for (size_t i = 0; i < args.size(); i++) {
-    if (args[i] == "--dry-run" || args[i].rfind("--color=", 0) == 0) continue;
-    if (args[i] == "--color") {
-      i++;
-      continue;
-    }
-    argv.push_back(args[i]);
-  }
-  std::optional<support::ProcessResult> r = support::run_process(argv, kUvTimeout, kMaxUvOutput, error);
-  if (!r) return std::nullopt;
   PipPlan plan;
   plan.installer = "uv";
   plan.action = "install";
-  if (r->status != 0) {
-    plan.cannot_check = support::trimmed(r->err);
-    plan.dry_run_status = r->status;
-    return plan;
-  }
-  std::optional<python::UvDryRun> dry_run = python::parse_uv_dry_run(r->err + "\n" + r->out, error);
-  if (!dry_run) return std::nullopt;
+  std::optional<python::UvDryRun> planned = dry_run("install", args, {"--only-binary", ":all:"}, plan, error);
+  if (!planned) return std::nullopt;
+  if (!plan.cannot_check.empty()) return plan;
   plan.scratch = support::ScratchDir::create("envdoctor-uv-", error);
   if (!plan.scratch) return std::nullopt;
-  add_planned(env, *dry_run, given, python::uv_index_options(args), plan);
+  add_planned(env, *planned, python::uv_index_options(args), plan);
   return plan;
 }
 

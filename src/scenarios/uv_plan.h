@@ -3,16 +3,17 @@
 // (scenarios/pip_plan.h: the plan is a PipPlan whose installer is "uv").
 //
 // The environment is the one uv would change, found as uv documents it (python/uv.h).
-// uninstall needs no resolver: the names given and those of `-r` files, every RECORD path of each
-// removed with it, including paths another distribution also lists (uv deletes those too,
-// astral-sh/uv#15238).
-// install: wheel files given on the command line are read in place, as `check --with` reads
-// them, and uv is not asked when nothing else needs resolving (--no-deps, or every requirement of
-// those wheels already met). Otherwise uv's own plan is read from `uv pip install --dry-run
-// --only-binary :all: ARGS` (python/uv.h's lines), and each planned distribution that is not such
-// a file is laid out by uv into a private scratch directory (`uv pip install --target DIR
-// --no-deps --only-binary :all: NAME==VERSION` with the user's index options, from uv's cache),
-// read from there as a wheel would be (python/laid_out.h), and removed with the plan.
+// uninstall: uv's own plan, `uv pip uninstall --dry-run ARGS` (its names, its reading of `-r`
+// files, its matching), each distribution it names removed by uv's rules (scenarios/simulation.h:
+// every RECORD path, including paths another distribution also lists; a path that names a
+// directory, its whole tree).
+// install: uv's own plan, `uv pip install --dry-run --only-binary :all: ARGS` (python/uv.h's
+// lines). A planned wheel file on this disk (` + x @ file:///w/x.whl`) is read in place, as
+// `check --with` reads it; every other planned distribution is laid out by uv into a private
+// scratch directory (`uv pip install --target DIR --no-deps --only-binary :all: NAME==VERSION`
+// with the user's index options, from uv's cache), read from there as a wheel would be
+// (python/laid_out.h), and removed with the plan. As uv does, every distribution the install
+// replaces is removed before any is installed.
 #pragma once
 
 #include <optional>
@@ -23,9 +24,10 @@
 
 namespace envdoctor::scenarios {
 
-// The interpreter whose environment the user's `uv pip` ARGS would change (python/uv.h's
-// discovery, from this process's environment variables and working directory). nullopt with
-// `error` in uv's words when uv would find none.
+// The interpreter whose environment the user's `uv pip` ARGS would change, as uv itself finds it
+// (python/uv.h: `uv pip uninstall --dry-run --verbose -r /dev/null` with the options of ARGS that
+// decide it, in this process's environment and directory). nullopt with `error` in uv's words
+// when uv finds none, or when uv is not on PATH.
 std::optional<std::string> uv_python(const std::vector<std::string>& args, std::string* error);
 
 // Whether uv can be asked at all: `uv` is on PATH, and ARGS change the environment's own scheme
@@ -33,7 +35,9 @@ std::optional<std::string> uv_python(const std::vector<std::string>& args, std::
 // does not model). false with `error` when not; nothing is run.
 bool uv_can_plan(const std::vector<std::string>& args, std::string* error);
 
-// uv pip uninstall ARGS. nullopt with `error` when a `-r` file cannot be read.
+// uv pip uninstall ARGS. A plan with `cannot_check` when uv's dry run fails (its words, its
+// status) or names a distribution the inventory lacks; nullopt with `error` when uv cannot be run
+// or prints no plan envdoctor can read.
 std::optional<PipPlan> plan_uv_uninstall(const environment::Environment& env, const std::vector<std::string>& args,
                                          std::string* error);
 

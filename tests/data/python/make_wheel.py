@@ -5,7 +5,8 @@ Usage: make_wheel.py SPEC_JSON, where SPEC is
   {"out": DIR, "name": "foo", "version": "1.0", "tag": "py3-none-any", "purelib": true,
    "files": {"foo/__init__.py": "text", ...}, "requires": ["bar>=1; extra == 'x'"],
    "raw": {"arcname": "text"} or [["arcname", "text"], ...],  # not in RECORD (hostile cases)
-   "paths": {"arcname": "/path/on/disk", ...}}   # binary members copied from files
+   "paths": {"arcname": "/path/on/disk", ...},   # binary members copied from files
+   "record_extra": ["row", ...]}   # RECORD rows that name no member (a directory, a path elsewhere)
 Prints the wheel's path.
 """
 import base64, hashlib, json, os, sys, zipfile
@@ -29,6 +30,7 @@ for arc, text in members:
     data = text if isinstance(text, bytes) else text.encode()
     digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
     record.append("%s,sha256=%s,%d" % (arc, digest, len(data)))
+record += spec.get("record_extra", [])
 record.append(info + "/RECORD,,")
 members.append((info + "/RECORD", "\n".join(record) + "\n"))
 path = os.path.join(spec["out"], "%s-%s-%s.whl" % (escaped, version, spec.get("tag", "py3-none-any")))
