@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <filesystem>
 #include <map>
 #include <set>
 #include <string>
@@ -26,6 +27,10 @@ struct ImportContext {
   std::vector<const ElfRecord*> files;
   std::string key;  // the memo's key: the distribution's metadata directory
   std::vector<Finding> findings;
+  // Which of `findings` a file's own load gave about that file (check_file): the ones that a
+  // library nothing loads makes warnings (mark_unloaded_libraries).
+  std::vector<size_t> own_loads;
+  std::vector<std::string> imported;  // what the import's own steps loaded (preload, __init__ modules)
   LoadMemo::Context learnt;
   LoadGraph::Seen seen;
 };
@@ -47,6 +52,10 @@ class LoadRun {
   size_t reuse_or_import_each(const Base& base, std::vector<ImportContext>& contexts);
   LoadCheckResult merge(std::vector<Finding> findings, const std::vector<ImportContext>& contexts);
   void remember(const Base& base, std::vector<ImportContext>& contexts, size_t reused);
+  // Which of merge()'s findings a file's own load gave about that file.
+  const std::vector<size_t>& own_loads() const { return own_loads_; }
+  // What the imports' own steps loaded (torch's preload, the modules of an __init__.py).
+  const std::set<std::string>& imported() const { return imported_; }
 
  private:
   bool reuse(ImportContext& c);
@@ -62,6 +71,8 @@ class LoadRun {
   bool no_interpreter_ = false;
   std::atomic<size_t> files_done_{0};
   std::atomic<size_t> loads_{0};
+  std::vector<size_t> own_loads_;
+  std::set<std::string> imported_;
 };
 
 std::vector<int> all_objects(const Process& p) {
@@ -115,8 +126,10 @@ void LoadRun::check_file(Process& context, int caller, const ElfRecord& file, Im
   }
   Process::Mark before = context.mark();
   Process::DlopenResult r = context.dlopen(file.path, false, caller);
-  for (Finding& f : findings_for_load_errors(ctx_, context, r.errors, no_interpreter_))
+  for (Finding& f : findings_for_load_errors(ctx_, context, r.errors, no_interpreter_)) {
+    if (f.file == file.path) c.own_loads.push_back(c.findings.size());
     c.findings.push_back(std::move(f));
+  }
   note(context, r.new_objects, &c);
   if (memo()) footprint(context, c.learnt.dirs);
   context.rollback(std::move(before));
@@ -139,7 +152,7 @@ std::vector<ImportContext> LoadRun::plan_contexts() const {
   for (const ElfRecord& r : ctx_.env.elf_files) groups[r.owners.empty() ? nullptr : r.owners.front()].push_back(&r);
   std::vector<ImportContext> out;
   for (auto& [dist, files] : groups) {
-    ImportContext c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}, {}};
+    ImportContext c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}, {}, {}, {}};
     for (const ElfRecord* f : c.files) c.learnt.files.push_back(f->path);
     c.learnt.dists = context_dists(ctx_.env, dist);
     out.push_back(std::move(c));
@@ -180,6 +193,7 @@ void LoadRun::import(const Base& base, ImportContext& c) {
     ++loads_;
     context.dlopen(m->path, false, base.caller);
   }
+  for (const loader::LoadedObject& o : context.objects()) c.imported.push_back(o.path);
   for (const ElfRecord* file : c.files)
     if (!checked.count(file)) {
       check_file(context, base.caller, *file, c);
@@ -215,8 +229,11 @@ size_t LoadRun::reuse_or_import_each(const Base& base, std::vector<ImportContext
 LoadCheckResult LoadRun::merge(std::vector<Finding> findings, const std::vector<ImportContext>& contexts) {
   LoadCheckResult result;
   result.findings = std::move(findings);
-  for (const ImportContext& c : contexts)
+  for (const ImportContext& c : contexts) {
+    for (size_t i : c.own_loads) own_loads_.push_back(result.findings.size() + i);
+    imported_.insert(c.imported.begin(), c.imported.end());
     result.findings.insert(result.findings.end(), c.findings.begin(), c.findings.end());
+  }
   result.resolutions = graph_.take_resolutions();
   result.edges = graph_.take_edges();
   result.loads = loads_;
@@ -231,6 +248,57 @@ void LoadRun::remember(const Base& base, std::vector<ImportContext>& contexts, s
   memo()->remember(ctx_.env, std::move(learnt), base.dirs, reused);
 }
 
+// The file behind `path` as the disk has it (a NEEDED entry often resolves to a link, the ELF
+// index holds the file it names).
+std::string identity(const environment::Environment& env, const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path real = std::filesystem::weakly_canonical(env.host(path), ec);
+  return ec ? env.host(path) : real.string();
+}
+
+// Whether a library opened by name at run time (data/runtime_loads.json) could be `file`: a
+// name it tries, up to its first version placeholder, begins the file's name.
+bool opened_at_run_time(const Context& ctx, const std::string& file) {
+  std::string base = std::filesystem::path(file).filename().string();
+  for (const environment::RuntimeLoad& load : ctx.knowledge.runtime_loads())
+    for (const std::vector<std::string>& names : load.opens)
+      for (const std::string& name : names)
+        if (base.starts_with(name.substr(0, name.find('{')))) return true;
+  return false;
+}
+
+// A shared library that nothing here loads (no object's NEEDED resolves to it, no import's own
+// step loads it, Python imports no module from it, no run-time load of data/runtime_loads.json opens it: a plugin such
+// as libcufile_rdma.so.1 or NVSHMEM's bootstrap_mpi) cannot fail an import or a program of this environment: the errors
+// its own load gives about it (`own_loads`, not those of an import model's step, such as torch's preload) are warnings,
+// in the loader's words, for whoever opens it.
+void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& resolutions,
+                             const std::set<std::string>& imported, const std::vector<size_t>& own_loads,
+                             std::vector<Finding>& findings) {
+  const environment::Environment& env = ctx.env;
+  std::set<std::string> loaded;
+  for (const std::string& path : imported) loaded.insert(identity(env, path));
+  for (const auto& [soname, paths] : resolutions)
+    for (const auto& [path, consumers] : paths) loaded.insert(identity(env, path));
+  for (size_t i : own_loads) {
+    Finding& f = findings[i];
+    if (f.severity != Severity::kError ||
+        (f.code != Code::kMissingLibrary && f.code != Code::kMissingVersion && f.code != Code::kUndefinedSymbol))
+      continue;
+    auto record = std::lower_bound(env.elf_files.begin(), env.elf_files.end(), f.file,
+                                   [](const ElfRecord& r, const std::string& p) { return r.path < p; });
+    if (record == env.elf_files.end() || record->path != f.file || record->extension_module || record->executable ||
+        loaded.count(identity(env, f.file)) || opened_at_run_time(ctx, f.file))
+      continue;
+    f.severity = Severity::kWarning;
+    std::string name = std::filesystem::path(f.file).filename().string();
+    f.hint = "nothing in this environment loads " + name +
+             " (no library needs it and Python imports no module from it: a plugin that a program or package "
+             "opens itself); where one opens it, it fails with these words" +
+             (f.hint.empty() ? std::string() : "; " + f.hint);
+  }
+}
+
 }  // namespace
 
 LoadCheckResult check_loads(const Context& ctx) {
@@ -240,6 +308,7 @@ LoadCheckResult check_loads(const Context& ctx) {
   std::vector<ImportContext> contexts = run.plan_contexts();
   size_t reused = run.reuse_or_import_each(base, contexts);
   LoadCheckResult result = run.merge(std::move(findings), contexts);
+  mark_unloaded_libraries(ctx, result.resolutions, run.imported(), run.own_loads(), result.findings);
   run.remember(base, contexts, reused);
   return result;
 }

@@ -1,5 +1,6 @@
 #include "checks/runtime_loads.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -183,18 +184,23 @@ class RuntimeLoadChecker {
                     tried.front() + " at run time (" + row.what + "), " + searched(opener) + ", and none of " +
                     std::to_string(tried.size()) + (tried.size() == 1 ? " name" : " names") + " is found: " + who +
                     (row.needed ? " fails at first use" : " works without it, with less");
-    // Another version in the opener's directory: the name asked for is the opener's own version.
+    // A copy in the opener's directory: the very name asked for, where this dlopen does not look
+    // (NVRTC 13's wheel: no RUNPATH), or another version (the name asked for is the opener's own).
     std::string stem = tried.front().substr(0, tried.front().find(".so") + 3);
-    for (const ElfRecord& other : env_.elf_files)
-      if (fs::path(other.path).parent_path() == fs::path(file.path).parent_path() &&
-          fs::path(other.path).filename().string().rfind(stem, 0) == 0) {
-        h += "; " + other.path + " (" + env_.owner_label(other.path) + ") is another version than the one " +
-             fs::path(file.path).filename().string() + " asks for";
-        break;
-      }
+    bool beside = false;
+    for (const ElfRecord& other : env_.elf_files) {
+      std::string name = fs::path(other.path).filename().string();
+      if (fs::path(other.path).parent_path() != fs::path(file.path).parent_path() || name.rfind(stem, 0) != 0) continue;
+      beside = std::find(tried.begin(), tried.end(), name) != tried.end();
+      h += "; " + other.path + " (" + env_.owner_label(other.path) + ") " +
+           (beside ? "is the copy it asks for, in its own directory, where this search does not look; it loads "
+                     "where that directory is on LD_LIBRARY_PATH or in ld.so.cache"
+                   : "is another version than the one " + fs::path(file.path).filename().string() + " asks for");
+      break;
+    }
     f.caused_by = lost_copy(opener, tried);
     if (f.caused_by) f.caused_by->how = h + "; " + f.caused_by->how;
-    else if (owner)
+    else if (owner && !beside)
       h += "; install a build of " + owner->name + " that ships " + tried.front() + " beside " +
            fs::path(file.path).filename().string();
     f.hint = h;

@@ -397,6 +397,21 @@ WheelTags wheel_tags(std::vector<std::string> platforms) {
   return t;
 }
 
+// envdoctor's own: each file of the wheel on its own, with the trees auditwheel gave it.
+void tag_each_member(TagAudit& a, const Trees& t, const PolicySet& set, LddFiles& files) {
+  if (a.members.size() == 1) {
+    a.member_tags.push_back({a.members[0].file, a.verdict->overall_policy().name});
+    return;
+  }
+  for (const auto* trees : {&t.py, &t.nonpy})
+    for (const auto& [path, tree] : *trees) {
+      bool ext = trees == &t.py;
+      AbiVerdict own = analyze({&tree}, tree.elf->versions, ext && tree.elf->pyfpe,
+                               ext && tree.elf->python_extension == 2 && tree.elf->ucs2, set, files);
+      a.member_tags.push_back({path, own.overall_policy().name});
+    }
+}
+
 // wheel_abi.get_wheel_elfdata and analyze_wheel_abi over `files` (the ELF files RECORD lists, in
 // its order), and main_show's answer when there is nothing to judge.
 void judge(TagAudit& a, const std::vector<std::string>& paths, const WheelTags& tags,
@@ -471,18 +486,7 @@ void judge(TagAudit& a, const std::vector<std::string>& paths, const WheelTags& 
   a.verdict = analyze(t.top, t.versioned_symbols, t.pyfpe, t.ucs2, *set, files);
   if (*libc == Libc::kMusl && set->policies.size() < policies.for_arch(*libc, *arch).policies.size())
     a.claims_verdict = analyze(t.top, t.versioned_symbols, t.pyfpe, t.ucs2, policies.for_arch(*libc, *arch), files);
-  // envdoctor's own: each file on its own, with the trees auditwheel gave it.
-  if (a.members.size() == 1) {
-    a.member_tags.push_back({a.members[0].file, a.verdict->overall_policy().name});
-    return;
-  }
-  for (const auto* trees : {&t.py, &t.nonpy})
-    for (const auto& [path, tree] : *trees) {
-      bool ext = trees == &t.py;
-      AbiVerdict own = analyze({&tree}, tree.elf->versions, ext && tree.elf->pyfpe,
-                               ext && tree.elf->python_extension == 2 && tree.elf->ucs2, *set, files);
-      a.member_tags.push_back({path, own.overall_policy().name});
-    }
+  tag_each_member(a, t, *set, files);
 }
 
 }  // namespace
