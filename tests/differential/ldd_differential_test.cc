@@ -165,9 +165,25 @@ std::string error_diff(const ModeResult& m) {
   return diff;
 }
 
+// How many symbols `envdoctor ldd -r` says the interpreter bound in an extension module, from the
+// module's listing ("\tN symbols of the Python C API bound by PYTHON, as at import"); 0 for others.
+size_t bound_by_interpreter(const std::string& listing) {
+  const std::string words = " symbols of the Python C API bound by ";
+  size_t at = listing.find(words);
+  if (at == std::string::npos) return 0;
+  size_t start = listing.rfind('\t', at);
+  return std::stoul(listing.substr(start == std::string::npos ? 0 : start + 1));
+}
+
 // `envdoctor ldd -r` against ld.so's `ldd -r` lines (`want`, distinct): the symbols it names are
-// ld.so's, and every symbol ld.so names that it does not is of an object it gives a count for.
-std::string check_counted(const std::vector<std::string>& want, const std::string& got_err) {
+// ld.so's, and every symbol ld.so names that it does not is accounted for by a count: of a library
+// it is missing, or, for an extension module loaded into its interpreter as at import, the
+// interpreter's count in the module's listing (`listings`, envdoctor's stdout by file), which must
+// be exactly the number of distinct symbols ld.so leaves unbound in that file's run (`runs`, by
+// file, as `files`) and envdoctor does not name (the module's, and its libraries').
+std::string check_counted(const std::vector<std::string>& want, const std::string& got_err,
+                          const std::vector<std::string>& files, const std::vector<CommandResult>& runs,
+                          const std::map<std::string, std::string>& listings) {
   std::vector<std::string> got;
   error_lines(got_err, got, /*waiting=*/true);
   got = distinct(std::move(got));
@@ -177,12 +193,39 @@ std::string check_counted(const std::vector<std::string>& want, const std::strin
     if (l.rfind("undefined symbol: ", 0) == 0 || l.find(": version `") != std::string::npos) named.push_back(l);
     else counted.insert(object_of(l));
   }
+  auto accounted = [&](const std::string& l) {
+    return std::binary_search(named.begin(), named.end(), l) || counted.count(object_of(l));
+  };
   std::string problems;
+  std::set<std::string> left_to_interpreter;
+  for (size_t i = 0; i < files.size(); ++i) {
+    auto listing = listings.find(files[i]);
+    size_t bound = listing == listings.end() ? 0 : bound_by_interpreter(listing->second);
+    if (bound == 0) continue;
+    // What envdoctor names and counts in this file's run alone (a line another file's run names
+    // may be bound by the interpreter in this one): every symbol ld.so leaves unbound in the run is
+    // named, or one of a count of symbols waiting for a missing library, or bound by the interpreter.
+    std::vector<std::string> here, lines, left;
+    error_lines(envdoctor_ldd_all({files[i]}, " -r").second, here, /*waiting=*/true);
+    std::set<std::string> named_here;
+    size_t waiting = 0;
+    for (const std::string& l : here) {
+      if (l.find(" wait") != std::string::npos && l.find(", which ") != std::string::npos) waiting += std::stoul(l);
+      else named_here.insert(l);
+    }
+    error_lines(runs[i].err, lines);
+    for (const std::string& l : distinct(std::move(lines)))
+      if (l.rfind("undefined symbol: ", 0) == 0 && !named_here.count(l)) left.push_back(l);
+    if (left.size() != bound + waiting)
+      problems += "  the interpreter binds " + std::to_string(bound) + " symbols and " + std::to_string(waiting) +
+                  " wait for a missing library; ld.so leaves " + std::to_string(left.size()) +
+                  " unbound and unnamed: " + files[i] + "\n";
+    left_to_interpreter.insert(left.begin(), left.end());
+  }
   for (const std::string& l : named)
     if (!std::binary_search(want.begin(), want.end(), l)) problems += "  named, not by ld.so: " + l + "\n";
   for (const std::string& l : want)
-    if (!std::binary_search(named.begin(), named.end(), l) && !counted.count(object_of(l)))
-      problems += "  neither named nor counted: " + l + "\n";
+    if (!accounted(l) && !left_to_interpreter.count(l)) problems += "  neither named nor counted: " + l + "\n";
   for (const std::string& object : counted) {
     bool ld_so_names_one = std::any_of(want.begin(), want.end(), [&](const std::string& l) {
       return l.rfind("undefined symbol: ", 0) == 0 && object_of(l) == object;
@@ -217,12 +260,12 @@ TEST(LddDifferential, SameLinesAsLdSoOnEveryLibrary) {
   // envdoctor, over everything, in each mode.
   auto [plain_by_file, plain_err] = envdoctor_ldd_all(files, "");
   auto [r_by_file, r_err] = envdoctor_ldd_all(files, " -r --exact");
-  std::string counted_err = envdoctor_ldd_all(files, " -r").second;
+  auto [counted_by_file, counted_err] = envdoctor_ldd_all(files, " -r");
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   ModeResult plain = compare_mode(files, want_plain, plain_by_file, plain_err);
   ModeResult relocate = compare_mode(files, want_r, r_by_file, r_err);
-  std::string counted = check_counted(relocate.want_errors, counted_err);
+  std::string counted = check_counted(relocate.want_errors, counted_err, files, want_r, counted_by_file);
   std::cout << "differential: " << files.size() << " ELF files named *.so* (and " << not_elf << " that are not ELF), "
             << relocate.compared << " compared, " << relocate.agreed << " agree with ldd -r and " << plain.agreed
             << " with ldd, " << relocate.skipped << " skipped (ld.so cannot list them), " << seconds << " s\n";
