@@ -90,7 +90,9 @@ TEST_F(RealSeed, TheSharedCudnnLibraryIsNamedTheUninstallRefusedAndItsFixRepairs
   ASSERT_TRUE(fs::exists(lib));
   EXPECT_EQ(on_node(quote(py) + " -c 'import torch'").status, 0);
 
-  // Whose copy the file holds, by the referee: the sha256 each RECORD gives it.
+  // Whose copy a file holds, by the referee: the sha256 each RECORD gives it. libcudnn.so.9 itself is
+  // byte for byte the same in both wheels; libcudnn_adv.so.9 is not.
+  const std::string adv = "nvidia/cudnn/lib/libcudnn_adv.so.9";
   CommandResult holder =
       run(quote(py) + " -c " +
           quote("import base64, hashlib, pathlib, sys\n"
@@ -99,10 +101,10 @@ TEST_F(RealSeed, TheSharedCudnnLibraryIsNamedTheUninstallRefusedAndItsFixRepairs
                 "for rec in site.glob('nvidia_cudnn_cu1*.dist-info/RECORD'):\n"
                 "    if any(l.split(',')[:2] == [sys.argv[2], h] for l in rec.read_text().splitlines()):\n"
                 "        print(rec.parent.name.split('-')[0].replace('_', '-'))\n") +
-          " " + quote(venv.site()) + " " + quote(rel));
+          " " + quote(venv.site()) + " " + quote(adv));
   ASSERT_EQ(holder.status, 0) << holder.err;
+  ASSERT_EQ(count(holder.out, "\n"), 1u) << "not exactly one RECORD's hash matches " << adv << ": " << holder.out;
   std::string holds = holder.out.substr(0, holder.out.find('\n'));
-  ASSERT_FALSE(holds.empty()) << "neither RECORD's hash matches " << lib;
 
   // check names the shared file, both owners, and whose copy it holds.
   json report = check(venv, "");
@@ -110,8 +112,11 @@ TEST_F(RealSeed, TheSharedCudnnLibraryIsNamedTheUninstallRefusedAndItsFixRepairs
   auto shared = std::find_if(twice.begin(), twice.end(), [&](const json& f) { return f["file"] == lib; });
   ASSERT_NE(shared, twice.end()) << report.dump(1);
   EXPECT_EQ((*shared)["packages"], json({"nvidia-cudnn-cu12", "nvidia-cudnn-cu13"})) << shared->dump(1);
-  EXPECT_NE((*shared)["hint"].get<std::string>().find("the file now holds " + holds + "'s copy"), std::string::npos)
-      << shared->dump(1);
+  auto adv_shared =
+      std::find_if(twice.begin(), twice.end(), [&](const json& f) { return f["file"] == venv.site() + "/" + adv; });
+  ASSERT_NE(adv_shared, twice.end()) << report.dump(1);
+  EXPECT_NE((*adv_shared)["hint"].get<std::string>().find("the file now holds " + holds + "'s copy"), std::string::npos)
+      << adv_shared->dump(1);
 
   // The guarded uninstall is refused, and not one file changes.
   std::string before = tree_hash(venv_dir);
