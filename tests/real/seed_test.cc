@@ -205,7 +205,11 @@ TEST_F(RealSeed, ACuda12ExtensionIsPredictedBeforeTheInstallAndTheSymlinkGivesLd
   std::string cu13 = venv.site() + "/nvidia/cu13/lib";
   fs::create_symlink("libcudart.so.13", cu13 + "/libcudart.so.12");
   std::string failed = venv.import("cc12._cc");
-  EXPECT_EQ(failed, cu13 + "/libcudart.so.12: version `libcudart.so.12' not found (required by " + module_file + ")");
+  // The path as ld.so opens it: through the extension's RUNPATH, $ORIGIN/../nvidia/cu13/lib.
+  EXPECT_EQ(failed, venv.site() +
+                        "/cc12/../nvidia/cu13/lib/libcudart.so.12: version `libcudart.so.12' not found "
+                        "(required by " +
+                        module_file + ")");
   json after = check(venv, "");
   std::vector<json> version = findings(after, "missing-version");
   auto word_for_word =
