@@ -267,19 +267,25 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
   return false;
 }
 
-// A shared library that nothing here loads (no object's NEEDED resolves to it, no import's own
-// step loads it, Python imports no module from it, no run-time load of data/runtime_loads.json opens it: a plugin such
-// as libcufile_rdma.so.1 or NVSHMEM's bootstrap_mpi) cannot fail an import or a program of this environment: the errors
-// its own load gives about it (`own_loads`, not those of an import model's step, such as torch's preload) are warnings,
-// in the loader's words, for whoever opens it.
+// The errors a shared library's own load gives about it (`own_loads`: dlopen'd alone, not in an
+// import model's step such as torch's preload) fail no import or program of this environment when
+// no run-time load of data/runtime_loads.json opens it, Python imports no module from it, and
+// either nothing loads it (no object's NEEDED resolves to it, no import's step loads it: a plugin
+// such as libcufile_rdma.so.1 or NVSHMEM's bootstrap_mpi), or everything that loads it does so
+// without an error about it (scipy's vendored libgfortran, loaded after the libquadmath it needs,
+// which it cannot find alone). They are warnings, in the loader's words, for whoever opens it.
 void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& resolutions,
                              const std::set<std::string>& imported, const std::vector<size_t>& own_loads,
                              std::vector<Finding>& findings) {
   const environment::Environment& env = ctx.env;
-  std::set<std::string> loaded;
+  std::set<std::string> loaded, failing;
   for (const std::string& path : imported) loaded.insert(identity(env, path));
   for (const auto& [soname, paths] : resolutions)
     for (const auto& [path, consumers] : paths) loaded.insert(identity(env, path));
+  std::set<size_t> own(own_loads.begin(), own_loads.end());
+  for (size_t i = 0; i < findings.size(); ++i)
+    if (!own.count(i) && findings[i].severity == Severity::kError && !findings[i].file.empty())
+      failing.insert(identity(env, findings[i].file));
   for (size_t i : own_loads) {
     Finding& f = findings[i];
     if (f.severity != Severity::kError ||
@@ -287,15 +293,19 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
       continue;
     auto record = std::lower_bound(env.elf_files.begin(), env.elf_files.end(), f.file,
                                    [](const ElfRecord& r, const std::string& p) { return r.path < p; });
+    std::string id = identity(env, f.file);
     if (record == env.elf_files.end() || record->path != f.file || record->extension_module || record->executable ||
-        loaded.count(identity(env, f.file)) || opened_at_run_time(ctx, f.file))
+        failing.count(id) || opened_at_run_time(ctx, f.file))
       continue;
     f.severity = Severity::kWarning;
     std::string name = std::filesystem::path(f.file).filename().string();
-    f.hint = "nothing in this environment loads " + name +
-             " (no library needs it and Python imports no module from it: a plugin that a program or package "
-             "opens itself); where one opens it, it fails with these words" +
-             (f.hint.empty() ? std::string() : "; " + f.hint);
+    std::string why = loaded.count(id) ? "what loads " + name + " here loads it without this error (what " + name +
+                                             " needs is loaded first); loaded on its own, it fails with these words"
+                                       : "nothing in this environment loads " + name +
+                                             " (no library needs it and Python imports no module from it: a plugin "
+                                             "that a program or package opens itself); where one opens it, it fails "
+                                             "with these words";
+    f.hint = why + (f.hint.empty() ? std::string() : "; " + f.hint);
   }
 }
 
