@@ -1,7 +1,8 @@
 # The two set-up commands of the README. Each installs what is missing, builds in Release, then:
 #   make run   checks the current Python environment
 #   make test  checks the tree's format, runs a bounded fuzz run of the parsers, then the whole
-#              test suite (ctest)
+#              test suite (ctest) but the heaviest tests of the real packages' corpus
+#   make test-real  those: tests/real and the real auditwheel on every wheel of the corpus
 # and, to carry the tool elsewhere:
 #   make wheel                  dist/envdoctor-<version>-py3-none-manylinux_2_<N>_x86_64.whl, N <= 28
 #   make install PREFIX=DIR     DIR/bin/envdoctor, DIR/share/envdoctor, the man page, completions
@@ -12,7 +13,7 @@ PREFIX ?= /usr/local
 # Debian 11's glibc, which the wheel's binary is linked against (scripts/debian-root.sh glibc).
 GLIBC_ROOT = $(shell bash scripts/debian-root.sh --path glibc)
 
-.PHONY: all deps test-deps configure build build-all run test fuzz bench wheel install clean format check-format
+.PHONY: all deps test-deps configure build build-all run test test-real fuzz bench wheel install clean format check-format
 
 all: build
 
@@ -46,9 +47,17 @@ run: build
 # The suite ends with how many tests ran, failed and were skipped, one line per reason for a
 # skip (scripts/test-summary.py reads ctest's JUnit report), so that a green run that skipped its
 # referees can be told from one that ran them.
+# The heaviest tests of the real packages' corpus (tests/requirements/corpus.txt) run as make
+# test-real: tests/real (five venvs of the corpus against ld.so and the real imports, the two seeds)
+# and the real auditwheel on each of the corpus's 55 wheels. .ci/run runs both.
+REAL_TESTS := ^(Corpus/|RealSeed\.)
 test: test-deps check-format build-all fuzz
-	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) --output-junit ctest-junit.xml; status=$$?; \
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) -E '$(REAL_TESTS)' --output-junit ctest-junit.xml; status=$$?; \
 	  python3 ../scripts/test-summary.py ctest-junit.xml; exit $$status; }
+
+test-real: test-deps build-all
+	@cd $(BUILD) && { ctest --output-on-failure -j $(JOBS) -R '$(REAL_TESTS)' --output-junit ctest-real-junit.xml; \
+	  status=$$?; python3 ../scripts/test-summary.py ctest-real-junit.xml; exit $$status; }
 
 # The wheel ships build/manylinux/envdoctor: the release tree's objects linked against Debian 11's
 # glibc (src/CMakeLists.txt's envdoctor_manylinux; the root is made once, outside the clone), so
