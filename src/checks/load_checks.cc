@@ -273,7 +273,8 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
 // either nothing loads it (no object's NEEDED resolves to it, no import's step loads it: a plugin
 // such as libcufile_rdma.so.1 or NVSHMEM's bootstrap_mpi), or everything that loads it does so
 // without an error about it (scipy's vendored libgfortran, loaded after the libquadmath it needs,
-// which it cannot find alone). They are warnings, in the loader's words, for whoever opens it.
+// which it cannot find alone). They are warnings, in the loader's words, for whoever opens it, with
+// no command to run.
 void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& resolutions,
                              const std::set<std::string>& imported, const std::vector<size_t>& own_loads,
                              std::vector<Finding>& findings) {
@@ -306,6 +307,9 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
                                              "that a program or package opens itself); where one opens it, it fails "
                                              "with these words";
     f.hint = why + (f.hint.empty() ? std::string() : "; " + f.hint);
+    // Nothing here fails for it: no command is offered (installing what a plugin for another CUDA
+    // needs would add that CUDA's runtime to the environment); the hint says what would provide it.
+    f.fix_command.clear();
   }
 }
 
