@@ -257,24 +257,25 @@ std::string identity(const environment::Environment& env, const std::string& pat
 }
 
 // Whether a library opened by name at run time (data/runtime_loads.json) could be `file`: a
-// name it tries, up to its first version placeholder, begins the file's name.
+// name it tries, up to its first version placeholder or glob character, begins the file's name.
 bool opened_at_run_time(const Context& ctx, const std::string& file) {
   std::string base = std::filesystem::path(file).filename().string();
   for (const environment::RuntimeLoad& load : ctx.knowledge.runtime_loads())
     for (const std::vector<std::string>& names : load.opens)
       for (const std::string& name : names)
-        if (base.starts_with(name.substr(0, name.find('{')))) return true;
+        if (base.starts_with(name.substr(0, name.find_first_of("{*")))) return true;
   return false;
 }
 
 // The errors a shared library's own load gives about it (`own_loads`: dlopen'd alone, not in an
 // import model's step such as torch's preload) fail no import or program of this environment when
 // no run-time load of data/runtime_loads.json opens it, Python imports no module from it, and
-// either nothing loads it (no object's NEEDED resolves to it, no import's step loads it: a plugin
-// such as libcufile_rdma.so.1 or NVSHMEM's bootstrap_mpi), or everything that loads it does so
-// without an error about it (scipy's vendored libgfortran, loaded after the libquadmath it needs,
-// which it cannot find alone). They are warnings, in the loader's words, for whoever opens it, with
-// no command to run.
+// either everything that loads it does so without an error about it (scipy's vendored
+// libgfortran, loaded after the libquadmath it cannot find alone), or nothing loads it and
+// data/plugins.json says only a request opens it (cuFile's RDMA plugin, NVSHMEM's bootstraps). A
+// library nothing loads that no row names keeps its errors: its package may open it itself at
+// import (ctypes), which the model cannot see. They are warnings, in the loader's words, for
+// whoever opens the library, with no command to run.
 void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& resolutions,
                              const std::set<std::string>& imported, const std::vector<size_t>& own_loads,
                              std::vector<Finding>& findings) {
@@ -298,14 +299,19 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
     if (record == env.elf_files.end() || record->path != f.file || record->extension_module || record->executable ||
         failing.count(id) || opened_at_run_time(ctx, f.file))
       continue;
-    f.severity = Severity::kWarning;
     std::string name = std::filesystem::path(f.file).filename().string();
-    std::string why = loaded.count(id) ? "what loads " + name + " here loads it without this error (what " + name +
-                                             " needs is loaded first); loaded on its own, it fails with these words"
-                                       : "nothing in this environment loads " + name +
-                                             " (no library needs it and Python imports no module from it: a plugin "
-                                             "that a program or package opens itself); where one opens it, it fails "
-                                             "with these words";
+    std::string why;
+    if (loaded.count(id)) {
+      why = "what loads " + name + " here loads it without this error (what " + name +
+            " needs is loaded first); loaded on its own, it fails with these words";
+    } else if (const environment::Plugin* plugin =
+                   record->owners.empty() ? nullptr : ctx.knowledge.plugin(record->owners.front()->key(), f.file)) {
+      why = "nothing in this environment loads " + name + " unasked: " + plugin->why +
+            "; where that is asked for, it fails with these words";
+    } else {
+      continue;
+    }
+    f.severity = Severity::kWarning;
     f.hint = why + (f.hint.empty() ? std::string() : "; " + f.hint);
     // Nothing here fails for it: no command is offered (installing what a plugin for another CUDA
     // needs would add that CUDA's runtime to the environment); the hint says what would provide it.

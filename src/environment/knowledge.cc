@@ -1,5 +1,8 @@
 #include "environment/knowledge.h"
 
+#include <fnmatch.h>
+
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -60,6 +63,31 @@ RuntimeLoad runtime_load_row(const nlohmann::json& row) {
   return r;
 }
 
+// data/plugins.json's rows.
+Plugin plugin_row(const nlohmann::json& row) {
+  return {row.at("packages").get<std::vector<std::string>>(), row.at("files").get<std::vector<std::string>>(),
+          row.at("why").get<std::string>()};
+}
+
+// The non-empty components of a path.
+std::vector<std::string> components(const std::string& path) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  for (size_t slash; (slash = path.find('/', start)) != std::string::npos; start = slash + 1)
+    if (slash > start) out.push_back(path.substr(start, slash - start));
+  if (start < path.size()) out.push_back(path.substr(start));
+  return out;
+}
+
+// Whether the last components of `path` match `glob`'s, component by component (fnmatch).
+bool tail_matches(const std::string& glob, const std::string& path) {
+  std::vector<std::string> want = components(glob), have = components(path);
+  if (want.empty() || want.size() > have.size()) return false;
+  for (size_t i = 0; i < want.size(); ++i)
+    if (fnmatch(want[i].c_str(), have[have.size() - want.size() + i].c_str(), 0) != 0) return false;
+  return true;
+}
+
 }  // namespace
 
 std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::string* error) {
@@ -87,7 +115,8 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
     if (!load_table(data_dir + "/driver_libraries.json", "libraries", k.driver_libraries_, error, driver_library_row) ||
-        !load_table(data_dir + "/runtime_loads.json", "loads", k.runtime_loads_, error, runtime_load_row))
+        !load_table(data_dir + "/runtime_loads.json", "loads", k.runtime_loads_, error, runtime_load_row) ||
+        !load_table(data_dir + "/plugins.json", "plugins", k.plugins_, error, plugin_row))
       return std::nullopt;
     return k;
   } catch (const std::exception& e) {
@@ -101,6 +130,14 @@ std::vector<const KnownLibrary*> Knowledge::providers(std::string_view soname) c
   for (const KnownLibrary& l : libraries_)
     if (l.soname == soname) out.push_back(&l);
   return out;
+}
+
+const Plugin* Knowledge::plugin(std::string_view package, const std::string& path) const {
+  for (const Plugin& p : plugins_)
+    if (std::find(p.packages.begin(), p.packages.end(), package) != p.packages.end())
+      for (const std::string& glob : p.files)
+        if (tail_matches(glob, path)) return &p;
+  return nullptr;
 }
 
 const KnownPlaceholder* Knowledge::placeholder(std::string_view normalized_name) const {

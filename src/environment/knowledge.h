@@ -43,6 +43,14 @@ struct RuntimeLoad {
   std::string source;
 };
 
+// A plugin a package ships that only a request opens (data/plugins.json): its load errors are
+// warnings.
+struct Plugin {
+  std::vector<std::string> packages;  // normalized distribution names
+  std::vector<std::string> files;     // globs over a path's last components
+  std::string why;
+};
+
 struct KnownPlaceholder {
   std::string name;
   std::string note;
@@ -65,12 +73,16 @@ class Knowledge {
   const DriverLibrary* driver_library(std::string_view name) const;
   // The run-time loads of data/runtime_loads.json, in table order.
   const std::vector<RuntimeLoad>& runtime_loads() const { return runtime_loads_; }
+  // The row of data/plugins.json that names `path`, a file of distribution `package` (normalized),
+  // or nullptr.
+  const Plugin* plugin(std::string_view package, const std::string& path) const;
 
  private:
   std::vector<KnownLibrary> libraries_;
   std::vector<KnownPlaceholder> placeholders_;
   std::vector<DriverLibrary> driver_libraries_;
   std::vector<RuntimeLoad> runtime_loads_;
+  std::vector<Plugin> plugins_;
 };
 
 }  // namespace envdoctor::environment

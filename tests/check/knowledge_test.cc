@@ -56,5 +56,26 @@ TEST(Knowledge, DriverLibrariesMatchByPrefixAndVersion) {
   EXPECT_FALSE(k->driver_library("libnvidia-ml.so-old"));
 }
 
+// data/plugins.json: a row names a file of one of its distributions by the last components of
+// its path; a library of the same package that the table does not name keeps its errors.
+TEST(Knowledge, PluginsMatchTheirPackagesFilesByTheirPathsLastComponents) {
+  std::string error;
+  auto k = Knowledge::load(std::string(ENVDOCTOR_SOURCE_DIR) + "/data", &error);
+  ASSERT_TRUE(k) << error;
+  const std::string site = "/v/lib/python3.11/site-packages/";
+  EXPECT_TRUE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"));
+  EXPECT_TRUE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/nvshmem_transport_ibgda.so.3"));
+  EXPECT_FALSE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/libnvshmem_host.so.3"));
+  EXPECT_FALSE(k->plugin("somepkg", site + "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"));
+  EXPECT_TRUE(k->plugin("nvidia-cufile", site + "nvidia/cu13/lib/libcufile_rdma.so.1"));
+  EXPECT_FALSE(k->plugin("nvidia-cufile", site + "nvidia/cu13/lib/libcufile.so.0"));
+  EXPECT_FALSE(k->plugin("nvidia-cufile", site + "other/cu13/lib/libcufile_rdma.so.1"));
+  EXPECT_TRUE(k->plugin("bitsandbytes", site + "bitsandbytes/libbitsandbytes_cuda130.so"));
+  EXPECT_TRUE(k->plugin("bitsandbytes", site + "bitsandbytes/libbitsandbytes_rocm64.so"));
+  EXPECT_FALSE(k->plugin("bitsandbytes", site + "bitsandbytes/sub/libbitsandbytes_cuda130.so"));
+  EXPECT_TRUE(k->plugin("onnxruntime-gpu", site + "onnxruntime/capi/libonnxruntime_providers_tensorrt.so"));
+  EXPECT_FALSE(k->plugin("onnxruntime-gpu", site + "onnxruntime/capi/libonnxruntime_providers_cuda.so"));
+}
+
 }  // namespace
 }  // namespace envdoctor::environment

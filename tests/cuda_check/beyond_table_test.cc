@@ -20,17 +20,17 @@ using nlohmann::json;
 bool has_line(const std::string& out, const std::string& line) { return out.find(line) != std::string::npos; }
 
 // The committed nvcc fixtures are built with -cudart none: nothing defines __cudaLaunchKernel and
-// the rest, so they fail to load (dlopen says "undefined symbol: __cudaLaunchKernel"). Nothing in
-// these venvs loads them (no NEEDED names them, no module is one), so those loader errors are
-// warnings; true when the report has no error, and these warnings.
-bool no_errors_and_undefined_symbol_warnings(const std::string& out) {
+// the rest, so they fail to load (dlopen says "undefined symbol: __cudaLaunchKernel"). A check of
+// them exits 1 for that; true when those loader errors are the report's only errors.
+bool only_undefined_symbol_errors(const std::string& out) {
   std::istringstream in(out);
-  size_t warnings = 0;
+  size_t errors = 0;
   for (std::string line; std::getline(in, line);) {
-    if (line.rfind("  error ", 0) == 0) return false;
-    if (line.rfind("  warning undefined-symbol", 0) == 0) ++warnings;
+    if (line.rfind("  error ", 0) != 0) continue;
+    ++errors;
+    if (line.find("undefined-symbol") == std::string::npos) return false;
   }
-  return warnings > 0;
+  return errors > 0;
 }
 
 class BeyondTable : public ::testing::Test {
@@ -162,8 +162,8 @@ TEST_F(BeyondTable, GpusOutsideTheTable) {
   venv.install({runtime_wheel("13.0.96"), user_wheel(),
                 wheel("kern-sm80", "1.0", {{"kern_sm80/libk.so", cuda_fixture("sm80.so")}})});
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_130 --driver 580.65.06");
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_TRUE(no_errors_and_undefined_symbol_warnings(r.out)) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
   EXPECT_FALSE(has_line(r.out, "gpu-arch-unsupported")) << r.out;
   EXPECT_TRUE(has_line(r.out,
                        "note: GPU sm_130 (compute capability 13.0) is newer than this envdoctor's CUDA table "
@@ -225,8 +225,8 @@ TEST_F(BeyondTable, PatchedPtxIsaAgainstTheDriverBranch) {
   EXPECT_TRUE(found) << report.dump(1);
 
   CommandResult r = venv.envdoctor_run("check", "--gpu sm_90 --driver 620.10");
-  EXPECT_EQ(r.status, 0) << r.out << r.err;
-  EXPECT_TRUE(no_errors_and_undefined_symbol_warnings(r.out)) << r.out;
+  EXPECT_EQ(r.status, 1) << r.out << r.err;
+  EXPECT_TRUE(only_undefined_symbol_errors(r.out)) << r.out;
   EXPECT_TRUE(has_line(
       r.out, "note: PTX ISA 9.5 of " + venv.site() +
                  "/kern_ptx95/libk.so is newer than this "

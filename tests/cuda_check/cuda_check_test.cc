@@ -116,10 +116,10 @@ TEST_F(CudaCheckTest, KernelImagesForEachGpu) {
 
   // Without --gpu on a machine without a GPU: skipped, and the report says so. The fixtures are
   // built with -cudart none, so nothing defines __cudaLaunchKernel and the rest: they fail to
-  // load (as dlopen says), as warnings, since nothing in the venv loads them (no module, no NEEDED).
+  // load (as dlopen says), and those errors alone make the exit status 1.
   if (cuda::detect_driver().gpus.empty()) {
     CommandResult text = venv.envdoctor_run("check", "--driver 580.65.06");
-    EXPECT_EQ(text.status, 0) << text.out << text.err;
+    EXPECT_EQ(text.status, 1) << text.out << text.err;
     EXPECT_NE(text.out.find("note: no GPU found; pass --gpu sm_XX to check GPU code"), std::string::npos) << text.out;
     report = venv.check(&status, "--driver 580.65.06");
     std::string sm80_lib = venv.site() + "/kern_sm80/libk.so", first;

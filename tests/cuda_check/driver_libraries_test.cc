@@ -76,14 +76,13 @@ TEST_F(DriverLibraries, DriverLibrariesArePresentWithDriverAndOneNoteWithout) {
             std::string::npos)
       << text.out;
 
-  // A library that is no driver's is still missing-library, and leads the NHC line: an extension
-  // module that needs it (a library nothing loads would be a warning).
+  // A library that is no driver's is still missing-library, and leads the NHC line.
   std::string lost = tmp_ / "build/lost/libnotthere.so.1";
   build_shared(lost, "int lost(void) { return 1; }", "-Wl,-soname,libnotthere.so.1", tmp_);
-  std::string needs_lost = tmp_ / ("build/lostpkg/_lost" + suffix_);
-  build_ext(needs_lost, "_lost", "int lost(void);", "lost()", "-Wl,--no-as-needed " + quote(lost));
-  venv.install({platlib_wheel("lostpkg", "1.0", {{"lostpkg/_lost" + suffix_, needs_lost}})});
-  EXPECT_EQ(venv.import("lostpkg._lost"),
+  std::string needs_lost = tmp_ / "build/lostpkg/liblost.so";
+  build_shared(needs_lost, "int lost(void); int f(void) { return lost(); }", "-Wl,--no-as-needed " + quote(lost), tmp_);
+  venv.install({platlib_wheel("lostpkg", "1.0", {{"lostpkg/liblost.so", needs_lost}})});
+  EXPECT_EQ(referee_dlopen(tmp_, venv.site() + "/lostpkg/liblost.so", &driver_dir),
             "libnotthere.so.1: cannot open shared object file: No such file or directory");
   nhc = venv.envdoctor_run("check", "--gpu sm_90 --driver 595.45.04 --format nhc");
   EXPECT_EQ(nhc.out, "envdoctor: missing-library libnotthere.so.1 lostpkg\n") << nhc.err;
