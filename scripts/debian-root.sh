@@ -26,7 +26,7 @@ if [[ "${1:-}" == "--path" ]]; then
   shift
 fi
 kind="${1:-}"
-cache_home="${XDG_CACHE_HOME:-$HOME/.cache}"
+cache_home="${XDG_CACHE_HOME:-${HOME:-/root}/.cache}"
 case "$kind" in
   glibc)
     root="$cache_home/envdoctor-build/roots/debian-11-glibc"

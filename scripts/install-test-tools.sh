@@ -16,7 +16,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
-cache="${ENVDOCTOR_TEST_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/envdoctor-tests}"
+cache="${ENVDOCTOR_TEST_CACHE:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/envdoctor-tests}"
 requirements=tests/requirements
 python="${PYTHON:-python3}"
 mkdir -p "$cache"

@@ -187,17 +187,20 @@ class RuntimeLoadChecker {
     // A copy in the opener's directory: the very name asked for, where this dlopen does not look
     // (NVRTC 13's wheel: no RUNPATH), or another version (the name asked for is the opener's own).
     std::string stem = tried.front().substr(0, tried.front().find(".so") + 3);
+    const ElfRecord* same = nullptr;
     bool beside = false;
     for (const ElfRecord& other : env_.elf_files) {
       std::string name = fs::path(other.path).filename().string();
       if (fs::path(other.path).parent_path() != fs::path(file.path).parent_path() || name.rfind(stem, 0) != 0) continue;
-      beside = std::find(tried.begin(), tried.end(), name) != tried.end();
-      h += "; " + other.path + " (" + env_.owner_label(other.path) + ") " +
+      bool exact = std::find(tried.begin(), tried.end(), name) != tried.end();
+      if (!same || (exact && !beside)) same = &other;
+      beside |= exact;
+    }
+    if (same)
+      h += "; " + same->path + " (" + env_.owner_label(same->path) + ") " +
            (beside ? "is the copy it asks for, in its own directory, where this search does not look; it loads "
                      "where that directory is on LD_LIBRARY_PATH or in ld.so.cache"
                    : "is another version than the one " + fs::path(file.path).filename().string() + " asks for");
-      break;
-    }
     f.caused_by = lost_copy(opener, tried);
     if (f.caused_by) f.caused_by->how = h + "; " + f.caused_by->how;
     else if (owner && !beside)

@@ -165,8 +165,9 @@ void parse_ld_so_conf(const std::string& conf, std::vector<std::string>& out, in
     line = line.substr(b, e - b + 1);
     if (line.starts_with("include ")) {
       std::string pattern = line.substr(8);
-      pattern = pattern.starts_with('/') ? "/" + pattern.substr(pattern.find_first_not_of('/'))
-                                         : path_dirname(conf) + "/" + pattern;
+      size_t first = pattern.find_first_not_of('/');
+      if (first == std::string::npos) continue;  // "include /": no file to read
+      pattern = pattern.starts_with('/') ? "/" + pattern.substr(first) : path_dirname(conf) + "/" + pattern;
       glob_t found{};
       if (::glob(pattern.c_str(), GLOB_NOSORT, nullptr, &found) == 0)
         for (size_t i = 0; i < found.gl_pathc; ++i) parse_ld_so_conf(found.gl_pathv[i], out, depth + 1);

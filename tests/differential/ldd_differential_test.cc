@@ -220,6 +220,11 @@ std::string check_counted(const std::vector<std::string>& want, const std::strin
       problems += "  the interpreter binds " + std::to_string(bound) + " symbols and " + std::to_string(waiting) +
                   " wait for a missing library; ld.so leaves " + std::to_string(left.size()) +
                   " unbound and unnamed: " + files[i] + "\n";
+    for (const std::string& l : left) {
+      std::string symbol = l.substr(std::string("undefined symbol: ").size());
+      if (!symbol.starts_with("Py") && !symbol.starts_with("_Py"))
+        problems += "  left to the interpreter, but no symbol of the Python C API: " + l + "\n";
+    }
     left_to_interpreter.insert(left.begin(), left.end());
   }
   for (const std::string& l : named)

@@ -199,12 +199,13 @@ TEST_F(RealSeed, ACuda12ExtensionIsPredictedBeforeTheInstallAndTheSymlinkGivesLd
   CommandResult installed =
       on_node("uv pip install -q --no-deps --offline --python " + quote(venv.python()) + " " + quote(wheel));
   ASSERT_EQ(installed.status, 0) << installed.err;
-  EXPECT_EQ(venv.import("cc12._cc"), fresh[0]["message"].get<std::string>());
+  EXPECT_EQ(import_error(on_node(quote(venv.python()) + " -c 'import cc12._cc'")),
+            fresh[0]["message"].get<std::string>());
 
   // The symlink "fix": ld.so now finds a libcudart.so.12 that defines no version libcudart.so.12.
   std::string cu13 = venv.site() + "/nvidia/cu13/lib";
   fs::create_symlink("libcudart.so.13", cu13 + "/libcudart.so.12");
-  std::string failed = venv.import("cc12._cc");
+  std::string failed = import_error(on_node(quote(venv.python()) + " -c 'import cc12._cc'"));
   // The path as ld.so opens it: through the extension's RUNPATH, $ORIGIN/../nvidia/cu13/lib.
   EXPECT_EQ(failed, venv.site() +
                         "/cc12/../nvidia/cu13/lib/libcudart.so.12: version `libcudart.so.12' not found "
