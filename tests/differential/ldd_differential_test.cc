@@ -216,15 +216,16 @@ std::string check_counted(const std::vector<std::string>& want, const std::strin
     error_lines(runs[i].err, lines);
     for (const std::string& l : distinct(std::move(lines)))
       if (l.rfind("undefined symbol: ", 0) == 0 && !named_here.count(l)) left.push_back(l);
-    if (left.size() != bound + waiting)
-      problems += "  the interpreter binds " + std::to_string(bound) + " symbols and " + std::to_string(waiting) +
-                  " wait for a missing library; ld.so leaves " + std::to_string(left.size()) +
-                  " unbound and unnamed: " + files[i] + "\n";
-    for (const std::string& l : left) {
+    // Of those, the Python C API's are the interpreter's to bind, and the others wait for a library.
+    size_t python_api = std::count_if(left.begin(), left.end(), [](const std::string& l) {
       std::string symbol = l.substr(std::string("undefined symbol: ").size());
-      if (!symbol.starts_with("Py") && !symbol.starts_with("_Py"))
-        problems += "  left to the interpreter, but no symbol of the Python C API: " + l + "\n";
-    }
+      return symbol.starts_with("Py") || symbol.starts_with("_Py");
+    });
+    if (python_api != bound || left.size() - python_api != waiting)
+      problems += "  the interpreter binds " + std::to_string(bound) + " symbols and " + std::to_string(waiting) +
+                  " wait for a missing library; ld.so leaves " + std::to_string(python_api) +
+                  " of the Python C API and " + std::to_string(left.size() - python_api) +
+                  " others unbound and unnamed: " + files[i] + "\n";
     left_to_interpreter.insert(left.begin(), left.end());
   }
   for (const std::string& l : named)
