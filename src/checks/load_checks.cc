@@ -280,6 +280,21 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
                              const std::set<std::string>& imported, const std::vector<size_t>& own_loads,
                              std::vector<Finding>& findings) {
   const environment::Environment& env = ctx.env;
+  // The candidates first, from what each finding and file say: in a clean environment there are
+  // none, and no path is made canonical.
+  std::vector<std::pair<size_t, const ElfRecord*>> candidates;
+  for (size_t i : own_loads) {
+    const Finding& f = findings[i];
+    if (f.severity != Severity::kError ||
+        (f.code != Code::kMissingLibrary && f.code != Code::kMissingVersion && f.code != Code::kUndefinedSymbol))
+      continue;
+    auto record = std::lower_bound(env.elf_files.begin(), env.elf_files.end(), f.file,
+                                   [](const ElfRecord& r, const std::string& p) { return r.path < p; });
+    if (record != env.elf_files.end() && record->path == f.file && !record->extension_module && !record->executable &&
+        !opened_at_run_time(ctx, f.file))
+      candidates.emplace_back(i, &*record);
+  }
+  if (candidates.empty()) return;
   std::set<std::string> loaded, failing;
   for (const std::string& path : imported) loaded.insert(identity(env, path));
   for (const auto& [soname, paths] : resolutions)
@@ -288,17 +303,10 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
   for (size_t i = 0; i < findings.size(); ++i)
     if (!own.count(i) && findings[i].severity == Severity::kError && !findings[i].file.empty())
       failing.insert(identity(env, findings[i].file));
-  for (size_t i : own_loads) {
+  for (const auto& [i, record] : candidates) {
     Finding& f = findings[i];
-    if (f.severity != Severity::kError ||
-        (f.code != Code::kMissingLibrary && f.code != Code::kMissingVersion && f.code != Code::kUndefinedSymbol))
-      continue;
-    auto record = std::lower_bound(env.elf_files.begin(), env.elf_files.end(), f.file,
-                                   [](const ElfRecord& r, const std::string& p) { return r.path < p; });
     std::string id = identity(env, f.file);
-    if (record == env.elf_files.end() || record->path != f.file || record->extension_module || record->executable ||
-        failing.count(id) || opened_at_run_time(ctx, f.file))
-      continue;
+    if (failing.count(id)) continue;
     std::string name = std::filesystem::path(f.file).filename().string();
     std::string why;
     if (loaded.count(id)) {

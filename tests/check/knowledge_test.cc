@@ -62,19 +62,26 @@ TEST(Knowledge, PluginsMatchTheirPackagesFilesByTheirPathsLastComponents) {
   std::string error;
   auto k = Knowledge::load(std::string(ENVDOCTOR_SOURCE_DIR) + "/data", &error);
   ASSERT_TRUE(k) << error;
-  const std::string site = "/v/lib/python3.11/site-packages/";
-  EXPECT_TRUE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"));
-  EXPECT_TRUE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/nvshmem_transport_ibgda.so.3"));
-  EXPECT_FALSE(k->plugin("nvidia-nvshmem-cu13", site + "nvidia/nvshmem/lib/libnvshmem_host.so.3"));
-  EXPECT_FALSE(k->plugin("somepkg", site + "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3"));
-  EXPECT_TRUE(k->plugin("nvidia-cufile", site + "nvidia/cu13/lib/libcufile_rdma.so.1"));
-  EXPECT_FALSE(k->plugin("nvidia-cufile", site + "nvidia/cu13/lib/libcufile.so.0"));
-  EXPECT_FALSE(k->plugin("nvidia-cufile", site + "other/cu13/lib/libcufile_rdma.so.1"));
-  EXPECT_TRUE(k->plugin("bitsandbytes", site + "bitsandbytes/libbitsandbytes_cuda130.so"));
-  EXPECT_TRUE(k->plugin("bitsandbytes", site + "bitsandbytes/libbitsandbytes_rocm64.so"));
-  EXPECT_FALSE(k->plugin("bitsandbytes", site + "bitsandbytes/sub/libbitsandbytes_cuda130.so"));
-  EXPECT_TRUE(k->plugin("onnxruntime-gpu", site + "onnxruntime/capi/libonnxruntime_providers_tensorrt.so"));
-  EXPECT_FALSE(k->plugin("onnxruntime-gpu", site + "onnxruntime/capi/libonnxruntime_providers_cuda.so"));
+  struct Case {
+    const char* package;
+    const char* file;  // below site-packages
+    bool plugin;
+  };
+  for (const Case& c :
+       std::vector<Case>{{"nvidia-nvshmem-cu13", "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3", true},
+                         {"nvidia-nvshmem-cu13", "nvidia/nvshmem/lib/nvshmem_transport_ibgda.so.3", true},
+                         {"nvidia-nvshmem-cu13", "nvidia/nvshmem/lib/libnvshmem_host.so.3", false},
+                         {"somepkg", "nvidia/nvshmem/lib/nvshmem_bootstrap_mpi.so.3", false},
+                         {"nvidia-cufile", "nvidia/cu13/lib/libcufile_rdma.so.1", true},
+                         {"nvidia-cufile", "nvidia/cu13/lib/libcufile.so.0", false},
+                         {"nvidia-cufile", "other/cu13/lib/libcufile_rdma.so.1", false},
+                         {"bitsandbytes", "bitsandbytes/libbitsandbytes_cuda130.so", true},
+                         {"bitsandbytes", "bitsandbytes/libbitsandbytes_rocm64.so", true},
+                         {"bitsandbytes", "bitsandbytes/sub/libbitsandbytes_cuda130.so", false},
+                         {"onnxruntime-gpu", "onnxruntime/capi/libonnxruntime_providers_tensorrt.so", true},
+                         {"onnxruntime-gpu", "onnxruntime/capi/libonnxruntime_providers_cuda.so", false}})
+    EXPECT_EQ(k->plugin(c.package, std::string("/v/lib/python3.11/site-packages/") + c.file) != nullptr, c.plugin)
+        << c.package << " " << c.file;
 }
 
 }  // namespace
