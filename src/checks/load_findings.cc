@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <optional>
+#include <utility>
 
 #include "advice/install.h"
 #include "advice/load_error.h"
@@ -193,9 +195,39 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
   return f;
 }
 
+namespace {
+
+// A load stops at its first error (elf/dl-open.c: _dl_map_object_deps, then
+// _dl_check_map_versions, then relocation, each signalling the first failure it meets), so what a
+// later error of the same load says ld.so never reached: an undefined symbol after a library or
+// version it did not find (nothing is bound), a version missing from the same library as the first
+// one. Another library not found, or a version of another library, is a failure of its own.
+bool follows_from(const LoadError& first, const LoadError& e) {
+  if (e.kind == LoadError::Kind::kUndefinedSymbol) return first.kind != LoadError::Kind::kUndefinedSymbol;
+  return e.kind == LoadError::Kind::kMissingVersion && first.kind == LoadError::Kind::kMissingVersion &&
+         normalize_path(e.library) == normalize_path(first.library);
+}
+
+std::string stops_at(const LoadError& first, const LoadError& e) {
+  std::string what = e.kind == LoadError::Kind::kUndefinedSymbol ? "before it binds " + e.symbol
+                                                                 : "before it checks version " + e.version;
+  switch (first.kind) {
+    case LoadError::Kind::kMissingVersion:
+      return "ld.so stops at the first version it does not find (version " + first.version + " of " +
+             fs::path(first.library).filename().string() + ", required by " + fs::path(first.path).filename().string() +
+             ") " + what;
+    case LoadError::Kind::kMissingLibrary:
+      return "ld.so stops at " + first.library + ", which it does not find, " + what;
+    default: return "ld.so stops at " + first.library + ", which it cannot load, " + what;
+  }
+}
+
+}  // namespace
+
 std::vector<Finding> findings_for_load_errors(const Context& ctx, const loader::Process& p,
                                               const std::vector<LoadError>& errors, bool no_interpreter) {
   std::vector<Finding> out;
+  std::optional<std::pair<LoadError, size_t>> first;  // the error the real load stops at, and its finding
   for (const LoadError& e : errors) {
     if (e.kind == LoadError::Kind::kUndefinedSymbol && no_interpreter && python::is_python_c_api_symbol(e.symbol))
       continue;
@@ -205,7 +237,13 @@ std::vector<Finding> findings_for_load_errors(const Context& ctx, const loader::
       // checks/cuda/driver_libraries.h: the driver's libraries are missing only where it is.
       if (scope_misses_driver_library(ctx.knowledge, p, e.object)) continue;
     }
-    out.push_back(finding_for_load_error(ctx, p, e));
+    Finding f = finding_for_load_error(ctx, p, e);
+    if (first && !f.caused_by && follows_from(first->first, e)) {
+      const Finding& cause = out[first->second];
+      f.caused_by = Cause{cause.code, cause.file, cause.library, std::nullopt, stops_at(first->first, e)};
+    }
+    if (!first) first.emplace(e, out.size());
+    out.push_back(std::move(f));
   }
   return out;
 }

@@ -484,6 +484,51 @@ std::optional<Finding> cuda_majors_loaded(const std::vector<CudaLibrary>& librar
   return f;
 }
 
+namespace {
+
+// The CUDA major of a file, as far as the inventory knows it: its own (a library of a CUDA release),
+// else the environment's one major; 0 when there are several and the file is none of theirs.
+int cuda_major_of(const CudaInventory& inv, const std::string& path) {
+  if (const CudaLibrary* lib = inv.library(path)) return lib->major;
+  for (const CudaRuntime& rt : inv.runtimes)
+    if (rt.path == path) return rt.major;
+  int only = 0;
+  for (const CudaLibrary& lib : inv.libraries) {
+    if (only && lib.major != only) return 0;
+    only = lib.major;
+  }
+  for (const CudaRuntime& rt : inv.runtimes) {
+    if (only && rt.major != only) return 0;
+    only = rt.major;
+  }
+  return only;
+}
+
+// A GPU that a CUDA major no longer supports (check_cuda_minimum_gpu) is why a file of that major
+// built for every GPU the release supports has no code for it: NVIDIA's own libraries are, and so
+// is a build whose lowest code is the release's lowest GPU (torch's for CUDA 13: sm_75). Such a
+// file's finding follows from the one on the major's runtime, and is no cause; a build that
+// leaves out GPUs the release supports (SASS for sm_80 only) lacks the GPU for reasons of its own.
+void link_to_dropped_gpu(const CudaInventory& inv, const cuda::CudaTables& tables, const std::vector<Finding>& old_gpus,
+                         std::vector<Finding>& arch) {
+  for (Finding& f : arch) {
+    if (f.code != Code::kGpuArchUnsupported || f.caused_by) continue;
+    auto code = std::find_if(inv.gpu_code.begin(), inv.gpu_code.end(),
+                             [&](const GpuCode& g) { return g.file && g.file->path == f.file; });
+    int major = cuda_major_of(inv, f.file);
+    std::optional<int> minimum = major ? tables.minimum_sm(major) : std::nullopt;
+    if (code == inv.gpu_code.end() || !minimum || !(code->toolkit_library || code->lowest_sm == *minimum)) continue;
+    for (const Finding& root : old_gpus) {
+      if (root.arch != f.arch || cuda_major_of(inv, root.file) != major) continue;
+      f.caused_by = Cause{root.code, root.file, root.library, std::nullopt,
+                          "CUDA " + std::to_string(major) + " builds no code for " + f.arch.value_or("this GPU")};
+      break;
+    }
+  }
+}
+
+}  // namespace
+
 CudaCheckResult check_cuda(const Context& ctx, const CudaInventory& inv, bool driver_absence_noted) {
   const Environment& env = ctx.env;
   const cuda::CudaTables& tables = ctx.tables;
@@ -524,6 +569,7 @@ CudaCheckResult check_cuda(const Context& ctx, const CudaInventory& inv, bool dr
   std::vector<std::string> beyond = cuda_beyond_table_notes(inv, tables, target, driver);
   result.notes.insert(result.notes.end(), beyond.begin(), beyond.end());
   std::vector<Finding> old_gpus = check_cuda_minimum_gpu(env, inv, tables, target);
+  link_to_dropped_gpu(inv, tables, old_gpus, result.findings);
   result.findings.insert(result.findings.end(), old_gpus.begin(), old_gpus.end());
 
   MajorGraph graph(env, inv);
