@@ -23,6 +23,7 @@
 #include "python/ownership.h"
 
 namespace envdoctor::environment {
+#include "python/site_environments.h"
 
 struct EnvironmentOptions {
   std::string python;  // --python EXE ("" for the default order)
@@ -85,6 +86,8 @@ class Environment {
 
   // The distributions whose records list `path` (lexically normalized first); for a file no
   // record lists, the Debian-managed distribution of the package whose dpkg list has it.
+  // Under a root or image: its other Python environments, not checked (python/site_environments.h).
+  std::vector<python::OtherEnvironment> other_environments;
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
   const std::vector<const python::Distribution*>& owners_of_file(const std::string& normal_path) const;
   const python::Distribution* owner(const std::string& path) const;

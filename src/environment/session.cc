@@ -5,6 +5,7 @@
 
 #include "image/image.h"
 #include "support/root.h"
+#include "support/text.h"
 
 namespace envdoctor::environment {
 
@@ -79,6 +80,42 @@ std::optional<image::ImageFacts> open_image_request(EnvironmentRequest& request,
 
 }  // namespace
 
+// docker's default PATH, which a container whose configuration sets none runs with.
+constexpr const char* kContainerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+// Under a root or image, its other environments, each with the command that checks it: only the
+// one chosen is checked, and a broken module in another is never left out without a word.
+void name_other_environments(Environment& env, const std::string& root_arg) {
+  if (env.root.empty()) return;
+  std::string path = env.image ? env.image->env_value("PATH").value_or(kContainerPath) : kContainerPath;
+  env.other_environments = python::find_other_environments(env.root, path, env.python.prefix);
+  std::string where =
+      env.image ? "--image " + python::shell_quoted(env.image->reference) : "--root " + python::shell_quoted(root_arg);
+  for (python::OtherEnvironment& other : env.other_environments)
+    other.command = "envdoctor check " + where + " --prefix " + python::shell_quoted(other.prefix);
+}
+
+// What site.py would have run at start and envdoctor did not, as one note: the .pth files'
+// import lines and the customize modules.
+void note_site_code_not_run(Environment& env) {
+  const std::vector<python::SiteCode>& code = env.python.site_code_not_run;
+  if (code.empty()) return;
+  std::vector<std::string> lines, modules;
+  for (const python::SiteCode& c : code) {
+    if (c.line) lines.push_back(c.file + ":" + std::to_string(c.line));
+    else modules.push_back(c.text + " (" + c.file + ")");
+  }
+  std::string what;
+  if (!lines.empty())
+    what = std::to_string(lines.size()) + (lines.size() == 1 ? " import line" : " import lines") + " of .pth files (" +
+           support::join_some(lines) + ")";
+  if (!modules.empty()) what += (what.empty() ? "" : " and ") + support::join(modules, ", ");
+  env.problems.push_back(
+      "not run, as envdoctor runs none of the environment's code: " + what +
+      "; what this code does at Python's start (a path it adds, an import finder it installs) is not "
+      "in the model");
+}
+
 LoaderOptions on_driver(LoaderOptions loader, const std::optional<cuda::DriverVersion>& driver) {
   if (!loader.image.empty()) loader.gpu_container_driver = driver;
   return loader;
@@ -106,6 +143,8 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   // The toolkit mounts the driver libraries of the capabilities the image's environment asks for.
   if (s.env->gpu_container && s.env->image)
     s.env->gpu_container->capabilities = image::driver_capabilities(*s.env->image);
+  name_other_environments(*s.env, file_root.dir());
+  note_site_code_not_run(*s.env);
   auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
   if (!knowledge) return std::nullopt;
   auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);

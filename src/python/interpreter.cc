@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "python/metadata_file.h"
+#include "python/site_layout.h"
 #include "support/subprocess.h"
 
 namespace envdoctor::python {
@@ -104,14 +105,42 @@ std::optional<std::string> default_python(std::string* error) {
   return std::nullopt;
 }
 
-const std::string& probe_script() {
-  // Python 3.3+. Only the modules `python -` already has at hand, plus json/platform/
-  // sysconfig; nothing from the environment under examination is imported.
-  static const std::string script = R"PY(
-import json, os, platform, sys, sysconfig
+namespace {
+
+// Python 3.3+, run with -S: site.py's main() is called here with its addsitedir recording the
+// directories it would add and its customize steps removed, so that no .pth line and no
+// sitecustomize of the environment runs (the .pth files are read in site_layout.cc). The
+// probe's own imports come from the interpreter's library alone: the current directory and
+// PYTHONPATH, where a json.py of the environment's would run, are off sys.path meanwhile.
+constexpr const char* kProbeScript = R"PY(
+import sys
 if sys.version_info < (3, 3):
     sys.stderr.write('Python %d.%d is too old: envdoctor needs 3.3 or newer\n' % sys.version_info[:2])
     sys.exit(3)
+import os
+n0 = 0 if getattr(sys.flags, 'safe_path', False) else 1
+path0, initial = sys.path[:n0], sys.path[n0:]
+pp = [p for p in os.environ.get('PYTHONPATH', '').split(os.pathsep) if p]
+theirs = set(pp) | set(os.path.abspath(p) for p in pp)
+sys.path[:] = [p for p in initial if p and p not in theirs]
+import json, platform, site
+site_dirs = []
+def record(sitedir, known_paths=None):
+    site_dirs.append(sitedir)
+    return known_paths
+def skip():
+    pass
+site.addsitedir = record
+site.execsitecustomize = site.execusercustomize = site.enablerlcompleter = skip
+site.main()
+import sysconfig
+seen, path = set(), []
+for e in initial:
+    e, case = site.makepath(e)
+    if case not in seen:
+        seen.add(case)
+        path.append(e)
+sys.path[:] = path0 + path
 def cv(n):
     return sysconfig.get_config_var(n)
 def full(i):
@@ -132,7 +161,10 @@ d = {
     'prefix': sys.prefix,
     'base_prefix': getattr(sys, 'base_prefix', sys.prefix),
     'exec_prefix': sys.exec_prefix,
-    'path': sys.path,
+    'path0': path0,
+    'path': path,
+    'site_dirs': site_dirs,
+    'user_site': bool(site.ENABLE_USER_SITE),
     'paths': dict((k, p.get(k, '')) for k in
                   ('purelib', 'platlib', 'stdlib', 'platstdlib', 'scripts', 'data', 'include')),
     'config': dict((k, cv(k)) for k in
@@ -161,6 +193,11 @@ d = {
 }
 sys.stdout.write(json.dumps(d))
 )PY";
+
+}  // namespace
+
+const std::string& probe_script() {
+  static const std::string script = kProbeScript;
   return script;
 }
 
@@ -171,6 +208,14 @@ using nlohmann::json;
 std::string str_of(const json& j, const char* key) {
   auto it = j.find(key);
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+std::vector<std::string> strings_of(const json& j, const char* key) {
+  std::vector<std::string> out;
+  if (auto a = j.find(key); a != j.end() && a->is_array())
+    for (const json& e : *a)
+      if (e.is_string()) out.push_back(e.get<std::string>());
+  return out;
 }
 
 // sysconfig config vars are ints, strings or None; "yes" for a true int.
@@ -210,9 +255,18 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   env.prefix = str_of(j, "prefix");
   env.base_prefix = str_of(j, "base_prefix");
   env.exec_prefix = str_of(j, "exec_prefix");
-  if (auto p = j.find("path"); p != j.end() && p->is_array())
-    for (const json& e : *p)
-      if (e.is_string()) env.sys_path.push_back(e.get<std::string>());
+  env.sys_path = strings_of(j, "path");
+  if (auto dirs = j.find("site_dirs"); dirs != j.end() && dirs->is_array()) {
+    // What site.py would add, read here (site_layout.h); path0 ("" for `python -`) stays first.
+    bool user_site = j.value("user_site", false);
+    SitePath site =
+        add_site_dirs(env.sys_path, strings_of(j, "site_dirs"), {env.version_info.major, env.version_info.minor});
+    env.site_code_not_run = std::move(site.not_run);
+    for (SiteCode& module : customize_modules(site.sys_path, user_site))
+      env.site_code_not_run.push_back(std::move(module));
+    env.sys_path = strings_of(j, "path0");
+    env.sys_path.insert(env.sys_path.end(), site.sys_path.begin(), site.sys_path.end());
+  }
   if (auto p = j.find("paths"); p != j.end() && p->is_object()) {
     env.paths = {str_of(*p, "purelib"), str_of(*p, "platlib"), str_of(*p, "stdlib"), str_of(*p, "platstdlib"),
                  str_of(*p, "scripts"), str_of(*p, "data"),    str_of(*p, "include")};
@@ -254,7 +308,8 @@ std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& opt
   }
   // The script goes on stdin (`python -`), not in argv: a program that is not Python then never
   // sees it, and cannot echo it back in an error ("File name too long" from `ls -c SCRIPT`).
-  auto result = support::run_process({python, "-"}, options.timeout, kMaxProbeOutput, error, probe_script());
+  // -S: site.py's main() is the probe's to call, without the environment's code (probe_script).
+  auto result = support::run_process({python, "-S", "-"}, options.timeout, kMaxProbeOutput, error, probe_script());
   if (!result) return std::nullopt;
   // Python's own failures (a traceback, "Fatal Python error", the script's "Python 2.7 is too
   // old") name Python; anything else that fails or does not answer is not an interpreter, and
@@ -330,70 +385,155 @@ std::optional<PythonVersionInfo> parse_version_text(std::string_view text) {
   return v;
 }
 
-// The lib/pythonX.Y directories of a prefix.
+// The pythonX.Y directories of a prefix's lib/ and lib64/ (Fedora's standard library), sorted.
 std::vector<std::string> lib_python_dirs(const fs::path& prefix, const FileRoot& root) {
-  std::vector<std::string> out;
+  std::set<std::string> out;
   std::error_code ec;
-  for (const auto& e : fs::directory_iterator(root.host((prefix / "lib").string()), ec)) {
-    std::string n = e.path().filename().string();
-    if (n.starts_with("python3.") && e.is_directory(ec)) out.push_back(n.substr(6));
-  }
-  std::sort(out.begin(), out.end());
-  return out;
+  for (const char* lib : {"lib", "lib64"})
+    for (fs::directory_iterator it(root.host((prefix / lib).string()), ec); !ec && it != fs::directory_iterator();
+         it.increment(ec)) {
+      std::string n = it->path().filename().string();
+      if (n.starts_with("python3.") && it->is_directory(ec)) out.insert(n.substr(6));
+    }
+  return {out.begin(), out.end()};
 }
 
-// site.py's addsitedir: each site-packages directory's *.pth files, in name order, add the
-// directories they name (relative to the site directory) when those exist; lines starting
-// with "import" are code, which the no-exec path does not run.
-void add_pth_entries(std::vector<std::string>& sys_path, const FileRoot& root) {
-  std::vector<std::string> added;
-  std::set<std::string> seen(sys_path.begin(), sys_path.end());
-  for (const std::string& dir : sys_path) {
-    if (!dir.ends_with("/site-packages")) continue;
-    std::vector<fs::path> pth_files;
-    std::error_code ec;
-    // Under a root the directory is read below it; the .pth files' names stay in-root.
-    std::string host_dir = root.host(dir);
-    for (fs::directory_iterator it(host_dir, ec); !ec && it != fs::directory_iterator(); it.increment(ec))
-      if (it->path().extension() == ".pth" && !it->path().filename().string().starts_with("."))
-        pth_files.push_back(it->path());
-    std::sort(pth_files.begin(), pth_files.end());
-    for (const fs::path& pth : pth_files) {
-      auto text = read_bounded_file(pth, 1 << 20, nullptr);
-      if (!text) continue;
-      std::istringstream in(*text);
-      for (std::string line; std::getline(in, line);) {
-        std::string_view entry = trim(line);
-        if (entry.empty() || entry.front() == '#' || entry.starts_with("import ") || entry.starts_with("import\t"))
-          continue;
-        std::string path = fs::path(dir) / entry;
-        path = fs::path(path).lexically_normal().string();
-        if (path.size() > 1 && path.back() == '/') path.pop_back();
-        if (fs::is_directory(root.host(path), ec) && seen.insert(path).second) added.push_back(path);
-      }
-    }
+// "7", "0rc2", "0a1+": PY_VERSION's part after "X.Y.", as the release level and serial of
+// sys.version_info.
+std::optional<PythonVersionInfo> parse_micro(std::string_view micro, const PythonVersionInfo& xy) {
+  size_t digits = micro.find_first_not_of("0123456789");
+  if (digits == 0 || micro.empty() || micro.size() > 8) return std::nullopt;
+  std::string_view level = digits == std::string_view::npos ? "" : micro.substr(digits);
+  if (level.ends_with("+")) level.remove_suffix(1);  // a build between releases
+  PythonVersionInfo v = xy;
+  static const std::pair<std::string_view, const char*> kLevels[] = {
+      {"a", "alpha"}, {"b", "beta"}, {"rc", "candidate"}};
+  if (!level.empty()) {
+    auto it =
+        std::find_if(std::begin(kLevels), std::end(kLevels), [&](const auto& l) { return level.starts_with(l.first); });
+    if (it == std::end(kLevels)) return std::nullopt;
+    std::string_view serial = level.substr(it->first.size());
+    if (serial.empty() || serial.size() > 4 || serial.find_first_not_of("0123456789") != std::string_view::npos)
+      return std::nullopt;
+    v.releaselevel = it->second;
+    v.serial = std::stoi(std::string(serial));
   }
-  sys_path.insert(sys_path.end(), added.begin(), added.end());
+  v.micro = std::stoi(std::string(micro.substr(0, digits)));
+  return v;
+}
+
+// PY_VERSION ("3.11.2", "3.13.0rc2", "3.14.0a1+") as the interpreter's own file holds it: the
+// NUL-terminated string that Py_GetVersion() formats into sys.version, in the executable or in
+// libpython when the executable links it. The linker may merge it into a longer string that ends
+// with it ("/opt/python/3.11.7", "Python-3.11.7": tail merging of SHF_STRINGS sections), so a
+// string of its own is taken first, else the version every string ending in "X.Y.N" agrees on.
+std::optional<PythonVersionInfo> version_in_file(const std::string& host_path, const PythonVersionInfo& xy) {
+  std::string error;
+  std::unique_ptr<MappedFile> file = MappedFile::open(host_path, &error);
+  if (!file) return std::nullopt;
+  std::string_view bytes(reinterpret_cast<const char*>(file->bytes().data()), file->bytes().size());
+  std::string needle = xy.short_str() + ".";
+  std::optional<PythonVersionInfo> merged;
+  bool disagree = false;
+  for (size_t at = bytes.find(needle, 1); at != std::string_view::npos; at = bytes.find(needle, at + 1)) {
+    char before = bytes[at - 1];
+    if ((before >= '0' && before <= '9') || before == '.') continue;  // "13.11.7", "1.3.11.7"
+    size_t end = bytes.find('\0', at);
+    if (end == std::string_view::npos) break;
+    std::optional<PythonVersionInfo> v = parse_micro(bytes.substr(at + needle.size(), end - at - needle.size()), xy);
+    if (!v) continue;
+    if (before == '\0') return v;
+    if (merged && merged->full_str() != v->full_str()) disagree = true;
+    if (!merged) merged = v;
+  }
+  return disagree ? std::nullopt : merged;
+}
+
+// PY_VERSION in the interpreter's Include/patchlevel.h (#define PY_VERSION "3.11.7"), installed
+// with its headers (pyenv, conda, python.org builds; Debian's with python3.X-dev).
+std::optional<PythonVersionInfo> version_in_patchlevel(const std::string& host_path, const PythonVersionInfo& xy) {
+  std::optional<std::string> text = read_bounded_file(host_path, 1 << 20, nullptr);
+  if (!text) return std::nullopt;
+  std::string define = "#define PY_VERSION";
+  size_t at = text->find(define);
+  if (at == std::string::npos) return std::nullopt;
+  size_t open = text->find('"', at), close = open == std::string::npos ? open : text->find('"', open + 1);
+  if (close == std::string::npos) return std::nullopt;
+  std::string_view version = std::string_view(*text).substr(open + 1, close - open - 1);
+  std::string prefix = xy.short_str() + ".";
+  if (!version.starts_with(prefix)) return std::nullopt;
+  return parse_micro(version.substr(prefix.size()), xy);
+}
+
+// The user site directory as site.py names it: $PYTHONUSERBASE or ~/.local, then
+// lib/pythonX.Y/site-packages. In a root, its user is root (HOME=/root, as docker run sets it).
+std::string user_site_dir(const std::string& xy, const FileRoot& root) {
+  std::string base;
+  if (!root.empty()) base = "/root/.local";
+  else if (const char* env = std::getenv("PYTHONUSERBASE"); env && *env) base = env;
+  else if (const char* home = std::getenv("HOME"); home && *home) base = std::string(home) + "/.local";
+  return base.empty() ? "" : base + "/lib/python" + xy + "/site-packages";
+}
+
+// sys.path as getpath and site.py make it for this layout: the standard library's zip, its
+// directory and lib-dynload under platlibdir, then site.main()'s directories: a venv's own, the
+// user's, the distribution's (site_layout.h's rules), each with its .pth files.
+void fill_sys_path(PythonEnvironment& env, const SiteRules& rules, const FileRoot& root) {
+  std::string xy = env.version_info.short_str();
+  std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
+  std::string lib = env.base_prefix + "/" + rules.platlibdir;
+  std::vector<std::string> initial = {lib + "/python" + nodot + ".zip", lib + "/python" + xy,
+                                      lib + "/python" + xy + "/lib-dynload"};
+  std::vector<std::string> site_dirs;
+  bool user_site = !env.in_venv() || env.include_system_site_packages;
+  std::vector<std::string> prefixes = {env.base_prefix};  // PREFIXES: prefix and exec_prefix, the same here
+  if (env.in_venv()) {
+    // site.venv(): the venv's own directories first; its PREFIXES then the venv alone, or the
+    // venv before the base with include-system-site-packages.
+    site_dirs = getsitepackages(rules, xy, {env.prefix}, true);
+    prefixes = env.include_system_site_packages ? std::vector<std::string>{env.prefix, env.base_prefix}
+                                                : std::vector<std::string>{env.prefix};
+  }
+  if (std::string user = user_site_dir(xy, root); user_site && !user.empty()) site_dirs.push_back(user);
+  for (const std::string& dir : getsitepackages(rules, xy, prefixes, env.in_venv())) site_dirs.push_back(dir);
+  SitePath site = add_site_dirs(initial, site_dirs, {env.version_info.major, env.version_info.minor}, root);
+  env.sys_path = std::move(site.sys_path);
+  env.site_code_not_run = std::move(site.not_run);
+  for (SiteCode& module : customize_modules(env.sys_path, user_site, root))
+    env.site_code_not_run.push_back(std::move(module));
+}
+
+// sysconfig's default scheme: a venv's own (posix_prefix, "venv" from 3.11); Debian's
+// posix_local outside one, where pip installs (/usr/local/lib/python3.X/dist-packages); upstream's
+// posix_prefix, platlib under platlibdir (Fedora's lib64).
+void fill_paths(PythonEnvironment& env, const SiteRules& rules) {
+  std::string xy = env.version_info.short_str();
+  env.paths.stdlib = env.paths.platstdlib = env.base_prefix + "/" + rules.platlibdir + "/python" + xy;
+  env.paths.include = env.base_prefix + "/include/python" + xy;
+  if (rules.flavor == SiteFlavor::kDebian && !env.in_venv()) {
+    env.paths.stdlib = env.paths.platstdlib = env.base_prefix + "/lib/python" + xy;
+    env.paths.purelib = env.paths.platlib = env.prefix + "/local/lib/python" + xy + "/dist-packages";
+    env.paths.scripts = env.prefix + "/local/bin";
+    env.paths.data = env.prefix + "/local";
+    return;
+  }
+  env.paths.purelib = env.prefix + "/lib/python" + xy + "/site-packages";
+  env.paths.platlib = env.prefix + "/" + rules.platlibdir + "/python" + xy + "/site-packages";
+  env.paths.scripts = env.prefix + "/bin";
+  env.paths.data = env.prefix;
 }
 
 void fill_layout(PythonEnvironment& env, const FileRoot& root) {
   std::string xy = env.version_info.short_str();
-  std::string nodot = std::to_string(env.version_info.major) + std::to_string(env.version_info.minor);
-  std::string lib = "/lib/python" + xy;
-  env.paths.stdlib = env.paths.platstdlib = env.base_prefix + lib;
-  env.paths.purelib = env.paths.platlib = env.prefix + lib + "/site-packages";
-  env.paths.scripts = env.prefix + "/bin";
-  env.paths.data = env.prefix;
-  env.paths.include = env.base_prefix + "/include/python" + xy;
-  env.sys_path = {env.base_prefix + "/lib/python" + nodot + ".zip", env.base_prefix + lib,
-                  env.base_prefix + lib + "/lib-dynload", env.paths.purelib};
-  if (env.in_venv() && env.include_system_site_packages)
-    env.sys_path.push_back(env.base_prefix + lib + "/site-packages");
-  add_pth_entries(env.sys_path, root);
-  env.libdir = env.base_prefix + "/lib";
+  SiteRules rules = read_site_rules(env.base_prefix, xy, root);
+  fill_sys_path(env, rules, root);
+  fill_paths(env, rules);
+  std::error_code ec;
+  // libpython: LIBDIR is PREFIX/{platlibdir}; Debian's multiarch LIBDIR (/usr/lib/x86_64-linux-gnu)
+  // holds it only with libpython3.X installed, and its python3.X does not link it.
+  env.libdir = env.base_prefix + "/" + rules.platlibdir;
   env.ldlibrary = "libpython" + xy + ".so";
   env.instsoname = "libpython" + xy + ".so.1.0";
-  std::error_code ec;
   env.py_enable_shared = fs::exists(root.host(env.libdir + "/" + env.instsoname), ec);
   if (!env.py_enable_shared) env.ldlibrary = "libpython" + xy + ".a";
   if (!env.py_enable_shared) env.instsoname.clear();
@@ -423,6 +563,44 @@ void fill_platform(PythonEnvironment& env) {
                  {"python_full_version", full},
                  {"python_version", env.version_info.short_str()},
                  {"sys_platform", "linux"}};
+}
+
+// X.Y from the layout: the one pythonX.Y directory of lib/ (or lib64/), or, with several, the one
+// bin/python3 resolves to (Ubuntu's python3.10 beside a deadsnakes python3.12).
+std::optional<PythonVersionInfo> version_of_layout(const fs::path& prefix, const FileRoot& root, std::string* why) {
+  std::vector<std::string> libs = lib_python_dirs(prefix, root);
+  if (libs.empty()) {
+    *why = prefix.string() + ": no pyvenv.cfg version and no lib/python3.X directory";
+    return std::nullopt;
+  }
+  std::string chosen = libs.front();
+  if (libs.size() > 1) {
+    std::string python3 = (prefix / "bin/python3").string();
+    std::string target =
+        fs::path(root.empty() ? fs::weakly_canonical(python3).string() : root.canonical(python3)).filename().string();
+    auto named = std::find_if(libs.begin(), libs.end(), [&](const std::string& xy) { return target == "python" + xy; });
+    if (named == libs.end()) {
+      *why = prefix.string() + ": several lib/python3.X directories, and neither pyvenv.cfg nor bin/python3 chooses";
+      return std::nullopt;
+    }
+    chosen = *named;
+  }
+  std::optional<PythonVersionInfo> version = parse_version_text(chosen);
+  if (!version) *why = prefix.string() + ": cannot read the version of lib/python" + chosen;
+  return version;
+}
+
+// The version the interpreter's executable or its libpython holds (version_in_file), when it is
+// of the same X.Y.
+std::optional<PythonVersionInfo> version_of_interpreter(const PythonEnvironment& env, const FileRoot& root) {
+  std::string xy = env.version_info.short_str();
+  PythonVersionInfo base{env.version_info.major, env.version_info.minor};
+  std::vector<std::string> files;
+  if (!env.program().empty()) files.push_back(env.program());
+  for (const char* lib : {"/lib/", "/lib64/"}) files.push_back(env.base_prefix + lib + "libpython" + xy + ".so.1.0");
+  for (const std::string& file : files)
+    if (std::optional<PythonVersionInfo> v = version_in_file(root.host(file), base)) return v;
+  return version_in_patchlevel(root.host(env.base_prefix + "/include/python" + xy + "/patchlevel.h"), base);
 }
 
 // The interpreter of a prefix read without running it: bin/python or bin/python3. Under a
@@ -472,18 +650,18 @@ std::optional<PythonEnvironment> environment_from_prefix(const std::string& pref
     if (!env.pyvenv_home.empty()) env.base_prefix = fs::path(env.pyvenv_home).lexically_normal().parent_path().string();
   }
   if (!version) {
-    std::vector<std::string> libs = lib_python_dirs(prefix, root);
-    if (libs.empty()) return fail(prefix.string() + ": no pyvenv.cfg version and no lib/python3.X directory");
-    if (libs.size() > 1)
-      return fail(prefix.string() + ": several lib/python3.X directories and no pyvenv.cfg to choose");
-    version = parse_version_text(libs.front());
-    if (!version) return fail(prefix.string() + ": cannot read the version of lib/python" + libs.front());
+    std::string why;
+    version = version_of_layout(prefix, root, &why);
+    if (!version) return fail(why);
   }
   env.version_info = *version;
   env.executable = find_executable(env, root);
   if (!env.executable.empty())
     env.real_executable =
         root.empty() ? fs::weakly_canonical(env.executable, ec).string() : root.canonical(env.executable);
+  // The micro version and release level from the interpreter's own files, which pyvenv.cfg (written
+  // when the venv was made) and the layout (X.Y alone) may not know.
+  if (std::optional<PythonVersionInfo> read = version_of_interpreter(env, root)) env.version_info = *read;
   fill_layout(env, root);
   fill_platform(env);
   return env;

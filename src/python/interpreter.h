@@ -1,14 +1,19 @@
 // Discovery: what the Python interpreter of the environment says about itself.
 //
-// The interpreter is run once, without a shell, as `EXE -` with SCRIPT on stdin and the user's
+// The interpreter is run once, without a shell, as `EXE -S -` with SCRIPT on stdin and the user's
 // own environment (PYTHONPATH, VIRTUAL_ENV and all: the sys.path the user's imports see is the
-// one to check), and a time limit. SCRIPT imports nothing beyond json, os,
-// platform, sys and sysconfig and prints one JSON object. A missing, broken or hanging
-// interpreter is an error string, never a crash or a hang.
+// one to check), and a time limit. -S keeps site.py from running at start: SCRIPT imports json,
+// os, platform, site, sys and sysconfig from the interpreter's own library (never from the
+// current directory or PYTHONPATH), calls site.main() with its addsitedir recording and its
+// sitecustomize/usercustomize steps removed, and prints one JSON object. The .pth files of the
+// directories site.main() named are read as site.py reads them (site_layout.h), their "import"
+// lines and the customize modules kept as code not run: none of the environment's code runs. A
+// missing, broken or hanging interpreter is an error string, never a crash or a hang.
 //
-// The no-exec path (`--prefix DIR`) runs nothing: it reads DIR/pyvenv.cfg (PEP 405) and
-// finds lib/pythonX.Y/site-packages by the standard POSIX layout, and fills the marker
-// environment from uname(2) and glibc's own version.
+// The no-exec path (`--prefix DIR`) runs nothing: it reads DIR/pyvenv.cfg (PEP 405), the version
+// the interpreter's executable (or libpython) holds, and builds sys.path as getpath and the
+// distribution's site.py would (site_layout.h: Debian's dist-packages, Fedora's lib64 and
+// /usr/local), and fills the marker environment from uname(2) and glibc's own version.
 #pragma once
 
 #include <chrono>
@@ -19,6 +24,7 @@
 
 #include "elf/mapped_file.h"
 #include "python/markers.h"
+#include "python/site_layout.h"
 #include "support/root.h"
 
 namespace envdoctor::python {
@@ -62,6 +68,11 @@ struct PythonEnvironment {
   // For packaging.tags: Py_DEBUG, WITH_PYMALLOC, Py_GIL_DISABLED and a 32-bit interpreter.
   bool py_debug = false, with_pymalloc = false, gil_disabled = false, is_32bit = false;
   MarkerEnvironment markers;
+
+  // What site.py would have run at the interpreter's start and envdoctor did not: .pth "import"
+  // lines, sitecustomize, usercustomize (site_layout.h). Their effect on sys.path and on imports
+  // (a finder an editable install registers) is not in the model.
+  std::vector<SiteCode> site_code_not_run;
 
   bool executed = false;  // false: read from pyvenv.cfg and the layout (--prefix)
   // pyvenv.cfg, when there is one.

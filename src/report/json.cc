@@ -62,6 +62,8 @@ Report environment_report(const environment::Environment& env, checks::CheckRun 
   r.notes = std::move(run.notes);
   r.needs_absent_driver = run.needs_absent_driver;
   r.image = env.image;
+  r.other_environments = env.other_environments;
+  r.site_code_not_run = env.python.site_code_not_run;
   return r;
 }
 
@@ -80,6 +82,18 @@ ordered_json image_json(const image::ImageFacts& image) {
           {"prefix", image.prefix}};
 }
 
+ordered_json other_environments_json(const std::vector<python::OtherEnvironment>& others) {
+  ordered_json out = ordered_json::array();
+  for (const python::OtherEnvironment& o : others)
+    out.push_back({{"prefix", o.prefix},
+                   {"python", or_null(o.python)},
+                   {"version", or_null(o.version)},
+                   {"packages", o.packages},
+                   {"problem", or_null(o.problem)},
+                   {"command", o.command}});
+  return out;
+}
+
 ordered_json check_document(const Report& report) {
   ordered_json out;
   out["schema"] = 1;
@@ -90,6 +104,11 @@ ordered_json check_document(const Report& report) {
                         {"elf_files", report.elf_files}};
   out["environment"]["installer"] = report.installer.empty() ? ordered_json(nullptr) : ordered_json(report.installer);
   if (report.image) out["environment"]["image"] = image_json(*report.image);
+  out["environment"]["other_environments"] = other_environments_json(report.other_environments);
+  out["environment"]["site_code_not_run"] = ordered_json::array();
+  for (const python::SiteCode& c : report.site_code_not_run)
+    out["environment"]["site_code_not_run"].push_back(
+        {{"file", c.file}, {"line", c.line ? ordered_json(c.line) : ordered_json(nullptr)}, {"code", c.text}});
   out["findings"] = findings_json(report.findings);
   if (report.change)
     out["change"] = {{"added", report.change->added},

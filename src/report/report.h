@@ -29,6 +29,9 @@ struct Report {
   bool needs_absent_driver = false;       // files need the NVIDIA driver's libraries, and no driver is here
   std::optional<scenarios::ChangeSummary> change;  // with --with/--without: the scenario and its balance
   std::optional<image::ImageFacts> image;          // --image: the image and the interpreter it chose
+  // Under --root or --image: the environments there that were not checked, each with its command.
+  std::vector<python::OtherEnvironment> other_environments;
+  std::vector<python::SiteCode> site_code_not_run;  // what site.py would have run and was not
 
   size_t errors() const;
   size_t warnings() const;

@@ -150,6 +150,14 @@ void render_summary(std::ostream& out, const Style& s, const Report& report) {
   }
 }
 
+// An environment of the root or image that was not checked, and the command that checks it.
+std::string other_environment_line(const python::OtherEnvironment& other) {
+  std::string what =
+      !other.problem.empty() ? other.problem : "Python " + other.version + ", " + plural(other.packages, "package");
+  return "not checked: the environment at " + printable(other.prefix) + " (" + printable(what) +
+         "): " + printable(other.command);
+}
+
 }  // namespace
 
 std::string render_text(const Report& report, const TextOptions& options) {
@@ -159,6 +167,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
       << (report.installer.empty() ? "" : ", managed by " + report.installer)
       << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
   if (report.image) out << image_line(*report.image) << "\n";
+  for (const python::OtherEnvironment& other : report.other_environments) out << other_environment_line(other) << "\n";
   if (report.change) {
     // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
     std::string scenario;
