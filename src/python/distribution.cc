@@ -117,6 +117,63 @@ void identify_installers(Inventory& inventory, const DpkgIndex& dpkg) {
   }
 }
 
+namespace {
+
+// The .pth files a .dist-info's RECORD lists in its own site directory.
+void read_dist_info_editable(Distribution& d, const support::FileRoot& root, std::vector<std::string>* problems) {
+  fs::path site = lexically_resolve("/", d.site_dir);
+  if (!reads_pth_files(site.string())) return;
+  std::vector<std::string> pths;
+  bool setuptools = false;
+  for (const RecordEntry& e : d.record) {
+    if (e.resolved.extension() != ".pth" || e.resolved.parent_path() != site) continue;
+    pths.push_back(e.resolved.string());
+    setuptools = setuptools || e.resolved.filename().string().starts_with("__editable__.");
+  }
+  if (!d.origin.editable && !setuptools) return;
+  for (const std::string& pth : pths)
+    for (ImportRoot& r : read_editable_pth(pth, d.name, root, problems))
+      if (std::find(d.editable_roots.begin(), d.editable_roots.end(), r) == d.editable_roots.end())
+        d.editable_roots.push_back(std::move(r));
+}
+
+// setup.py develop: SITE/NAME.egg-link names the directory of NAME.egg-info, which
+// easy-install.pth put on sys.path (where the inventory found the .egg-info).
+void read_egg_links(Inventory& inventory, const support::FileRoot& root) {
+  for (const std::string& site : inventory.site_dirs) {
+    if (!reads_pth_files(site)) continue;
+    std::error_code ec;
+    for (fs::directory_iterator it(root.host(site), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+      if (it->path().extension() != ".egg-link") continue;
+      std::string link = site + "/" + it->path().filename().string();
+      std::optional<std::string> dir = read_egg_link(link, root, &inventory.problems);
+      std::string key = normalize_name(it->path().stem().string());
+      for (Distribution& d : inventory.distributions)
+        if (dir && d.kind == Distribution::kEggInfo && d.key() == key && d.editable_roots.empty() &&
+            lexically_resolve("/", d.site_dir).string() == *dir)
+          d.editable_roots.push_back({ImportRoot::kPath, *dir, "", link});
+    }
+  }
+}
+
+}  // namespace
+
+void read_editable_installs(Inventory& inventory, const support::FileRoot& root) {
+  for (Distribution& d : inventory.distributions) {
+    d.editable_roots.clear();
+    if (d.kind == Distribution::kDistInfo) read_dist_info_editable(d, root, &inventory.problems);
+  }
+  read_egg_links(inventory, root);
+  // A directory that holds other projects' metadata is a site directory, not one project's tree.
+  for (Distribution& d : inventory.distributions)
+    std::erase_if(d.editable_roots, [&](const ImportRoot& r) {
+      return r.kind == ImportRoot::kPath &&
+             std::any_of(inventory.distributions.begin(), inventory.distributions.end(), [&](const Distribution& o) {
+               return o.key() != d.key() && lexically_resolve("/", o.site_dir).string() == r.path;
+             });
+    });
+}
+
 const Distribution* Inventory::find(std::string_view name) const {
   std::string key = normalize_name(name);
   for (const Distribution& d : distributions)

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "python/dpkg.h"
+#include "python/editable.h"
 #include "python/interpreter.h"
 #include "python/markers.h"
 #include "python/record.h"
@@ -70,6 +71,9 @@ struct Distribution {
   std::vector<Requirement> requires_dist;
   DirectUrl origin;  // direct_url.json; kNone when installed from an index (or not recorded)
   std::vector<RecordEntry> record;
+  // An editable install's places import finds its modules in (python/editable.h): the project's
+  // directories, which no record lists; empty for any other install.
+  std::vector<ImportRoot> editable_roots;
   std::vector<std::string> problems;
   Kind kind = kDistInfo;
 
@@ -126,6 +130,13 @@ Distribution read_dist_info(const fs::path& dir, const fs::path& site_dir, const
 Distribution read_egg_info(const fs::path& dir, const fs::path& site_dir, const fs::path& root);
 // Every conda-meta/*.json of `prefix` (none when the directory is absent).
 std::vector<Distribution> read_conda_meta(const fs::path& prefix, std::vector<std::string>* problems);
+
+// Each editable install's roots (python/editable.h), read through `root` from the files its
+// installer left: a .dist-info whose direct_url.json says editable, or whose RECORD lists
+// setuptools' __editable__ .pth, from the .pth files RECORD lists in its site directory; an
+// .egg-info from the .egg-link that names its directory in a site directory. A path line that
+// names another project's site directory claims nothing.
+void read_editable_installs(Inventory& inventory, const support::FileRoot& root = {});
 
 // Who installed each distribution, where INSTALLER does not say it all: a .dist-info that a conda
 // record lists is that record's; one without INSTALLER whose metadata file dpkg owns is Debian's.

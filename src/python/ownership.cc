@@ -26,8 +26,10 @@ std::string canonical_owner_key(const fs::path& path) {
 }
 
 OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
-  for (const Distribution& d : distributions)
+  for (const Distribution& d : distributions) {
     for (const RecordEntry& e : d.record) add_owner(by_path_[e.resolved.string()], &d);
+    for (const ImportRoot& r : d.editable_roots) editable_.push_back({r, &d});
+  }
 }
 
 // The canonical directory of `path` and its file name. The paths are lexically normal: split at
@@ -78,10 +80,28 @@ std::string OwnershipIndex::resolve_dir(const std::string& dir) const {
 }
 
 const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& path) const {
-  fs::path normal = path.lexically_normal();
-  if (auto it = by_path_.find(normal.string()); it != by_path_.end()) return it->second;
+  std::string normal = path.lexically_normal().string();
+  if (auto it = by_path_.find(normal); it != by_path_.end()) return it->second;
   // The checks ask from several threads; the canonical maps are built on first need.
   std::lock_guard lock(mu_);
+  const std::vector<const Distribution*>& recorded = recorded_owners(normal);
+  return recorded.empty() && !editable_.empty() ? editable_owners(normal) : recorded;
+}
+
+// The editable installs that import `normal`, by its spelling or, through a linked directory, by
+// its canonical one.
+const std::vector<const Distribution*>& OwnershipIndex::editable_owners(const std::string& normal) const {
+  auto [it, inserted] = editable_owners_.try_emplace(normal);
+  if (!inserted) return it->second;
+  std::string canonical = canonical_key(normal);
+  for (const EditableClaim& c : editable_)
+    if (imports_from(c.root, normal) || (canonical != normal && imports_from(c.root, canonical)))
+      add_owner(it->second, c.owner);
+  std::sort(it->second.begin(), it->second.end(), std::less<const Distribution*>());  // inventory order
+  return it->second;
+}
+
+const std::vector<const Distribution*>& OwnershipIndex::recorded_owners(const std::string& normal) const {
   if (!canonical_built_) {
     // One realpath per directory, not per file: environments hold 10^5 files in 10^4 dirs. A
     // file whose canonical path is its own needs no entry here: by_path_ answers for it.
@@ -98,7 +118,7 @@ const std::vector<const Distribution*>& OwnershipIndex::owners(const fs::path& p
     canonical_built_ = true;
   }
   // The canonical path's owners: those that list it so, and those that list it through a link.
-  std::string key = canonical_key(normal.string());
+  std::string key = canonical_key(normal);
   auto direct = by_path_.find(key);
   auto linked = by_canonical_.find(key);
   if (linked == by_canonical_.end()) return direct != by_path_.end() ? direct->second : kNoOwners;

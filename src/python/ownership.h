@@ -4,7 +4,9 @@
 // lookup by the same spelling is one hash probe. A path reached through a symlinked directory
 // (lib64 -> lib, a site-packages that is a link) is found by the second map, built on first
 // need from each owned path's canonical form (realpath of the directory, the file name kept).
-// A distribution that lists a path twice counts once.
+// A distribution that lists a path twice counts once. A file no record lists is an editable
+// install's when import reaches it through one of that install's roots (python/editable.h): the
+// project's own tree, which pip never records.
 #pragma once
 
 #include <filesystem>
@@ -22,7 +24,8 @@ class OwnershipIndex {
   // Indexes `distributions`, which must outlive the index (it keeps pointers into it).
   explicit OwnershipIndex(const std::vector<Distribution>& distributions);
 
-  // The owners of `path`, in inventory order; empty when no record lists it.
+  // The owners of `path`, in inventory order: the distributions whose records list it, else the
+  // editable installs that import it from their project; empty when none.
   const std::vector<const Distribution*>& owners(const fs::path& path) const;
   // The same for a path as spelled: one hash probe, and no fs::path built, when it is spelled as
   // the records are (absolute, normalized), as the ELF index's paths are.
@@ -36,16 +39,24 @@ class OwnershipIndex {
   size_t size() const { return by_path_.size(); }
 
  private:
+  struct EditableClaim {
+    ImportRoot root;
+    const Distribution* owner;
+  };
+  std::vector<EditableClaim> editable_;
   std::unordered_map<std::string, std::vector<const Distribution*>> by_path_;
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
   mutable bool canonical_built_ = false;
   // Owners of a canonical path that by_path_ and by_canonical_ both hold, merged on first need.
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> merged_;
-  mutable std::unordered_map<std::string, std::string> canonical_dirs_;  // directory -> realpath
-  mutable std::mutex mu_;                                                // guards the members above
-  std::string canonical_dir(const std::string& dir) const;               // holds mu_
-  std::string resolve_dir(const std::string& dir) const;                 // holds mu_
-  std::string canonical_key(const std::string& path) const;              // holds mu_
+  mutable std::unordered_map<std::string, std::string> canonical_dirs_;                        // directory -> realpath
+  mutable std::unordered_map<std::string, std::vector<const Distribution*>> editable_owners_;  // path -> claims
+  mutable std::mutex mu_;                                                                    // guards the members above
+  std::string canonical_dir(const std::string& dir) const;                                   // holds mu_
+  std::string resolve_dir(const std::string& dir) const;                                     // holds mu_
+  std::string canonical_key(const std::string& path) const;                                  // holds mu_
+  const std::vector<const Distribution*>& recorded_owners(const std::string& normal) const;  // holds mu_
+  const std::vector<const Distribution*>& editable_owners(const std::string& normal) const;  // holds mu_
 };
 
 // The directory part resolved through symlinks (when it exists), the last component kept:
