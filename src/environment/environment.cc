@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "elf/elf_types.h"
+#include "python/editable.h"
 #include "python/extension_module.h"
 #include "python/record.h"
 #include "support/parallel.h"
@@ -64,12 +65,7 @@ bool has_elf_magic(const std::string& path) {
 bool named_as_extension_module(const std::string& path) {
   std::string name = fs::path(path).filename().string();
   if (!name.ends_with(".so")) return false;
-  std::string module = name.substr(0, name.find('.'));
-  if (module.empty() || (module[0] >= '0' && module[0] <= '9')) return false;
-  return std::all_of(module.begin(), module.end(), [](char c) {
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-           static_cast<unsigned char>(c) >= 0x80;
-  });
+  return python::is_module_name(name.substr(0, name.find('.')));
 }
 
 namespace {
@@ -103,7 +99,8 @@ class ElfWalk {
     bool operator==(const Candidate& o) const { return path == o.path; }
   };
 
-  ElfWalk(const std::set<std::string>& roots, bool list) : roots_(roots), list_(list) {}
+  ElfWalk(const std::set<std::string>& roots, const std::set<std::string>& import_only, bool list)
+      : roots_(roots), import_only_(import_only), list_(list) {}
 
   // Walks each directory of `dirs`, spelt as the environment spells it, read from where `root`
   // puts it. Under a root the walk starts at the directory resolved inside it; below that, links
@@ -188,8 +185,10 @@ class ElfWalk {
   }
 
   // Another site directory is walked on its own, if it is on sys.path at all (a venv's base
-  // interpreter keeps its site-packages inside the standard library directory).
+  // interpreter keeps its site-packages inside the standard library directory). Below an editable
+  // project's root, only packages: what import reaches (not setuptools' build/lib.* copies).
   bool descend(std::string_view name, const std::string& path, const std::string& start) const {
+    if (import_only_.count(start) != 0 && !python::is_module_name(name)) return false;
     bool root = roots_.count(path) != 0;
     if (name == "__pycache__" || ((name == "site-packages" || name == "dist-packages") && !root)) return false;
     return !(root && path != start);
@@ -209,15 +208,17 @@ class ElfWalk {
   }
 
   const std::set<std::string>& roots_;
+  const std::set<std::string>& import_only_;
   bool list_;
 };
 
 }  // namespace
 
 std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root,
-                                        Listing* listing) {
+                                        Listing* listing, const std::set<std::string>& import_only) {
   std::set<std::string> roots(dirs.begin(), dirs.end());
-  std::vector<ElfWalk::Candidate> candidates = ElfWalk(roots, listing != nullptr).walk(dirs, root, listing);
+  std::vector<ElfWalk::Candidate> candidates =
+      ElfWalk(roots, import_only, listing != nullptr).walk(dirs, root, listing);
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
   std::vector<char> is_elf(candidates.size(), 0);
@@ -472,6 +473,48 @@ python::Inventory read_inventory_in_root(const python::PythonEnvironment& py, co
   return inv;
 }
 
+// The directories of editable installs' projects that import reaches and sys.path does not name
+// (a finder's packages; a path line's directory where the interpreter did not say it), added to
+// `dirs` as site.py appends them. Returns every such root, on sys.path or not: below them only
+// packages are walked.
+std::set<std::string> add_editable_roots(const python::Inventory& inv, std::vector<std::string>& dirs) {
+  std::set<std::string> roots;
+  for (const python::Distribution& d : inv.distributions)
+    for (const python::ImportRoot& r : d.editable_roots) {
+      if (r.kind == python::ImportRoot::kModule || !roots.insert(r.path).second) continue;
+      if (std::find(dirs.begin(), dirs.end(), r.path) == dirs.end()) dirs.push_back(r.path);
+    }
+  return roots;
+}
+
+// The extension modules of a finder's top-level modules ("_fast" -> _fast.cpython-311-...so
+// beside it): files of the module's directory, which is not walked.
+void add_editable_modules(const python::Inventory& inv, const support::FileRoot& root,
+                          std::vector<std::string>& paths) {
+  for (const python::Distribution& d : inv.distributions)
+    for (const python::ImportRoot& r : d.editable_roots) {
+      if (r.kind != python::ImportRoot::kModule) continue;
+      std::string dir = fs::path(r.path).parent_path().string();
+      std::error_code ec;
+      for (fs::directory_iterator it(root.host(dir), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+        std::string path = (dir == "/" ? "" : dir) + "/" + it->path().filename().string();
+        if (python::imports_from(r, path) && named_as_extension_module(path) && it->is_regular_file(ec))
+          paths.push_back(path);
+      }
+    }
+  std::sort(paths.begin(), paths.end());
+  paths.erase(std::unique(paths.begin(), paths.end()), paths.end());
+}
+
+// The ELF files of sys.path's directories `dirs` and of the editable installs' projects.
+std::vector<std::string> find_inventory_elf_files(const python::Inventory& inv, std::vector<std::string>& dirs,
+                                                  const support::FileRoot& root, Listing* listing) {
+  std::set<std::string> import_only = add_editable_roots(inv, dirs);
+  std::vector<std::string> paths = find_elf_files(dirs, root, listing, import_only);
+  add_editable_modules(inv, root, paths);
+  return paths;
+}
+
 // The root as the NVIDIA container toolkit starts it (image/gpu_container.h): the cache its
 // ldconfig run writes replaces the root's own, the links that run makes exist, and what resolves
 // otherwise is kept for the report.
@@ -582,13 +625,14 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
     dirs = site_dirs_in_root(env->python, env->root);
     env->inventory = read_inventory_in_root(env->python, dirs, env->root);
   }
+  python::read_editable_installs(env->inventory, env->root);
   python::identify_installers(env->inventory, *env->dpkg);
   env->ownership = std::make_unique<python::OwnershipIndex>(env->inventory.distributions);
   env->index_installers();
 
   // elf index
   Listing listing;
-  std::vector<std::string> paths = find_elf_files(dirs, env->root, &listing);
+  std::vector<std::string> paths = find_inventory_elf_files(env->inventory, dirs, env->root, &listing);
   env->files.set_listing(std::move(listing));
   std::vector<std::shared_ptr<const loader::OpenResult>> opened(paths.size());
   support::parallel_for(paths.size(), [&](size_t i) { opened[i] = env->store->open(paths[i]); });

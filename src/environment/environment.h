@@ -7,6 +7,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -137,9 +138,10 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
 // Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
 // or executable), not descending into __pycache__ or into another site directory. Under a
 // root, `dirs` and the result are in-root paths and the walk reads below the root. `listing`
-// (may be null) receives every entry the walk read, for the file view.
+// (may be null) receives every entry the walk read, for the file view. Below the directories of
+// `import_only` (an editable project's roots), only directories named as packages are walked.
 std::vector<std::string> find_elf_files(const std::vector<std::string>& dirs, const support::FileRoot& root = {},
-                                        Listing* listing = nullptr);
+                                        Listing* listing = nullptr, const std::set<std::string>& import_only = {});
 
 // The glibc release of a root file system ("2.36"), from its libc.so.6: the file name of old
 // releases (libc-2.31.so), else the version banner gnu_get_libc_version's string sits in, else

@@ -1,0 +1,179 @@
+// Editable installs of a C extension (issue 50, item 4), made for real: `pip install -e .` with
+// setuptools 81 (the corpus's wheel, in pip's isolated build) in each of its shapes (a finder for a
+// flat layout, a path .pth for a src layout and for compat mode) and `setup.py develop` with
+// setuptools 65.5 (ensurepip's, which still writes .egg-link and easy-install.pth). The project's
+// extension foo._ext links libmylib.so, a library of the project built with gcc in its lib/. The
+// referee is the real `import foo`: while the library is there check finds nothing, and owns
+// the module as foo's; once it is removed, check's error on foo's module is the import's words.
+#include <gtest/gtest.h>
+
+#include "support/referees.h"
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+// The setuptools wheel that python3's own ensurepip bundles, when it is older than 80 (the last
+// releases whose `setup.py develop` writes an .egg-link; Python 3.12 bundles none); "" otherwise.
+// Another interpreter's wheel may not fit this one (Debian's expects Debian's distutils).
+std::string develop_setuptools_wheel() {
+  CommandResult r =
+      run("python3 -c 'import ensurepip, glob, os; "
+          "print(\"\\n\".join(glob.glob(os.path.join(os.path.dirname(ensurepip.__file__), \"_bundled\", "
+          "\"setuptools-*.whl\"))))'");
+  std::string wheel = r.out.substr(0, r.out.find('\n'));
+  std::string name = fs::path(wheel).filename().string();  // setuptools-65.5.0-py3-none-any.whl
+  if (r.status != 0 || !name.starts_with("setuptools-") || std::stoi(name.substr(11)) >= 80) return "";
+  return wheel;
+}
+
+class Editable : public VenvTest {
+ protected:
+  enum class Shape { kFinder, kCompat, kSrcLayout, kDevelop };
+
+  // The project: lib/libmylib.so, and the package foo (under src/ for kSrcLayout) whose
+  // extension _ext calls it, found through RUNPATH $ORIGIN/../lib when `rpath`.
+  std::string make_project(Shape shape, bool rpath) {
+    std::string proj = tmp_ / "proj";
+    build_shared(proj + "/lib/libmylib.so", "int mylib_fn(void) { return 42; }", "-Wl,-soname,libmylib.so", tmp_);
+    std::string pkg = shape == Shape::kSrcLayout ? "src/foo" : "foo";
+    tmp_.write("proj/" + pkg + "/__init__.py", "from . import _ext\n");
+    tmp_.write("proj/" + pkg + "/_ext.c", extension_source("_ext", "int mylib_fn(void);", "mylib_fn()"));
+    std::string runtime = !rpath ? "" : shape == Shape::kSrcLayout ? "['$ORIGIN/../../lib']" : "['$ORIGIN/../lib']";
+    tmp_.write("proj/setup.py",
+               "from setuptools import setup, Extension\n"
+               "setup(name='foo', version='0.1', packages=['foo'],\n" +
+                   std::string(shape == Shape::kSrcLayout ? "      package_dir={'': 'src'},\n" : "") +
+                   "      ext_modules=[Extension('foo._ext', ['" + pkg +
+                   "/_ext.c'], libraries=['mylib'], library_dirs=['lib']" +
+                   (rpath ? ", runtime_library_dirs=" + runtime : "") + ")])\n");
+    if (shape != Shape::kDevelop)
+      tmp_.write("proj/pyproject.toml",
+                 "[build-system]\nrequires = ['setuptools>=64']\nbuild-backend = 'setuptools.build_meta'\n");
+    module_ = proj + "/" + pkg + "/_ext" + suffix_;
+    return proj;
+  }
+
+  // Installs the project editable in a new venv, as `shape` says; false (with the test skipped)
+  // when the installer's setuptools is not on this machine.
+  bool install(Shape shape, bool rpath = true) {
+    std::string why;
+    std::string setuptools = shape == Shape::kDevelop ? develop_setuptools_wheel() : corpus_wheel("setuptools", &why);
+    if (setuptools.empty()) return false;
+    std::string proj = make_project(shape, rpath);
+    venv_ = venv_with_pip();
+    std::string pip = quote(venv_->python()) + " -m pip install --no-index --disable-pip-version-check -q ";
+    CommandResult r;
+    if (shape == Shape::kDevelop) {
+      r = run(pip + quote(setuptools));
+      EXPECT_EQ(r.status, 0) << r.err;
+      r = run("cd " + quote(proj) + " && " + quote(venv_->python()) + " setup.py -q develop");
+    } else {
+      // pip's isolated build installs setuptools from the wheel's directory.
+      r = run(pip + "--find-links " + quote(fs::path(setuptools).parent_path().string()) + " -e " + quote(proj) +
+              (shape == Shape::kCompat ? " --config-settings editable_mode=compat" : ""));
+    }
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    return r.status == 0;
+  }
+
+  // The shape really made: what each installer leaves in site-packages.
+  void expect_shape(Shape shape) {
+    std::string site = venv_->site(), proj = tmp_ / "proj";
+    std::string pth = slurp(site + "/__editable__.foo-0.1.pth");
+    switch (shape) {
+      case Shape::kFinder:
+        EXPECT_EQ(pth, "import __editable___foo_0_1_finder; __editable___foo_0_1_finder.install()");
+        break;
+      case Shape::kCompat: EXPECT_EQ(pth, proj + "\n"); break;
+      case Shape::kSrcLayout: EXPECT_EQ(pth, proj + "/src\n"); break;
+      case Shape::kDevelop:
+        EXPECT_EQ(slurp(site + "/foo.egg-link"), proj + "\n.");
+        EXPECT_EQ(slurp(site + "/easy-install.pth"), proj + "\n");
+        // setuptools built the module in build/lib.* and copied it into the package.
+        EXPECT_EQ(run("ls " + quote(proj) + "/build/lib.*/foo/_ext*.so").status, 0);
+        break;
+    }
+  }
+
+  std::string why_files(const std::string& variables = "") {
+    CommandResult r = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
+                          " why --json --python " + quote(venv_->python()) + " foo");
+    nlohmann::json answer = nlohmann::json::parse(r.out.empty() ? "{}" : r.out);
+    std::string files;
+    for (const auto& f : answer["package"]["files"]) files += std::string(f["path"]) + "\n";
+    return files;
+  }
+
+  // Before: the import works and check finds nothing, its module foo's. After the library is
+  // removed: the import fails, and check's one error is on foo's module, in the import's words.
+  void expect_referee_agrees(const std::string& variables = "") {
+    ASSERT_EQ(venv_->import("foo", variables), "");
+    int status = -1;
+    nlohmann::json report = venv_->check(&status, "", variables);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(report["findings"], nlohmann::json::array()) << report.dump(1);
+    EXPECT_NE(why_files(variables).find(module_ + "\n"), std::string::npos) << why_files(variables);
+
+    fs::remove(tmp_ / "proj/lib/libmylib.so");
+    std::string referee = venv_->import("foo", variables);
+    ASSERT_EQ(referee, "libmylib.so: cannot open shared object file: No such file or directory");
+    report = venv_->check(&status, "", variables);
+    EXPECT_EQ(status, 1);
+    std::vector<nlohmann::json> errors;
+    for (const auto& f : report["findings"])
+      if (f["severity"] == "error") errors.push_back(f);
+    ASSERT_EQ(errors.size(), 1u) << report.dump(1);
+    EXPECT_EQ(errors[0]["code"], "missing-library");
+    EXPECT_EQ(errors[0]["file"], module_);
+    EXPECT_EQ(errors[0]["package"], "foo");
+    EXPECT_EQ(errors[0]["message"], referee);
+  }
+
+  std::unique_ptr<Venv> venv_;
+  std::string module_;
+};
+
+// setuptools' default for a flat layout: a finder maps foo to the project's foo/, which is not on
+// sys.path. Before, check walked nothing of the project: `why foo` had no ELF files, and the
+// removed library was an "All clear".
+TEST_F(Editable, PipInstallEditableFinder) {
+  if (!install(Shape::kFinder)) GTEST_SKIP() << "needs setuptools 81 from the corpus (scripts/install-test-tools.sh)";
+  expect_shape(Shape::kFinder);
+  expect_referee_agrees();
+}
+
+// compat mode: a path line puts the project's directory on sys.path.
+TEST_F(Editable, PipInstallEditableCompatPath) {
+  if (!install(Shape::kCompat)) GTEST_SKIP() << "needs setuptools 81 from the corpus (scripts/install-test-tools.sh)";
+  expect_shape(Shape::kCompat);
+  expect_referee_agrees();
+}
+
+// A src layout: the path line names src/, and the module finds its library by RUNPATH two up.
+TEST_F(Editable, PipInstallEditableSrcLayout) {
+  if (!install(Shape::kSrcLayout))
+    GTEST_SKIP() << "needs setuptools 81 from the corpus (scripts/install-test-tools.sh)";
+  expect_shape(Shape::kSrcLayout);
+  expect_referee_agrees();
+}
+
+// setup.py develop: build/lib.*'s copy of the module, whose RUNPATH $ORIGIN/../lib finds no
+// library from there, was checked as a module no package owns and gave a false error.
+TEST_F(Editable, SetupPyDevelopEggLink) {
+  if (!install(Shape::kDevelop)) GTEST_SKIP() << "needs a setuptools wheel older than 80 (ensurepip's)";
+  expect_shape(Shape::kDevelop);
+  std::string files = why_files();
+  EXPECT_EQ(files.find("/build/"), std::string::npos) << files;
+  expect_referee_agrees();
+}
+
+// No RUNPATH: the library is found through LD_LIBRARY_PATH, by the import and by check alike.
+TEST_F(Editable, SetupPyDevelopWithoutRunpath) {
+  if (!install(Shape::kDevelop, false)) GTEST_SKIP() << "needs a setuptools wheel older than 80 (ensurepip's)";
+  EXPECT_NE(venv_->import("foo"), "");
+  expect_referee_agrees("LD_LIBRARY_PATH=" + tmp_ / "proj/lib");
+}
+
+}  // namespace
+}  // namespace envdoctor::test
