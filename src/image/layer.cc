@@ -188,6 +188,10 @@ bool kept_by_name(const std::string& path) {
   if (base == "__init__.py" || base == "pyvenv.cfg" || base == "version.json" || ends_with(base, ".pth") ||
       ends_with(base, ".egg-info"))
     return true;
+  // An editable install's .egg-link and the finder its .pth imports (python/editable.h).
+  if (ends_with(base, ".egg-link") ||
+      ((starts_with(base, "__editable__") || starts_with(base, "_editable_impl_")) && ends_with(base, ".py")))
+    return true;
   if (has_component_ending(path, ".dist-info") || has_component_ending(path, ".egg-info") ||
       has_component_ending(path, "conda-meta"))
     return true;

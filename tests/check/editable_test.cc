@@ -105,6 +105,17 @@ class Editable : public VenvTest {
     return files;
   }
 
+  // check --prefix, which runs nothing of the environment (not the finder's install()), finds
+  // what check --python finds.
+  void expect_no_exec_agrees(const nlohmann::json& report, const std::string& variables) {
+    CommandResult r = run((variables.empty() ? "" : "env " + variables + " ") + quote(envdoctor()) +
+                          " check --json --prefix " + quote(venv_->dir()));
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    nlohmann::json no_exec = nlohmann::json::parse(r.out);
+    EXPECT_EQ(no_exec["findings"], report["findings"]);
+    EXPECT_EQ(no_exec["environment"]["elf_files"], report["environment"]["elf_files"]);
+  }
+
   // Before: the import works and check finds nothing, its module foo's. After the library is
   // removed: the import fails, and check's one error is on foo's module, in the import's words.
   void expect_referee_agrees(const std::string& variables = "") {
@@ -113,6 +124,7 @@ class Editable : public VenvTest {
     nlohmann::json report = venv_->check(&status, "", variables);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(report["findings"], nlohmann::json::array()) << report.dump(1);
+    expect_no_exec_agrees(report, variables);
     EXPECT_NE(why_files(variables).find(module_ + "\n"), std::string::npos) << why_files(variables);
 
     fs::remove(tmp_ / "proj/lib/libmylib.so");
@@ -128,6 +140,7 @@ class Editable : public VenvTest {
     EXPECT_EQ(errors[0]["file"], module_);
     EXPECT_EQ(errors[0]["package"], "foo");
     EXPECT_EQ(errors[0]["message"], referee);
+    expect_no_exec_agrees(report, variables);
   }
 
   std::unique_ptr<Venv> venv_;
