@@ -233,6 +233,57 @@ static const Phdr<E>* read_program_headers(ElfFile& f, Bytes b, const Phdr<E>* p
   return dynamic;
 }
 
+static std::string hex(u64 v) {
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  do out.insert(out.begin(), kHex[v & 15]);
+  while (v >>= 4);
+  return "0x" + out;
+}
+
+// A mapping of file offsets [from, to) touches the pages that hold them: a page that starts at or
+// past the end of the file has no bytes behind it, and touching it is SIGBUS (the last page, partly
+// in the file, reads zeros past the end). glibc 2.36 maps each PT_LOAD's file part without
+// comparing it with the file's size, then reads the dynamic section at l_ld (its p_vaddr, in the
+// mapping) and relocates: a dynamic section past the end kills the loader itself.
+template <typename E>
+static std::optional<std::string> segments_past_end(u64 size, const Phdr<E>* dynamic,
+                                                    const std::vector<const Phdr<E>*>& loads) {
+  const u64 backed = (size + kLoaderPageSize - 1) & ~(kLoaderPageSize - 1);
+  auto past = [&](u64 from, u64 length) { return length != 0 && (from >= backed || backed - from < length); };
+  std::string cut = "the file is " + std::to_string(size) + " bytes (cut short?), and ";
+  if (dynamic) {
+    for (const Phdr<E>* ph : loads) {
+      u64 vaddr = ph->p_vaddr, at = dynamic->p_vaddr;
+      if (at < vaddr || at - vaddr >= ph->p_filesz) continue;
+      u64 off = static_cast<u64>(ph->p_offset) + (at - vaddr);
+      u64 length = std::min<u64>(dynamic->p_memsz, ph->p_filesz - (at - vaddr));
+      if (past(off, length))
+        return "Bus error: " + cut + "its dynamic section (file offset " + hex(off) +
+               ") lies past the end: the process dies of SIGBUS when the loader reads it";
+    }
+  }
+  for (const Phdr<E>* ph : loads)
+    if (past(ph->p_offset, ph->p_filesz))
+      return "Bus error: " + cut + "its PT_LOAD segment at file offset " + hex(ph->p_offset) + " (" +
+             hex(ph->p_filesz) + " bytes) ends past the end: the loader maps it, and the process dies of SIGBUS " +
+             "when it touches a page past the end";
+  return std::nullopt;
+}
+
+// The dynamic section as the loader reads it: at its p_vaddr in the mapped segments (l_ld), which
+// is where its p_offset says in any file a linker wrote; else, as a reader would, at p_offset.
+template <typename E>
+static std::optional<Bytes> dynamic_bytes(Bytes b, const Phdr<E>* dynamic, const std::vector<const Phdr<E>*>& loads) {
+  for (const Phdr<E>* ph : loads) {
+    u64 vaddr = ph->p_vaddr, at = dynamic->p_vaddr;
+    if (at < vaddr || at - vaddr >= ph->p_filesz) continue;
+    u64 length = std::min<u64>(dynamic->p_filesz, ph->p_filesz - (at - vaddr));
+    if (auto s = b.slice(static_cast<u64>(ph->p_offset) + (at - vaddr), length)) return s;
+  }
+  return b.slice(dynamic->p_offset, dynamic->p_filesz);
+}
+
 template <typename E>
 std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, std::string* error, bool* header_error) {
   Bytes b = file->bytes();
@@ -274,10 +325,11 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
   // After mapping: an ET_DYN object without PT_DYNAMIC (l_ld == 0) is refused.
   if (!dynamic && f->type == ET_DYN) map_error("object file has no dynamic section");
   std::pair<u64, u64> advised{0, 0};
+  f->crash = segments_past_end<E>(b.size(), dynamic, loads);
   if (dynamic) {
     f->has_dynamic = true;
-    if (auto dyn = b.slice(dynamic->p_offset, dynamic->p_filesz)) {
-      f->advise(dynamic->p_offset, dynamic->p_filesz);
+    if (auto dyn = dynamic_bytes<E>(b, dynamic, loads)) {
+      f->advise(static_cast<u64>(dyn->data() - b.data()), dyn->size());
       advised = read_dynamic<E>(*f, *dyn, loads);
     } else {
       f->problems.push_back("PT_DYNAMIC lies outside the file");

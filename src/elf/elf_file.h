@@ -129,6 +129,10 @@ class ElfFile {
   // What _dl_map_object_from_fd says of the program headers before and after mapping ("object
   // file has no loadable segments"); the file is still read, since a reader (not a loader) can.
   std::optional<std::string> map_error;
+  // A segment the loader maps that lies past the end of the file (a copy cut short): glibc 2.36
+  // checks no segment against the file's size (elf/dl-map-segments.h maps whole pages), so the
+  // process dies of SIGBUS when the loader or the code touches a page past the end. Says how.
+  std::optional<std::string> crash;
 
   // The dynamic section, in file order.
   std::optional<std::string_view> soname;

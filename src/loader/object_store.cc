@@ -232,7 +232,10 @@ Verdict verify(const OpenResult& op, u8 host_class, u8 host_data, u16 host_machi
   if (op.status == OpenResult::Status::kInvalid && op.header_error) return reject(op.error);
   if (id.machine != host_machine) return {Verdict::Kind::kOtherMachine, ""};
   if (op.status == OpenResult::Status::kInvalid) return reject(op.error);
-  if (op.elf->map_error) return reject(*op.elf->map_error);
+  // _dl_map_object_from_fd's checks, then the mapping: a file cut short is no error the loader
+  // words, but a crash.
+  if (op.elf->map_error) return {Verdict::Kind::kReject, *op.elf->map_error, true};
+  if (op.elf->crash) return {Verdict::Kind::kReject, *op.elf->crash, true};
   return {};
 }
 

@@ -58,6 +58,8 @@ struct Verdict {
   enum class Kind { kAccept, kOtherClass, kOtherMachine, kReject };
   Kind kind = Kind::kAccept;
   std::string message;  // kReject: the loader's words ("file too short", ...)
+  // kReject met while mapping, after open_verify: glibc names the object by the name asked for.
+  bool mapping = false;
 };
 Verdict verify(const OpenResult& op, u8 host_class, u8 host_data, u16 host_machine);
 

@@ -148,9 +148,10 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   auto attempt = [&](std::string outcome, Attempt::Kind kind) {
     s.out->attempts.push_back({path, std::move(outcome), kind});
   };
-  auto fatal = [&](const std::string& message) {
+  // open_verify names the file by its path; _dl_map_object_from_fd, by the name asked for.
+  auto fatal = [&](const std::string& message, bool by_name = false) {
     attempt(message, Attempt::Kind::kRejected);
-    s.fatal = path + ": " + message;
+    s.fatal = (by_name ? s.name : path) + ": " + message;
     s.path = path;
     return true;
   };
@@ -175,7 +176,7 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
       s.last_errno = ENOENT;
       attempt("wrong machine (skipped)", Attempt::Kind::kOtherMachine);
       return false;
-    case Verdict::Kind::kReject: return fatal(v.message);
+    case Verdict::Kind::kReject: return fatal(v.message, v.mapping);
     case Verdict::Kind::kAccept: break;
   }
   s.opened = op;
@@ -715,6 +716,11 @@ bool Process::load_main(const std::string& path, bool bind) {
         path + ": " +
         (op->status == OpenResult::Status::kInvalid ? op->error : "cannot open shared object file: " + op->error);
     errors_.push_back(err);
+    return false;
+  }
+  if (op->elf->crash) {
+    // ld.so maps the program as any object (elf/dl-map-segments.h): one cut short kills it.
+    errors_.push_back({LoadError::Kind::kInvalidElf, -1, path, path, "", "", path + ": " + *op->elf->crash, ""});
     return false;
   }
   host_class_ = op->elf->elf_class;
