@@ -2,7 +2,8 @@
 // a whole layer (libarchive's stream into the layer cache, then composed into a root), an OCI
 // index (the manifest it names need not exist), /etc/environment, NVIDIA_REQUIRE_* expressions
 // evaluated as the container toolkit evaluates them, a SIF image (its global header, descriptor
-// table and the squashfs its primary partition points at), and Apptainer's environment scripts.
+// table and the squashfs its primary partition points at), Apptainer's environment scripts, and a
+// squashfs image alone (every entry read to its end, through libsquashfs and, for LZO, liblzo2).
 // The first byte picks which; none
 // may crash, hang, read out of bounds, or write outside the fuzzer's own directory.
 #include <unistd.h>
@@ -21,6 +22,7 @@
 #include "image/requirements.h"
 #include "image/shell_environment.h"
 #include "image/sif.h"
+#include "image/squashfs.h"
 
 namespace {
 
@@ -73,7 +75,8 @@ void layer(const std::string& bytes) {
   (void)image::compose_root(cache, "sha256-fuzz", {*cached}, &problems, &error);
   // Everything the layer made lies in the cache.
   for (const fs::directory_entry& e : fs::directory_iterator(scratch()))
-    if (e.path().filename() != "cache" && e.path().filename() != "layout" && e.path().filename() != "image.sif")
+    if (e.path().filename() != "cache" && e.path().filename() != "layout" && e.path().filename() != "image.sif" &&
+        e.path().filename() != "image.sqsh")
       __builtin_trap();
 }
 
@@ -119,6 +122,24 @@ void sif(const std::string& bytes) {
   }
 }
 
+// The bytes as a squashfs image: whatever its superblock and tables claim, every entry and all
+// of its data is read, or the image is refused with a reason.
+void squashfs(const std::string& bytes) {
+  std::string path = scratch() + "/image.sqsh";
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  std::string error;
+  std::unique_ptr<image::EntryReader> reader = image::open_squashfs(path, {}, &error);
+  if (!reader) {
+    if (error.empty()) __builtin_trap();  // a refusal always says why
+    return;
+  }
+  image::RawEntry e;
+  char buffer[65536];
+  while (reader->next(e, &error))
+    while (reader->read(buffer, sizeof buffer, &error) > 0) {
+    }
+}
+
 void shell_environment(const std::string& bytes) {
   image::Environment env;
   std::vector<std::string> skipped;
@@ -131,7 +152,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   std::string bytes(reinterpret_cast<const char*>(data) + 1, size - 1);
   std::string normal;
-  switch (data[0] % 6) {
+  switch (data[0] % 7) {
     case 0:
       if (image::normalize_entry_path(bytes, &normal) &&
           (normal.starts_with("/") || normal == ".." || normal.starts_with("../") ||
@@ -143,6 +164,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     case 3: requirements(bytes); break;
     case 4: sif(bytes); break;
     case 5: shell_environment(bytes); break;
+    case 6: squashfs(bytes); break;
   }
   return 0;
 }

@@ -12,7 +12,7 @@ packages=(
   build-essential cmake ninja-build make pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev
   nlohmann-json3-dev libzip-dev libssl-dev libcli11-dev
-  libarchive-dev libsquashfs-dev    # container images (--image): layers, squashfs
+  libarchive-dev libsquashfs-dev liblzo2-dev  # container images (--image): layers, squashfs (LZO: enroot's default)
   python3 python3-venv python3-pip  # the tests build real venvs and wheels
   zip unzip
   mmdebstrap                        # make wheel: Debian 11's glibc to link against (scripts/debian-root.sh)

@@ -1,6 +1,7 @@
 #include "image/squashfs.h"
 
 #include <fcntl.h>
+#include <lzo/lzo1x.h>
 #include <sqfs/compressor.h>
 #include <sqfs/data_reader.h>
 #include <sqfs/dir_reader.h>
@@ -60,6 +61,116 @@ const Libsquashfs* libsquashfs(std::string* error) {
                          lib.get(api.inode_get_file_size, "sqfs_inode_get_file_size", &why);
   if (!ok && error) *error = "cannot read squashfs images: " + why;
   return ok ? &api : nullptr;
+}
+
+// The part of liblzo2 that reads LZO blocks, opened on the first squashfs image compressed with
+// LZO: Debian's libsquashfs (squashfs-tools-ng 1.2) is built without LZO, whose library is GPL,
+// while mksquashfs writes it and enroot asks for it by default (ENROOT_SQUASH_OPTIONS="-comp lzo
+// -noD").
+struct Liblzo2 {
+  decltype(::__lzo_init_v2)* init;
+  decltype(::lzo1x_decompress_safe)* decompress_safe;
+};
+
+const Liblzo2* liblzo2(std::string* error) {
+  static support::LazyLibrary lib(ENVDOCTOR_LIBLZO2_SONAME);
+  static Liblzo2 api;
+  static std::string why;
+  // lzo_init() is this call with the caller's type sizes; the library refuses sizes it was not
+  // built for.
+  static const bool ok =
+      lib.get(api.init, "__lzo_init_v2", &why) && lib.get(api.decompress_safe, "lzo1x_decompress_safe", &why) &&
+      (api.init(LZO_VERSION, (int)sizeof(short), (int)sizeof(int), (int)sizeof(long), (int)sizeof(lzo_uint32_t),
+                (int)sizeof(lzo_uint), (int)lzo_sizeof_dict_t, (int)sizeof(char*), (int)sizeof(lzo_voidp),
+                (int)sizeof(lzo_callback_t)) == LZO_E_OK ||
+       (why = std::string(ENVDOCTOR_LIBLZO2_SONAME) + ": lzo_init failed", false));
+  if (!ok && error) *error = why;
+  return ok ? &api : nullptr;
+}
+
+// The names squashfs gives its compressor ids (the superblock's compression_id), as mksquashfs's
+// -comp spells them.
+const char* compressor_name(u16 id) {
+  switch (id) {
+    case SQFS_COMP_GZIP: return "gzip";
+    case SQFS_COMP_LZMA: return "lzma";
+    case SQFS_COMP_LZO: return "lzo";
+    case SQFS_COMP_XZ: return "xz";
+    case SQFS_COMP_LZ4: return "lz4";
+    case SQFS_COMP_ZSTD: return "zstd";
+    default: return nullptr;
+  }
+}
+
+// An LZO decompressor in libsquashfs's own interface, which its readers (metadata, data blocks,
+// fragments) call for every block. Every LZO1X variant mksquashfs's -Xalgorithm offers
+// (lzo1x_1, _1_11, _1_12, _1_15, _999) writes LZO1X blocks, which lzo1x_decompress_safe reads, as
+// the kernel's squashfs and unsquashfs do; the safe variant checks every input and output bound,
+// so a hostile block is an error, never a read or write outside the buffers.
+struct LzoDecompressor {
+  sqfs_compressor_t base;  // first, so that a sqfs_compressor_t* is an LzoDecompressor*
+  const Liblzo2* lzo;
+  u32 block_size;
+
+  static LzoDecompressor* of(const sqfs_compressor_t* c) {
+    return reinterpret_cast<LzoDecompressor*>(const_cast<sqfs_compressor_t*>(c));
+  }
+  static void get_configuration(const sqfs_compressor_t* c, sqfs_compressor_config_t* cfg) {
+    std::memset(cfg, 0, sizeof *cfg);
+    cfg->id = SQFS_COMP_LZO;
+    cfg->flags = SQFS_COMP_FLAG_UNCOMPRESS;
+    cfg->block_size = of(c)->block_size;
+  }
+  // The options block (algorithm, level) matters only to a compressor; it is never read.
+  static int write_options(sqfs_compressor_t*, sqfs_file_t*) { return SQFS_ERROR_UNSUPPORTED; }
+  static int read_options(sqfs_compressor_t*, sqfs_file_t*) { return 0; }
+  static sqfs_s32 do_block(sqfs_compressor_t* c, const sqfs_u8* in, sqfs_u32 size, sqfs_u8* out, sqfs_u32 outsize) {
+    if (outsize >= 0x7FFFFFFF) return SQFS_ERROR_ARG_INVALID;
+    lzo_uint len = outsize;
+    if (of(c)->lzo->decompress_safe(in, size, out, &len, nullptr) != LZO_E_OK) return SQFS_ERROR_COMPRESSOR;
+    return static_cast<sqfs_s32>(len);
+  }
+  static void destroy(sqfs_object_t* obj) { delete reinterpret_cast<LzoDecompressor*>(obj); }
+
+  static sqfs_compressor_t* create(const Liblzo2& lzo, u32 block_size) {
+    auto* d = new LzoDecompressor{};
+    d->base.base.destroy = &destroy;
+    d->base.base.copy = nullptr;
+    d->base.get_configuration = &get_configuration;
+    d->base.write_options = &write_options;
+    d->base.read_options = &read_options;
+    d->base.do_block = &do_block;
+    d->lzo = &lzo;
+    d->block_size = block_size;
+    return &d->base;
+  }
+};
+
+// The decompressor of the image's compressor: libsquashfs's own, or for LZO, which it may lack,
+// liblzo2's. nullptr with `error` saying which compressor and why.
+std::string unknown_compressor(u16 id) {
+  return "its compressor id " + std::to_string(id) + " is none that squashfs defines (1 gzip to 6 zstd)";
+}
+
+sqfs_compressor_t* create_decompressor(const Libsquashfs& sq, u16 id, u32 block_size, std::string* error) {
+  const char* name = compressor_name(id);
+  if (!name) {
+    *error = unknown_compressor(id);
+    return nullptr;
+  }
+  sqfs_compressor_config_t cfg;
+  sqfs_compressor_t* cmp = nullptr;
+  int rc = sq.compressor_config_init(&cfg, static_cast<SQFS_COMPRESSOR>(id), block_size, SQFS_COMP_FLAG_UNCOMPRESS);
+  if (rc == 0) rc = sq.compressor_create(&cfg, &cmp);
+  if (rc == 0 && cmp) return cmp;
+  if (id == SQFS_COMP_LZO) {
+    std::string why;
+    if (const Liblzo2* lzo = liblzo2(&why)) return LzoDecompressor::create(*lzo, block_size);
+    *error = "its compressor is lzo, which needs " + std::string(ENVDOCTOR_LIBLZO2_SONAME) + ": " + why;
+    return nullptr;
+  }
+  *error = std::string("its compressor, ") + name + ", is not supported by " + ENVDOCTOR_LIBSQUASHFS_SONAME;
+  return nullptr;
 }
 
 // libsquashfs objects are released through their own destroy function (sqfs_destroy).
@@ -151,14 +262,17 @@ class SquashfsReader : public EntryReader {
     file_.reset(open_section(sq, path, section));
     if (!file_)
       return fail(section.offset == 0 && !section.size ? "cannot open" : "cannot open its file system's section");
+    // The compressor id first, from the raw superblock: libsquashfs refuses an id it does not
+    // know as a bad superblock, which would hide what the image really asks for.
+    unsigned char raw[sizeof(sqfs_super_t)];
+    if (file_->read_at(file_.get(), 0, raw, sizeof raw) == 0 && std::memcmp(raw, "hsqs", 4) == 0) {
+      u16 id = static_cast<u16>(raw[20] | raw[21] << 8);  // sqfs_super_t.compression_id, little-endian
+      if (!compressor_name(id)) return fail(unknown_compressor(id));
+    }
+    std::string why;
     if (sq.super_read(&super_, file_.get()) != 0) return fail("not a squashfs image (bad superblock)");
-    sqfs_compressor_config_t cfg;
-    sqfs_compressor_t* cmp = nullptr;
-    if (sq.compressor_config_init(&cfg, static_cast<SQFS_COMPRESSOR>(super_.compression_id), super_.block_size,
-                                  SQFS_COMP_FLAG_UNCOMPRESS) != 0 ||
-        sq.compressor_create(&cfg, &cmp) != 0)
-      return fail("its compressor is not supported");
-    compressor_.reset(cmp);
+    compressor_.reset(create_decompressor(sq, super_.compression_id, super_.block_size, &why));
+    if (!compressor_) return fail(why);
     ids_.reset(sq.id_table_create(0));
     if (!ids_ || sq.id_table_read(ids_.get(), file_.get(), &super_, compressor_.get()) != 0)
       return fail("unreadable id table");
