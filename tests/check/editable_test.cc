@@ -2,10 +2,13 @@
 // setuptools 81 (the corpus's wheel, in pip's isolated build) in each of its shapes (a finder for a
 // flat layout, a path .pth for a src layout and for compat mode) and `setup.py develop` with
 // setuptools 65.5 (ensurepip's, which still writes .egg-link and easy-install.pth). The project's
-// extension foo._ext links libmylib.so, a library of the project built with gcc in its lib/. The
+// extensions foo._ext and the top-level _fast link libmylib.so, a library of the project built with
+// gcc in its lib/. The
 // referee is the real `import foo`: while the library is there check finds nothing, and owns
 // the module as foo's; once it is removed, check's error on foo's module is the import's words.
 #include <gtest/gtest.h>
+
+#include <map>
 
 #include "support/referees.h"
 #include "support/venv.h"
@@ -31,26 +34,31 @@ class Editable : public VenvTest {
  protected:
   enum class Shape { kFinder, kCompat, kSrcLayout, kDevelop };
 
-  // The project: lib/libmylib.so, and the package foo (under src/ for kSrcLayout) whose
-  // extension _ext calls it, found through RUNPATH $ORIGIN/../lib when `rpath`.
+  // The project: lib/libmylib.so; the package foo (under src/ for kSrcLayout) whose extension
+  // _ext calls it, found through RUNPATH $ORIGIN/../lib when `rpath`; and beside foo, a top-level
+  // extension module _fast that calls it too (a finder maps it by its path without a suffix).
   std::string make_project(Shape shape, bool rpath) {
     std::string proj = tmp_ / "proj";
     build_shared(proj + "/lib/libmylib.so", "int mylib_fn(void) { return 42; }", "-Wl,-soname,libmylib.so", tmp_);
-    std::string pkg = shape == Shape::kSrcLayout ? "src/foo" : "foo";
-    tmp_.write("proj/" + pkg + "/__init__.py", "from . import _ext\n");
-    tmp_.write("proj/" + pkg + "/_ext.c", extension_source("_ext", "int mylib_fn(void);", "mylib_fn()"));
-    std::string runtime = !rpath ? "" : shape == Shape::kSrcLayout ? "['$ORIGIN/../../lib']" : "['$ORIGIN/../lib']";
+    std::string src = shape == Shape::kSrcLayout ? "src/" : "";
+    tmp_.write("proj/" + src + "foo/__init__.py", "from . import _ext\n");
+    tmp_.write("proj/" + src + "foo/_ext.c", extension_source("_ext", "int mylib_fn(void);", "mylib_fn()"));
+    tmp_.write("proj/" + src + "_fast.c", extension_source("_fast", "int mylib_fn(void);", "mylib_fn()"));
+    auto extension = [&](const std::string& name, const std::string& source, const std::string& runpath) {
+      return "Extension('" + name + "', ['" + src + source + "'], libraries=['mylib'], library_dirs=['lib']" +
+             (rpath ? ", runtime_library_dirs=['" + runpath + "']" : "") + ")";
+    };
+    std::string up = shape == Shape::kSrcLayout ? "/.." : "";
     tmp_.write("proj/setup.py",
                "from setuptools import setup, Extension\n"
                "setup(name='foo', version='0.1', packages=['foo'],\n" +
-                   std::string(shape == Shape::kSrcLayout ? "      package_dir={'': 'src'},\n" : "") +
-                   "      ext_modules=[Extension('foo._ext', ['" + pkg +
-                   "/_ext.c'], libraries=['mylib'], library_dirs=['lib']" +
-                   (rpath ? ", runtime_library_dirs=" + runtime : "") + ")])\n");
+                   std::string(src.empty() ? "" : "      package_dir={'': 'src'},\n") + "      ext_modules=[" +
+                   extension("foo._ext", "foo/_ext.c", "$ORIGIN/.." + up + "/lib") + ", " +
+                   extension("_fast", "_fast.c", "$ORIGIN" + up + "/lib") + "])\n");
     if (shape != Shape::kDevelop)
       tmp_.write("proj/pyproject.toml",
                  "[build-system]\nrequires = ['setuptools>=64']\nbuild-backend = 'setuptools.build_meta'\n");
-    module_ = proj + "/" + pkg + "/_ext" + suffix_;
+    modules_ = {{"foo", proj + "/" + src + "foo/_ext" + suffix_}, {"_fast", proj + "/" + src + "_fast" + suffix_}};
     return proj;
   }
 
@@ -116,35 +124,39 @@ class Editable : public VenvTest {
     EXPECT_EQ(no_exec["environment"]["elf_files"], report["environment"]["elf_files"]);
   }
 
-  // Before: the import works and check finds nothing, its module foo's. After the library is
-  // removed: the import fails, and check's one error is on foo's module, in the import's words.
+  // Before: the imports work and check finds nothing, the modules foo's. After the library is
+  // removed: each import fails, and check's one error on each module is foo's, in its words.
   void expect_referee_agrees(const std::string& variables = "") {
-    ASSERT_EQ(venv_->import("foo", variables), "");
     int status = -1;
     nlohmann::json report = venv_->check(&status, "", variables);
     EXPECT_EQ(status, 0);
     EXPECT_EQ(report["findings"], nlohmann::json::array()) << report.dump(1);
     expect_no_exec_agrees(report, variables);
-    EXPECT_NE(why_files(variables).find(module_ + "\n"), std::string::npos) << why_files(variables);
+    for (const auto& [name, file] : modules_) {
+      ASSERT_EQ(venv_->import(name, variables), "");
+      EXPECT_NE(why_files(variables).find(file + "\n"), std::string::npos) << why_files(variables);
+    }
 
     fs::remove(tmp_ / "proj/lib/libmylib.so");
-    std::string referee = venv_->import("foo", variables);
-    ASSERT_EQ(referee, "libmylib.so: cannot open shared object file: No such file or directory");
     report = venv_->check(&status, "", variables);
     EXPECT_EQ(status, 1);
-    std::vector<nlohmann::json> errors;
+    std::map<std::string, nlohmann::json> errors;
     for (const auto& f : report["findings"])
-      if (f["severity"] == "error") errors.push_back(f);
-    ASSERT_EQ(errors.size(), 1u) << report.dump(1);
-    EXPECT_EQ(errors[0]["code"], "missing-library");
-    EXPECT_EQ(errors[0]["file"], module_);
-    EXPECT_EQ(errors[0]["package"], "foo");
-    EXPECT_EQ(errors[0]["message"], referee);
+      if (f["severity"] == "error") errors.emplace(f["file"], f);
+    ASSERT_EQ(errors.size(), modules_.size()) << report.dump(1);
+    for (const auto& [name, file] : modules_) {
+      std::string referee = venv_->import(name, variables);
+      ASSERT_EQ(referee, "libmylib.so: cannot open shared object file: No such file or directory");
+      const nlohmann::json& error = errors[file];
+      EXPECT_EQ(error["code"], "missing-library") << file;
+      EXPECT_EQ(error["package"], "foo") << file;
+      EXPECT_EQ(error["message"], referee) << file;
+    }
     expect_no_exec_agrees(report, variables);
   }
 
   std::unique_ptr<Venv> venv_;
-  std::string module_;
+  std::vector<std::pair<std::string, std::string>> modules_;  // import name, the file it loads
 };
 
 // setuptools' default for a flat layout: a finder maps foo to the project's foo/, which is not on
@@ -185,6 +197,7 @@ TEST_F(Editable, SetupPyDevelopEggLink) {
 TEST_F(Editable, SetupPyDevelopWithoutRunpath) {
   if (!install(Shape::kDevelop, false)) GTEST_SKIP() << "needs a setuptools wheel older than 80 (ensurepip's)";
   EXPECT_NE(venv_->import("foo"), "");
+  EXPECT_NE(venv_->import("_fast"), "");
   expect_referee_agrees("LD_LIBRARY_PATH=" + tmp_ / "proj/lib");
 }
 
