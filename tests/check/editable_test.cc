@@ -3,9 +3,9 @@
 // flat layout, a path .pth for a src layout and for compat mode) and `setup.py develop` with
 // setuptools 65.5 (ensurepip's, which still writes .egg-link and easy-install.pth). The project's
 // extensions foo._ext and the top-level _fast link libmylib.so, a library of the project built with
-// gcc in its lib/. The
-// referee is the real `import foo`: while the library is there check finds nothing, and owns
-// the module as foo's; once it is removed, check's error on foo's module is the import's words.
+// gcc in its lib/. The referee is the real import of each: while the library is there check finds
+// nothing, and owns the modules as foo's; once it is removed, check's error on each module is foo's,
+// in the import's words.
 #include <gtest/gtest.h>
 
 #include <map>
