@@ -181,13 +181,18 @@ bool write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v2"; }
+// v3: layers keep site.py, patchlevel.h and editable installs' files whole, which a v2 layer
+// holds sparse (kept_by_name).
+std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v3"; }
 
 bool kept_by_name(const std::string& path) {
   std::string base = basename_of(path);
   if (base == "__init__.py" || base == "pyvenv.cfg" || base == "version.json" || ends_with(base, ".pth") ||
       ends_with(base, ".egg-info"))
     return true;
+  // The interpreter's own files that sys.path is read from without running it
+  // (python/site_layout.h): its site.py, which Debian and Fedora patch, and patchlevel.h's PY_VERSION.
+  if (base == "site.py" || (base == "patchlevel.h" && path.find("include/python") != std::string::npos)) return true;
   // An editable install's .egg-link and the finder its .pth imports (python/editable.h).
   if (ends_with(base, ".egg-link") ||
       ((starts_with(base, "__editable__") || starts_with(base, "_editable_impl_")) && ends_with(base, ".py")))
