@@ -287,6 +287,14 @@ Fix hint_other_copy(const Environment& env, const loader::Process& p, const Load
         h += ", and matched by its SONAME when " + consumer_name + " asked for " + r.name;
       std::string command;
       std::vector<const python::Distribution*> needers = winner ? required_by(env, *winner) : decltype(needers){};
+      // Both copies one package's (a glibc-hwcaps build beside the baseline one), or the winner the
+      // consumer's own package: uninstalling it removes what it would fix.
+      if (winner && (winner == right || winner == env.owner(consumer.path))) {
+        h += "; both are " + winner->name + "'s own, so no uninstall can help: the copy ld.so prefers here is " +
+             "a broken build of it (tell its maintainers); until a fixed release, load the other copy first (" +
+             "LD_PRELOAD=" + shell_word(copy.path) + ")";
+        return {h, ""};
+      }
       if (winner && needers.empty()) command = uninstall_command(env, *winner);
       if (!command.empty()) {
         h += "; uninstall " + winner->name + " (nothing installed requires it)" +

@@ -154,7 +154,7 @@ std::vector<ImportContext> LoadRun::plan_contexts() const {
   for (auto& [dist, files] : groups) {
     ImportContext c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}, {}, {}, {}};
     for (const ElfRecord* f : c.files) c.learnt.files.push_back(f->path);
-    c.learnt.dists = context_dists(ctx_.env, dist);
+    if (memo()) c.learnt.dists = context_dists(ctx_.env, dist);  // only a simulation's memo asks
     out.push_back(std::move(c));
   }
   return out;

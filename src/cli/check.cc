@@ -22,6 +22,7 @@
 #include "report/machine.h"
 #include "report/progress.h"
 #include "report/report.h"
+#include "scenarios/fix_trial.h"
 #include "scenarios/simulation.h"
 #include "snapshot/snapshot.h"
 
@@ -69,8 +70,8 @@ int run_check(const CheckOptions& options) {
         "(ELF files, package records): check the unpacked root with --root DIR instead");
   for (const std::string& wheel : options.with)
     if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
-  std::optional<Session> session =
-      open_session({options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)});
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)};
+  std::optional<Session> session = open_session(request);
   if (!session) return 2;
   environment::Environment* env = session->env.get();
   const environment::Knowledge* knowledge = &session->knowledge;
@@ -97,6 +98,8 @@ int run_check(const CheckOptions& options) {
     change = std::move(summary);
   } else {
     run = checks::run_checks({*env, *knowledge, *tables, settings});
+    // Every command offered is tried on the model first: none that harms is printed.
+    scenarios::try_fixes(*env, *knowledge, *tables, settings, scenarios::reopen_request(request), run);
   }
 
   progress.finish();

@@ -71,6 +71,9 @@ int run_pip(const PipOptions& options) {
       check_change(env, session->knowledge, session->tables, settings, options.action, options.args, &error);
   if (!checked) return tool_failure(error);
   const scenarios::PipPlan* plan = &checked->plan;
+  // A fix of what the change would break installs from where the user's own command installs.
+  if (checked->prediction)
+    scenarios::keep_user_index_options(env, options.args, options.uv, checked->prediction->findings);
 
   report::PipReport pip_report;
   pip_report.plan = plan;

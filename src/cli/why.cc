@@ -7,6 +7,7 @@
 #include "cli/session.h"
 #include "queries/why.h"
 #include "report/report.h"
+#include "scenarios/fix_trial.h"
 
 namespace envdoctor::cli {
 
@@ -21,11 +22,17 @@ int run_why(const CheckOptions& options, const std::string& name) {
     if (!target) return 2;
     loader = for_target(loader, *target);
   }
-  std::optional<Session> session = open_session({options.python, options.prefix, options.no_exec, loader});
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, loader};
+  std::optional<Session> session = open_session(request);
   if (!session) return 2;
   std::string error;
+  // check's own trial of every fix on the model: why offers what check offers.
+  auto vet = [&](const checks::CheckSettings& settings, checks::CheckRun& run) {
+    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
+                         scenarios::reopen_request(request), run);
+  };
   std::optional<queries::WhyAnswer> answer =
-      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error);
+      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error, vet);
   if (!answer) return tool_failure(error);
   std::cout << (options.json ? report::render_why_json(*answer, name) : report::render_why_text(*answer));
   return answer->will_not_load() ? 1 : 0;

@@ -12,10 +12,12 @@
 #include <mutex>
 #include <set>
 #include <thread>
+#include <unordered_set>
 
 #include "elf/elf_types.h"
 #include "python/editable.h"
 #include "python/extension_module.h"
+#include "python/metadata_file.h"
 #include "python/record.h"
 #include "support/parallel.h"
 
@@ -316,6 +318,11 @@ void Environment::add_elf_file(const std::string& path, std::shared_ptr<const lo
 }
 
 void Environment::refresh() {
+  {
+    std::lock_guard lock(requires_mu_);
+    requires_.clear();
+    requires_built_.store(false, std::memory_order_release);
+  }
   ownership = std::make_unique<python::OwnershipIndex>(inventory.distributions);
   index_installers();
   std::erase_if(elf_files, [&](const ElfRecord& r) { return files.removed(r.path); });
@@ -339,18 +346,47 @@ void Environment::index_elf_files() {
   for (size_t i = 0; i < elf_files.size(); ++i) by_path_[elf_files[i].path] = i;
 }
 
+const std::vector<const python::Distribution*>& Environment::requirements(const python::Distribution& dist) const {
+  if (!requires_built_.load(std::memory_order_acquire)) {
+    std::lock_guard lock(requires_mu_);
+    if (!requires_built_.load(std::memory_order_relaxed)) build_requirements();
+  }
+  static const std::vector<const python::Distribution*> kNone;
+  auto it = requires_.find(&dist);
+  return it == requires_.end() ? kNone : it->second;
+}
+
+// One pass over the inventory: by normalized name (the first of a name, as Inventory::find), then
+// every Requires-Dist that applies here.
+void Environment::build_requirements() const {
+  std::unordered_map<std::string, const python::Distribution*> by_key;
+  for (const python::Distribution& d : inventory.distributions) by_key.emplace(d.key(), &d);
+  for (const python::Distribution& d : inventory.distributions) {
+    std::vector<const python::Distribution*>& deps = requires_[&d];
+    for (const python::Requirement& r : d.requirements_for(python.markers))
+      if (auto it = by_key.find(python::normalize_name(r.name)); it != by_key.end()) deps.push_back(it->second);
+  }
+  requires_built_.store(true, std::memory_order_release);
+}
+
 std::vector<const python::Distribution*> Environment::requirement_closure(const python::Distribution& dist) const {
   std::vector<const python::Distribution*> order;
-  std::set<const python::Distribution*> visiting;
-  std::function<void(const python::Distribution&)> visit = [&](const python::Distribution& d) {
-    if (!visiting.insert(&d).second) return;
-    for (const python::Requirement& r : d.requirements_for(python.markers)) {
-      const python::Distribution* dep = inventory.find(r.name);
-      if (dep) visit(*dep);
+  std::unordered_set<const python::Distribution*> visiting;
+  // Depth first, dependencies before their users, on an explicit stack: a chain of thousands of
+  // requirements must not exhaust the thread's stack.
+  std::vector<std::pair<const python::Distribution*, size_t>> stack{{&dist, 0}};
+  visiting.insert(&dist);
+  while (!stack.empty()) {
+    auto& [d, next] = stack.back();
+    const std::vector<const python::Distribution*>& deps = requirements(*d);
+    if (next < deps.size()) {
+      const python::Distribution* dep = deps[next++];
+      if (visiting.insert(dep).second) stack.emplace_back(dep, 0);
+      continue;
     }
-    if (&d != &dist) order.push_back(&d);
-  };
-  visit(dist);
+    if (d != &dist) order.push_back(d);
+    stack.pop_back();
+  }
   return order;
 }
 

@@ -4,6 +4,7 @@
 // in parallel, from read-only mappings). The checks read it and never change it.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -107,8 +108,11 @@ class Environment {
   const ElfRecord* elf(const std::string& path) const;
 
   // The installed distributions that `dist` requires, transitively, dependencies before their
-  // users (the order imports load them), without `dist` itself.
+  // users (the order imports load them), without `dist` itself. Each distribution's own
+  // requirements are resolved once per inventory, so a closure costs its size.
   std::vector<const python::Distribution*> requirement_closure(const python::Distribution& dist) const;
+  // The installed distributions `dist` requires directly, in its Requires-Dist order.
+  const std::vector<const python::Distribution*>& requirements(const python::Distribution& dist) const;
 
   u8 host_class = ELFCLASS64;  // the interpreter's: objects of another class or machine are never loaded
   u8 host_data = ELFDATA2LSB;
@@ -126,7 +130,12 @@ class Environment {
 
  private:
   std::unordered_map<std::string, size_t> by_path_;
+  void build_requirements() const;  // fills requires_, under requires_mu_
   std::unordered_map<std::string, std::vector<const python::Distribution*>> debian_;  // dpkg package -> distribution
+  // Each distribution's installed requirements, built on first question, dropped by refresh().
+  mutable std::mutex requires_mu_;
+  mutable std::atomic<bool> requires_built_{false};
+  mutable std::unordered_map<const python::Distribution*, std::vector<const python::Distribution*>> requires_;
   mutable std::mutex fatbin_mu_;
   mutable std::unordered_map<const elf::ElfFile*, std::unique_ptr<const cuda::FatbinInfo>> fatbins_;
 };

@@ -113,9 +113,24 @@ std::vector<const Distribution*> ImportModel::import_order() const {
   auto add = [&](const Distribution* d) {
     if (seen.insert(d).second && modules_.count(d)) order.push_back(d);
   };
-  for (const Distribution* d : dists) {
-    for (const Distribution* dep : env_.requirement_closure(*d)) add(dep);
-    add(d);
+  // Each package's requirements before it, depth first, every distribution visited once: the
+  // order the closures give one package at a time, in time linear in the requirements.
+  std::set<const Distribution*> visiting;
+  std::vector<std::pair<const Distribution*, size_t>> stack;
+  for (const Distribution* root : dists) {
+    if (!visiting.insert(root).second) continue;
+    stack.emplace_back(root, 0);
+    while (!stack.empty()) {
+      auto& [d, next] = stack.back();
+      const std::vector<const Distribution*>& deps = env_.requirements(*d);
+      if (next < deps.size()) {
+        const Distribution* dep = deps[next++];
+        if (visiting.insert(dep).second) stack.emplace_back(dep, 0);
+        continue;
+      }
+      add(d);
+      stack.pop_back();
+    }
   }
   return order;
 }

@@ -16,6 +16,7 @@
 #include "queries/why.h"
 #include "report/explain.h"
 #include "report/report.h"
+#include "scenarios/fix_trial.h"
 #include "scenarios/pip_plan.h"
 #include "scenarios/simulation.h"
 #include "support/subprocess.h"
@@ -84,7 +85,8 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
   if (verify_hashes && !environment::sha256_available(&error)) return failure(error);
   for (const std::string& wheel : changes.with)
     if (!python::wheel_file_exists(wheel, &error)) return failure("--with " + error);
-  std::optional<Session> session = environment::open_session(environment_of(args, defaults, &*target), &error);
+  EnvironmentRequest request = environment_of(args, defaults, &*target);
+  std::optional<Session> session = environment::open_session(request, &error);
   if (!session) return failure(error);
   checks::CheckSettings settings;
   settings.verify_hashes = verify_hashes;
@@ -101,6 +103,9 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
     change = std::move(summary);
   } else {
     run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
+    // check's trial of every fix on the model (scenarios/fix_trial.h).
+    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
+                         scenarios::reopen_request(request), run);
   }
   report::Report r = report::environment_report(*session->env, std::move(run));
   r.change = std::move(change);
@@ -140,6 +145,9 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
   std::optional<scenarios::PipCheck> checked = scenarios::check_pip_change(
       *session->env, session->knowledge, session->tables, settings, action, pip_args, error);
   if (!checked) return nullptr;
+  // A fix of what the change would break installs from where the user's own arguments install.
+  if (checked->prediction)
+    scenarios::keep_user_index_options(*session->env, pip_args, false, checked->prediction->findings);
   auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
   out->report.plan = &out->check.plan;
   out->report.verdict = out->check.verdict;
@@ -204,11 +212,15 @@ ToolResult why(const Json& args, const EnvironmentRequest& defaults, std::stop_t
   std::string name = text_arg(args, "name"), error;
   std::optional<checks::CudaTarget> target;
   if (args.contains("image") && !(target = target_of(args, &error))) return failure(error);
-  std::optional<Session> session =
-      environment::open_session(environment_of(args, defaults, target ? &*target : nullptr), &error);
+  EnvironmentRequest request = environment_of(args, defaults, target ? &*target : nullptr);
+  std::optional<Session> session = environment::open_session(request, &error);
   if (!session) return failure(error);
+  auto vet = [&](const checks::CheckSettings& settings, checks::CheckRun& run) {
+    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
+                         scenarios::reopen_request(request), run);
+  };
   std::optional<queries::WhyAnswer> found =
-      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error);
+      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error, vet);
   if (!found) return failure(error);
   return answer(report::render_why_json(*found, name), report::render_why_text(*found));
 }

@@ -1,5 +1,6 @@
 #include "queries/why.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "checks/run.h"
@@ -33,17 +34,39 @@ bool names(const std::string& needed, const std::string& name) {
   return needed == name || fs::path(needed).filename() == name;
 }
 
-WhyLibrary explain_library(const Environment& env, const std::vector<Edge>& edges, const std::string& name) {
+// Whether two paths are one file (a link and its target, /lib and /usr/lib): by the store's identity.
+bool same_file(const Environment& env, const std::string& a, const std::string& b) {
+  if (a == b) return true;
+  if (a.empty() || b.empty()) return false;
+  auto x = env.store->open(a), y = env.store->open(b);
+  return x->id != loader::FileId{} && x->id.dev == y->id.dev && x->id.ino == y->id.ino;
+}
+
+// Whether the need `e` is a need of what was asked: of the name, or (a path asked) resolved to
+// that very file under whatever name (a symlink libcudart.so.12 -> libcudart.so.13 asked by path).
+bool asks_for(const Environment& env, const Edge& e, const std::string& name, const std::optional<OwnedPath>& asked) {
+  return names(e.needed, name) || (asked && !e.resolved.empty() && same_file(env, e.resolved, asked->path));
+}
+
+WhyLibrary explain_library(const Environment& env, const std::vector<Edge>& edges, const std::string& name,
+                           const std::optional<OwnedPath>& asked) {
   WhyLibrary out;
   out.name = name;
+  out.asked_path = asked;
   std::set<std::string> copies = reachable_copies(env, name);
+  // Where a need of it resolves is a copy the environment reaches, whatever its SONAME or the
+  // search that found it (a RUNPATH into another package).
+  for (const Edge& e : edges)
+    if (names(e.needed, name) && !e.resolved.empty() &&
+        std::none_of(copies.begin(), copies.end(), [&](const std::string& c) { return same_file(env, c, e.resolved); }))
+      copies.insert(normalize_path(e.resolved));
   for (const std::string& c : copies) out.copies.push_back(owned(env, c));
   for (const Edge& e : edges) {
-    if (!names(e.needed, name)) continue;
+    if (!asks_for(env, e, name, asked)) continue;
     WhyLibrary::Need need{owned(env, e.consumer), e, {}};
     if (!e.resolved.empty())
       for (const std::string& c : copies)
-        if (c != e.resolved) need.shadowed.push_back(owned(env, c));
+        if (!same_file(env, c, e.resolved)) need.shadowed.push_back(owned(env, c));
     out.needed_by.push_back(std::move(need));
   }
   return out;
@@ -76,6 +99,17 @@ bool about_package(const Finding& f, const python::Distribution& dist) {
 bool about_library(const Finding& f, const std::string& name, const std::optional<OwnedPath>& asked) {
   if (f.library && (*f.library == name || fs::path(*f.library).filename() == name)) return true;
   return asked && f.file == asked->path;
+}
+
+// A finding about a need `why` lists: its consumer's, about the library under the name that
+// consumer asked for (the file asked by path, loaded as libcudart.so.12 where its SONAME says
+// libcudart.so.13). What check reports as failing on it, why reports: they never disagree.
+bool about_need(const Finding& f, const WhyLibrary& lib) {
+  if (!f.library) return false;
+  std::string asked_name = fs::path(*f.library).filename().string();
+  return std::any_of(lib.needed_by.begin(), lib.needed_by.end(), [&](const WhyLibrary::Need& n) {
+    return f.file == n.consumer.path && fs::path(n.edge.needed).filename() == asked_name;
+  });
 }
 
 // The installed distributions whose requirements name `name`, which is not installed.
@@ -160,8 +194,7 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<E
     library = op->elf->soname ? std::string(*op->elf->soname) : fs::path(path).filename().string();
     asked = owned(env, path);
   }
-  answer.library = explain_library(env, edges, library);
-  answer.library->asked_path = asked;
+  answer.library = explain_library(env, edges, library, asked);
   // A name only findings know is still asked about: a library opened at run time that no file
   // provides (runtime-library-missing), a Debian package that owns a file a finding is about.
   std::vector<Finding> named;
@@ -179,12 +212,12 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<E
     return std::nullopt;
   }
   for (const Finding& f : findings)
-    if (about_library(f, library, asked)) answer.findings.push_back(f);
+    if (about_library(f, library, asked) || about_need(f, *answer.library)) answer.findings.push_back(f);
   return answer;
 }
 
 std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                    const std::string& name, std::string* error) {
+                                    const std::string& name, std::string* error, const VetRun& vet) {
   // The same run of every check that `check` makes (this machine's GPUs and driver), so that `why`
   // and `check` never disagree about what will not load.
   std::optional<CudaTarget> gpu = resolve_cuda_target({}, "", error);
@@ -192,6 +225,7 @@ std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& kno
   CheckSettings settings;
   settings.gpu = *gpu;
   CheckRun run = run_checks({env, knowledge, tables, settings});
+  if (vet) vet(settings, run);
   return explain_why(env, run.edges, run.findings, name, error);
 }
 

@@ -7,6 +7,7 @@
 // src/report/why.cc renders the answer.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "checks/load_checks.h"
+#include "checks/run.h"
 #include "cuda/tables.h"
 #include "environment/environment.h"
 
@@ -72,9 +74,14 @@ std::optional<WhyAnswer> explain_why(const environment::Environment& env, const 
                                      const std::vector<checks::Finding>& findings, const std::string& name,
                                      std::string* error);
 
+// What `check` does to its run before it reports it (scenarios::try_fixes: every fix tried on the
+// model), done to `why`'s run too, so that the two never disagree.
+using VetRun = std::function<void(const checks::CheckSettings& settings, checks::CheckRun& run)>;
+
 // `why NAME` on the environment: every check `check` runs, then explain_why on their findings.
 std::optional<WhyAnswer> answer_why(const environment::Environment& env, const environment::Knowledge& knowledge,
-                                    const cuda::CudaTables& tables, const std::string& name, std::string* error);
+                                    const cuda::CudaTables& tables, const std::string& name, std::string* error,
+                                    const VetRun& vet = {});
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file
 // name, and what the system's search would find (ld.so.cache, LD_LIBRARY_PATH, the default

@@ -4,10 +4,12 @@
 #include <filesystem>
 #include <future>
 
+#include "advice/install.h"
 #include "environment/file_view.h"
 #include "python/index_origins.h"
 #include "python/metadata_file.h"
 #include "python/pip.h"
+#include "python/uv.h"
 #include "python/version.h"
 #include "support/subprocess.h"
 #include "support/text.h"
@@ -312,6 +314,34 @@ bool remember_index_origins(const Environment& env, const PipPlan& plan, const s
     if (d && d->version == item.version) installed.push_back(d);
   }
   return python::record_index_origins(installed, options, error);
+}
+
+void keep_user_index_options(const Environment& env, const std::vector<std::string>& args, bool uv,
+                             std::vector<checks::Finding>& findings) {
+  std::error_code ec;
+  std::vector<std::string> options =
+      uv ? python::uv_index_options(args) : python::recordable_index_options(args, fs::current_path(ec).string());
+  if (options.empty()) return;
+  std::string words;
+  for (const std::string& o : options) words += " " + advice::shell_word(o);
+  const std::string install = uv ? "uv pip install --python " + advice::shell_word(advice::environment_python(env))
+                                 : advice::pip_for(env) + " install";
+  for (checks::Finding& f : findings) {
+    if (f.fix_command.empty()) continue;
+    std::string out;
+    size_t at = 0;
+    // Each command of a chain "A && B" on its own.
+    while (at <= f.fix_command.size()) {
+      size_t end = f.fix_command.find(" && ", at);
+      std::string part = f.fix_command.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      if (part.starts_with(install + " ") && part.find(words) == std::string::npos)
+        part = install + words + part.substr(install.size());
+      out += (out.empty() ? "" : " && ") + part;
+      if (end == std::string::npos) break;
+      at = end + 4;
+    }
+    f.fix_command = out;
+  }
 }
 
 }  // namespace envdoctor::scenarios

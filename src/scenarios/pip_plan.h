@@ -131,4 +131,10 @@ std::vector<std::string> pip_command(const environment::Environment& env, const 
 // environment has no pip, as `uv venv` makes them, that envdoctor pip has none to run), else "".
 std::string uv_note(const environment::Environment& env);
 
+// The user's own options about where to find distributions (--no-index, -f DIR, --index-url ...)
+// put into every install of the fixes of `findings` that has none: a fix after a refused
+// `envdoctor pip install --no-index -f DIR X` finds what it installs where the user's command did.
+void keep_user_index_options(const environment::Environment& env, const std::vector<std::string>& args, bool uv,
+                             std::vector<checks::Finding>& findings);
+
 }  // namespace envdoctor::scenarios

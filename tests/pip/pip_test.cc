@@ -192,6 +192,12 @@ TEST_F(PipTest, InstallOfAnExtensionForAMissingCudaRuntimePulledByTheResolverIsR
   EXPECT_FALSE(installed(*venv, "causal-conv1d"));
   EXPECT_FALSE(installed(*venv, "mamba-ssm"));
 
+  // The fix keeps the user's own options (issue 49, 5): what it installs is found where the
+  // refused command looked, offline.
+  ASSERT_TRUE(fresh[0].contains("fix_command")) << fresh[0].dump(1);
+  std::string fix = fresh[0]["fix_command"];
+  EXPECT_NE(fix.find(" install --no-index --find-links " + (tmp_ / "wheels") + " "), std::string::npos) << fix;
+
   CommandResult text = envdoctor_pip(*venv, "", "install", "mamba-ssm");
   EXPECT_EQ(text.status, 1);
   EXPECT_NE(text.out.find("libcudart.so.12: cannot open shared object file"), std::string::npos) << text.out;

@@ -172,8 +172,14 @@ class Venv {
       ASSERT_EQ(run("cp -a " + quote(dir_) + " " + quote(backup)).status, 0);
       // PIP_RETRIES=0: no package index is reachable here, and pip's retries only delay the
       // failure of a reinstall from one by 8 s.
+      std::set<std::string> imported = importing_modules(variables);
       CommandResult pasted = run("cd / && env -i PIP_RETRIES=0 bash -c " + quote(command) + " </dev/null");
-      if (pasted.status == 0) expect_repaired(report, command, variables);
+      if (pasted.status == 0) {
+        expect_repaired(report, command, variables);
+        // A fix never harms (issue 49, 5): every module that imported before the paste still does.
+        for (const std::string& module : imported)
+          EXPECT_EQ(import(module, variables), "") << "`" << command << "` broke " << module << ", which imported";
+      }
       restore_tree(backup, dir_);
       std::filesystem::remove_all(backup);
     }
@@ -208,6 +214,19 @@ class Venv {
             << "after `" << command << "`, check finds no error in " << file << " but importing " << module << " fails";
       }
     }
+  }
+
+  // The extension modules under site-packages that import now, by their dotted names.
+  std::set<std::string> importing_modules(const std::string& variables) const {
+    std::set<std::string> out;
+    std::error_code ec;
+    for (auto it = std::filesystem::recursive_directory_iterator(site(), ec);
+         it != std::filesystem::recursive_directory_iterator(); it.increment(ec)) {
+      if (ec || !it->is_regular_file()) continue;
+      std::string module = module_name(it->path().string());
+      if (!module.empty() && import(module, variables).empty()) out.insert(module);
+    }
+    return out;
   }
 
   // The dotted name Python imports FILE by, when FILE is an extension module under site-packages.

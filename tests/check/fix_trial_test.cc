@@ -1,0 +1,140 @@
+// Fixes tried on the model before they are offered (issue 49, item 5), and `why` agreeing with
+// `check` (item 6). Each case is built for real (gcc, wheels, a venv); the real import is the
+// referee, and Venv::check pastes every fix_command left and holds the environment to it.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "support/venv.h"
+
+namespace envdoctor::test {
+namespace {
+
+using nlohmann::json;
+
+// Whether this CPU's ld.so searches glibc-hwcaps/x86-64-v3 (`ld.so --help`).
+bool searches_x86_64_v3() {
+  CommandResult r = run("/lib64/ld-linux-x86-64.so.2 --help");
+  return r.out.find("x86-64-v3 (supported, searched)") != std::string::npos;
+}
+
+class FixTrialTest : public VenvTest {};
+
+// One package ships libhw.so.1 twice: the baseline copy defines hw_new, its glibc-hwcaps
+// x86-64-v3 build does not, and ld.so prefers the latter on this CPU. Uninstalling the package
+// "so that the other copy is found" would remove the very module it fixes.
+TEST_F(FixTrialTest, TwoCopiesInOnePackageNeverGetTheirPackageUninstalled) {
+  if (!searches_x86_64_v3()) GTEST_SKIP() << "this CPU's ld.so does not search glibc-hwcaps/x86-64-v3";
+  std::string full = tmp_ / "build/full/libhw.so.1", v3 = tmp_ / "build/v3/libhw.so.1";
+  build_shared(full, "int hw_fn(void) { return 1; }\nint hw_new(void) { return 2; }\n", "-Wl,-soname,libhw.so.1", tmp_);
+  build_shared(v3, "int hw_fn(void) { return 1; }\n", "-Wl,-soname,libhw.so.1", tmp_);
+  std::string ext = tmp_ / ("build/hwpkg/_hw" + suffix_);
+  build_ext(ext, "_hw", "int hw_new(void);", "hw_new()", quote(full) + " -Wl,-rpath,'$ORIGIN/lib'");
+  std::string wheel = module_package("hwpkg",
+                                     {{"hwpkg/_hw" + suffix_, ext},
+                                      {"hwpkg/lib/libhw.so.1", full},
+                                      {"hwpkg/lib/glibc-hwcaps/x86-64-v3/libhw.so.1", v3}},
+                                     "_hw");
+  auto venv = venv_with_pip();
+  venv->install({wheel});
+  std::string failed = venv->import("hwpkg._hw");
+  ASSERT_NE(failed.find("undefined symbol: hw_new"), std::string::npos) << failed;
+
+  json report = venv->check();
+  std::vector<json> undefined = findings(report, "undefined-symbol");
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  EXPECT_EQ(undefined[0]["message"], failed);
+  EXPECT_FALSE(undefined[0].contains("fix_command")) << undefined[0].dump(1);
+  for (const json& f : report["findings"])
+    EXPECT_EQ(f.value("fix_command", "").find("uninstall"), std::string::npos) << f.dump(1);
+  std::string hint = undefined[0]["hint"];
+  EXPECT_NE(hint.find("both are hwpkg's own, so no uninstall can help"), std::string::npos) << hint;
+  // What the hint says to do instead works.
+  std::string site = venv->site();
+  EXPECT_EQ(venv->import("hwpkg._hw", "LD_PRELOAD=" + site + "/hwpkg/lib/libhw.so.1"), "");
+}
+
+// LD_LIBRARY_PATH holds an old libs.so.1 that shadows pa's own (pa's module fails), and the only
+// libt.so.1, which pb's module needs. `unset LD_LIBRARY_PATH` fixes pa and breaks pb: tried on
+// the model, it is not offered, and the hint says why.
+TEST_F(FixTrialTest, UnsetThatBreaksASiblingIsNotOffered) {
+  std::string shadow = tmp_ / "ldpath";
+  build_shared(tmp_ / "build/pa/libs.so.1", "int s_fn(void) { return 1; }\nint s_new(void) { return 2; }\n",
+               "-Wl,-soname,libs.so.1", tmp_);
+  build_shared(shadow + "/libs.so.1", "int s_fn(void) { return 1; }\n", "-Wl,-soname,libs.so.1", tmp_);
+  build_shared(shadow + "/libt.so.1", "int t_fn(void) { return 3; }\n", "-Wl,-soname,libt.so.1", tmp_);
+  std::string a = tmp_ / ("build/pa/_pa" + suffix_), b = tmp_ / ("build/pb/_pb" + suffix_);
+  build_ext(a, "_pa", "int s_new(void);", "s_new()", quote(tmp_ / "build/pa/libs.so.1") + " -Wl,-rpath,'$ORIGIN/lib'");
+  build_ext(b, "_pb", "int t_fn(void);", "t_fn()", quote(shadow + "/libt.so.1"));
+  auto venv = venv_with_pip();
+  venv->install({module_package("pa", {{"pa/_pa" + suffix_, a}, {"pa/lib/libs.so.1", tmp_ / "build/pa/libs.so.1"}}),
+                 module_package("pb", {{"pb/_pb" + suffix_, b}})});
+  std::string variables = "LD_LIBRARY_PATH=" + shadow;
+  ASSERT_NE(venv->import("pa._pa", variables).find("undefined symbol: s_new"), std::string::npos);
+  ASSERT_EQ(venv->import("pb._pb", variables), "");
+  ASSERT_EQ(venv->import("pa._pa"), "");  // the command would fix pa...
+  ASSERT_NE(venv->import("pb._pb"), "");  // ...and break pb: the referee agrees with the model
+
+  json report = venv->check(nullptr, "", variables);
+  std::vector<json> undefined = findings(report, "undefined-symbol");
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  EXPECT_FALSE(undefined[0].contains("fix_command")) << undefined[0].dump(1);
+  std::string hint = undefined[0]["hint"];
+  EXPECT_NE(hint.find("no command is offered: `unset LD_LIBRARY_PATH` was tried on the model, and it would bring a "
+                      "new error, missing-library in " +
+                      venv->site() + "/pb/_pb" + suffix_),
+            std::string::npos)
+      << hint;
+}
+
+// The same shadowing without a sibling that needs the directory: the command fixes, and is offered.
+TEST_F(FixTrialTest, UnsetThatHarmsNothingIsOffered) {
+  std::string shadow = tmp_ / "ldpath";
+  build_shared(tmp_ / "build/pa/libs.so.1", "int s_fn(void) { return 1; }\nint s_new(void) { return 2; }\n",
+               "-Wl,-soname,libs.so.1", tmp_);
+  build_shared(shadow + "/libs.so.1", "int s_fn(void) { return 1; }\n", "-Wl,-soname,libs.so.1", tmp_);
+  std::string a = tmp_ / ("build/pa/_pa" + suffix_);
+  build_ext(a, "_pa", "int s_new(void);", "s_new()", quote(tmp_ / "build/pa/libs.so.1") + " -Wl,-rpath,'$ORIGIN/lib'");
+  auto venv = venv_with_pip();
+  venv->install({module_package("pa", {{"pa/_pa" + suffix_, a}, {"pa/lib/libs.so.1", tmp_ / "build/pa/libs.so.1"}})});
+  json report = venv->check(nullptr, "", "LD_LIBRARY_PATH=" + shadow);
+  std::vector<json> undefined = findings(report, "undefined-symbol");
+  ASSERT_EQ(undefined.size(), 1u) << report.dump(1);
+  EXPECT_EQ(undefined[0].value("fix_command", ""), "unset LD_LIBRARY_PATH") << undefined[0].dump(1);
+}
+
+// Item 6: a symlink libs.so.12 -> libs.so.13 whose target defines no version libs.so.12, which the
+// only module that needs it requires. `why` by name and by path exits 1, as `check` does, and
+// names the same error in ld.so's words.
+TEST_F(FixTrialTest, WhyAgreesWithCheckOnALibraryLoadedUnderAnotherName) {
+  std::string v13 = tmp_.write("v13.map", "libs.so.13 { global: s_fn; local: *; };\n");
+  std::string v12 = tmp_.write("v12.map", "libs.so.12 { global: s_fn; local: *; };\n");
+  std::string lib13 = tmp_ / "build/rt/libs.so.13", lib12 = tmp_ / "build/12/libs.so.12";
+  build_shared(lib13, "int s_fn(void) { return 13; }\n", "-Wl,-soname,libs.so.13 -Wl,--version-script=" + quote(v13),
+               tmp_);
+  build_shared(lib12, "int s_fn(void) { return 12; }\n", "-Wl,-soname,libs.so.12 -Wl,--version-script=" + quote(v12),
+               tmp_);
+  std::string ext = tmp_ / ("build/user/_u" + suffix_);
+  build_ext(ext, "_u", "int s_fn(void);", "s_fn()", quote(lib12) + " -Wl,-rpath,'$ORIGIN/../rt/lib'");
+  auto venv = venv_with_pip();
+  venv->install({platlib_wheel("rtpkg", "13.0", {{"rt/lib/libs.so.13", lib13}}),
+                 module_package("user", {{"user/_u" + suffix_, ext}}, "_u")});
+  std::string link = venv->site() + "/rt/lib/libs.so.12";
+  fs::create_symlink("libs.so.13", link);
+  std::string failed = venv->import("user._u");
+  ASSERT_NE(failed.find("version `libs.so.12' not found"), std::string::npos) << failed;
+
+  int status = -1;
+  json report = venv->check(&status);
+  EXPECT_EQ(status, 1);
+  std::vector<json> version = findings(report, "missing-version");
+  ASSERT_EQ(version.size(), 1u) << report.dump(1);
+  EXPECT_EQ(version[0]["message"], failed);
+  for (const std::string& asked : {std::string("libs.so.12"), link}) {
+    CommandResult why = venv->envdoctor_run("why", quote(asked));
+    EXPECT_EQ(why.status, 1) << asked << "\n" << why.out << why.err;
+    EXPECT_NE(why.out.find(failed), std::string::npos) << asked << "\n" << why.out;
+  }
+}
+
+}  // namespace
+}  // namespace envdoctor::test
