@@ -1,6 +1,8 @@
 #include "checks/load_findings.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <utility>
@@ -121,6 +123,13 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
   if (e.kind == LoadError::Kind::kMissingLibrary) {
     for (const Resolution& r : consumer.deps) {
       if (r.object >= 0 || r.name != e.library) continue;
+      // A copy the search tried and could not open for this user (mode 000): open_path goes on,
+      // and the search ends in "No such file or directory"; the unreadable copy is the cause.
+      for (const loader::Attempt& a : r.attempts)
+        if (a.kind == loader::Attempt::Kind::kMissing && a.outcome == std::strerror(EACCES) && !a.path.empty())
+          return Cause{Code::kInvalidElf, normalize_path(a.path), std::nullopt, std::nullopt,
+                       "the loader found " + r.name + " at " + normalize_path(a.path) + " (needed by " + consumer_name +
+                           ") but cannot open it, and found no other copy"};
       // The advice already says which package lists the file and how to bring it back.
       if (auto lost = lost_on_the_way(env, r))
         return Cause{Code::kRecordMissingFile, lost->path, std::nullopt, std::nullopt, ""};
@@ -274,6 +283,16 @@ Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, co
     default:
       f.code = Code::kInvalidElf;
       f.message = file.path + ": " + verdict.message;
+      if (file.opened->status == loader::OpenResult::Status::kMissing) {
+        // open() itself failed (a mode-000 file for a user who may not read it): the file may well
+        // be whole, and the loader says why it could not open it, not that it is damaged.
+        f.message = file.path + ": cannot open shared object file: " + verdict.message;
+        f.hint = "the loader cannot open " + file.path + " (" + verdict.message +
+                 ") as this user: make it readable to whoever runs Python (ls -l it; chmod a+r)";
+        if (file.opened->errnum != EACCES && file.opened->errnum != EPERM)
+          f.hint = "the loader cannot open " + file.path + " (" + verdict.message + ")";
+        break;
+      }
       f.take(advice::invalid_file(env, file.path));
   }
   return f;

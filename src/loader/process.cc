@@ -404,7 +404,12 @@ static LoadError resolution_error(const Resolution& r, int obj, const std::strin
         r.name + ": wrong ELF class: " + elf::elf_class_name(host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
   } else {
     err.kind = LoadError::Kind::kMissingLibrary;
-    err.message = r.name + ": cannot open shared object file: No such file or directory";
+    // A name with a slash is opened as it is, and open's errno is the loader's word ("Permission
+    // denied" for a file it may not read); a search ends in ENOENT (elf/dl-load.c, open_path).
+    bool direct = r.rule == Rule::kNotFound && r.name.find('/') != std::string::npos && r.attempts.size() == 1 &&
+                  r.attempts[0].kind == Attempt::Kind::kMissing && !r.attempts[0].outcome.empty();
+    err.message = r.name + ": cannot open shared object file: " +
+                  (direct ? r.attempts[0].outcome : std::string("No such file or directory"));
   }
   return err;
 }

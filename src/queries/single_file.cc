@@ -1,6 +1,7 @@
 #include "queries/single_file.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <algorithm>
 
@@ -26,6 +27,8 @@ std::string not_an_elf_file(const std::string& path) {
   if (::stat(path.c_str(), &st) != 0) return "";  // the loader's own words say it
   if (S_ISDIR(st.st_mode)) return "is a directory, not an ELF file";
   if (!S_ISREG(st.st_mode)) return "is not a regular file";
+  // A file this user may not read (mode 000): the loader's own words say it ("Permission denied").
+  if (::access(path.c_str(), R_OK) != 0) return "";
   if (has_elf_magic(path)) return "";
   return "is not an ELF file (a script or data file has no libraries to load)";
 }
