@@ -317,6 +317,18 @@ void Environment::add_elf_file(const std::string& path, std::shared_ptr<const lo
   elf_files.push_back(std::move(r));
 }
 
+namespace {
+
+// Whether an editable install the simulation removed imported `path` from its project.
+bool imported_by_removed(const Environment& env, const std::string& path) {
+  for (const python::Distribution& d : env.removed)
+    for (const python::ImportRoot& root : d.editable_roots)
+      if (python::imports_from(root, path)) return true;
+  return false;
+}
+
+}  // namespace
+
 void Environment::refresh() {
   {
     std::lock_guard lock(requires_mu_);
@@ -327,6 +339,8 @@ void Environment::refresh() {
   index_installers();
   std::erase_if(elf_files, [&](const ElfRecord& r) { return files.removed(r.path); });
   for (ElfRecord& r : elf_files) r.owners = owners_of_file(r.path);
+  // An editable install uninstalled takes its project off the import path: its files stay, unimported.
+  std::erase_if(elf_files, [&](const ElfRecord& r) { return r.owners.empty() && imported_by_removed(*this, r.path); });
   std::sort(elf_files.begin(), elf_files.end(), [](const ElfRecord& a, const ElfRecord& b) { return a.path < b.path; });
   index_elf_files();
 }

@@ -201,5 +201,27 @@ TEST_F(Editable, SetupPyDevelopWithoutRunpath) {
   expect_referee_agrees("LD_LIBRARY_PATH=" + tmp_ / "proj/lib");
 }
 
+// What if the editable install is uninstalled: pip removes the .pth (or the .egg-link and its
+// easy-install.pth line), the project stays on disk and nothing imports it any more. check
+// --without foo says so before, and check after the real `pip uninstall` agrees.
+TEST_F(Editable, UninstallTakesTheProjectOffTheImportPath) {
+  for (Shape shape : {Shape::kFinder, Shape::kDevelop}) {
+    SCOPED_TRACE(shape == Shape::kFinder ? "finder" : "setup.py develop");
+    fs::remove_all(tmp_ / "proj");
+    if (!install(shape)) GTEST_SKIP() << "needs setuptools 81 from the corpus and ensurepip's setuptools 65.5";
+    fs::remove(tmp_ / "proj/lib/libmylib.so");
+    int status = -1;
+    nlohmann::json what_if = venv_->check(&status, "--without foo");
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(what_if["findings"], nlohmann::json::array()) << what_if.dump(1);
+    venv_->uninstall("foo");
+    EXPECT_EQ(venv_->import("foo"), "ModuleNotFoundError: No module named 'foo'");
+    nlohmann::json after = venv_->check(&status);
+    EXPECT_EQ(status, 0);
+    EXPECT_EQ(after["findings"], nlohmann::json::array()) << after.dump(1);
+    EXPECT_EQ(after["environment"]["elf_files"], what_if["environment"]["elf_files"]);
+  }
+}
+
 }  // namespace
 }  // namespace envdoctor::test
