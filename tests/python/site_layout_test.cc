@@ -62,8 +62,9 @@ TEST(SiteLayout, DebiansSystemPythonWithoutRunningIt) {
   EXPECT_EQ(read->site_dirs(), ran->site_dirs());
 }
 
-// Every CPython of pyenv on this machine (3.6 to 3.13), read without running it: sys.path and
-// the version from the interpreter's own binary, as the interpreter itself reports them.
+// Every CPython of pyenv on this machine (3.6 to 3.13), read without running it (sys.path, and the
+// version from the interpreter's own binary) and run by the probe, as the interpreter itself
+// reports them.
 TEST(SiteLayout, EveryPyenvPythonWithoutRunningIt) {
   size_t checked = 0;
   for (const char* v : {"3.6.15", "3.7.16", "3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"}) {
@@ -76,6 +77,11 @@ TEST(SiteLayout, EveryPyenvPythonWithoutRunningIt) {
     ASSERT_TRUE(read) << error;
     EXPECT_EQ(read->version_info.full_str(), real.version);
     EXPECT_EQ(read->sys_path, std::vector<std::string>(real.sys_path.begin() + 1, real.sys_path.end()));
+    // Run with -S and site.main() called by the probe, each version's site.py gives the same.
+    auto ran = discover_interpreter({python}, &error);
+    ASSERT_TRUE(ran) << error;
+    EXPECT_EQ(ran->sys_path, real.sys_path);
+    EXPECT_EQ(ran->version_info.full_str(), real.version);
     ++checked;
   }
   if (checked == 0) GTEST_SKIP() << "no pyenv interpreters here";
