@@ -40,6 +40,7 @@ enum class Code {
   kProgramWillNotStart,
   kLibraryReplacedOnDisk,
   kRuntimeLibraryMissing,
+  kPreloadIgnored,
   kSearchesCurrentDirectory,
   kContainerRequirementUnmet,
 };
@@ -66,6 +67,7 @@ inline constexpr Code kAllCodes[] = {
     Code::kProgramWillNotStart,
     Code::kLibraryReplacedOnDisk,
     Code::kRuntimeLibraryMissing,
+    Code::kPreloadIgnored,
     Code::kSearchesCurrentDirectory,
     Code::kContainerRequirementUnmet,
 };

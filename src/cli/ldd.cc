@@ -32,6 +32,7 @@ struct FileReport {
 loader::LoaderConfig make_config(const LoaderOptions& options) {
   loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
+  config.ld_preload = options.ld_preload;
   return config;
 }
 

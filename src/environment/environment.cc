@@ -700,6 +700,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   early.join();
   env->loader = std::move(config);
   if (options.ld_library_path) env->loader.ld_library_path = *options.ld_library_path;
+  env->loader.ld_preload = options.ld_preload;
   env->loader.glibc_tunables = options.glibc_tunables;
   if (options.gpu_container_driver && !env->root.empty()) start_gpu_container(*env, *options.gpu_container_driver);
   if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);

@@ -35,6 +35,7 @@ struct EnvironmentOptions {
   std::string root;
   std::optional<std::string> ld_library_path;
   std::string glibc_tunables;  // GLIBC_TUNABLES, for the static TLS block's size
+  std::string ld_preload;      // LD_PRELOAD (loader/preload.h)
   // Under --root: the node driver of a GPU container, whose start rebuilds the root's
   // ld.so.cache (image/gpu_container.h); nullopt for the root as it is.
   std::optional<cuda::DriverVersion> gpu_container_driver;

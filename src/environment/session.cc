@@ -75,6 +75,8 @@ std::optional<image::ImageFacts> open_image_request(EnvironmentRequest& request,
   request.no_exec = true;
   if (!request.loader.ld_library_path)
     request.loader.ld_library_path = opened->facts.env_value("LD_LIBRARY_PATH").value_or("");
+  // The container's processes preload what its Env names, not what this shell does.
+  request.loader.ld_preload = opened->facts.env_value("LD_PRELOAD").value_or("");
   return std::move(opened->facts);
 }
 
@@ -132,6 +134,7 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   options.prefix = file_root.inside(request.prefix);
   options.root = file_root.dir();
   options.ld_library_path = request.loader.ld_library_path;
+  options.ld_preload = request.loader.ld_preload;
   options.glibc_tunables = request.loader.glibc_tunables;
   if (image_facts) options.gpu_container_driver = request.loader.gpu_container_driver;
   Session s;
@@ -160,6 +163,8 @@ void inherit_process_loader(LoaderOptions& loader) {
     if (const char* env = std::getenv("LD_LIBRARY_PATH")) loader.ld_library_path = env;
   // The Python that users start from this shell inherits GLIBC_TUNABLES, which sizes its static TLS.
   if (const char* env = std::getenv("GLIBC_TUNABLES")) loader.glibc_tunables = env;
+  // And LD_PRELOAD, whose objects ld.so loads before everything else (loader/preload.h).
+  if (const char* env = std::getenv("LD_PRELOAD")) loader.ld_preload = env;
 }
 
 }  // namespace envdoctor::environment

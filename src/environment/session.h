@@ -19,6 +19,7 @@ struct LoaderOptions {
   std::string image;                           // --image REF: the root its layers make (image/image.h)
   std::optional<std::string> ld_library_path;  // --ld-library-path (else the environment's)
   std::string glibc_tunables;                  // GLIBC_TUNABLES of the environment (static TLS)
+  std::string ld_preload;                      // LD_PRELOAD of the environment (loader/preload.h)
   // With --image: the node's driver when the image is to run as a GPU container, whose start by
   // the NVIDIA container toolkit rebuilds its ld.so.cache (image/gpu_container.h).
   std::optional<cuda::DriverVersion> gpu_container_driver;

@@ -503,12 +503,18 @@ bool Process::map_needed(DepsWalk& w, int obj, std::string_view name, std::vecto
   return true;
 }
 
-std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, bool trace) {
+std::vector<int> Process::map_deps(int root, std::vector<LoadError>& errors, bool trace,
+                                   const std::vector<int>& preloads) {
   // elf/dl-deps.c: a breadth-first walk in which each object's DT_NEEDED entries are appended to
   // the list and its DT_AUXILIARY/DT_FILTER objects are inserted *before* it, in the list and in
   // the l_next chain, and are then walked themselves before the walk moves past the object.
   DepsWalk w{{root}, {false}, {}};
   w.mark(root, objects_.size());
+  for (int p : preloads) {
+    w.searchlist.push_back(p);
+    w.done.push_back(false);
+    w.mark(p, objects_.size());
+  }
   for (size_t i = 0; i < w.searchlist.size();) {
     if (w.done[i]) {
       ++i;
@@ -709,6 +715,31 @@ std::vector<int> Process::scope_of(int object) const {
   return scope;
 }
 
+// rtld.c, do_preload: each name mapped as a dependency of the main program (_dl_map_object with
+// main_map as the loader); a name that cannot be is said and ignored, and one that maps an
+// object already loaded (a name given twice, ld.so itself) adds nothing.
+void Process::preload(int main) {
+  for (Preload& p : preloads(*config_)) {
+    size_t before = objects_.size();
+    Resolution r = resolve(p.name, main);
+    if (r.object >= 0) {
+      if (objects_.size() > before) preloaded_.push_back(r.object);
+      continue;
+    }
+    // err_str of _dl_catch_error: the message without the object's name (or errno's words).
+    std::string reason = "cannot open shared object file";
+    if (r.ended_fatally()) {
+      auto rejected = std::find_if(r.attempts.rbegin(), r.attempts.rend(),
+                                   [](const Attempt& a) { return a.kind == Attempt::Kind::kRejected; });
+      if (rejected != r.attempts.rend()) reason = rejected->outcome;
+    } else {
+      std::string message = resolution_error(r, main, objects_[main].path, host_class_).message;
+      if (message.starts_with(r.name + ": wrong ELF class: ")) reason = message.substr(r.name.size() + 2);
+    }
+    preload_failures_.push_back({std::move(p), std::move(reason), std::move(r)});
+  }
+}
+
 bool Process::load_main(const std::string& path, bool bind) {
   auto op = store_.open(path);
   if (op->status != OpenResult::Status::kOk) {
@@ -752,8 +783,9 @@ bool Process::load_main(const std::string& path, bool bind) {
   objects_[interpreter_].is_interpreter = true;
   if (iop->status != OpenResult::Status::kOk) add_name(interpreter_, interp.substr(interp.rfind('/') + 1));
 
+  preload(main);
   std::vector<LoadError> missing, versions, symbols;
-  std::vector<int> searchlist = map_deps(main, missing, /*trace=*/true);
+  std::vector<int> searchlist = map_deps(main, missing, /*trace=*/true, preloaded_);
   global_scope_ = searchlist;
   if (fatal_) {
     errors_ = missing;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "loader/object_store.h"
+#include "loader/preload.h"
 #include "loader/search_paths.h"
 
 namespace envdoctor::loader {
@@ -109,6 +110,15 @@ struct LoadError {
   std::string reason() const;
 };
 
+// A name ld.so could not preload (loader/preload.h): said on stderr, and the process goes on
+// without it.
+struct PreloadFailure {
+  Preload preload;
+  std::string reason;     // ld.so's error without the file's name: "cannot open shared object file"
+  Resolution resolution;  // the search, with every path it tried
+  std::string message() const { return preload_ignored_message(preload, reason); }
+};
+
 class Process {
  public:
   // Searches made by a process are kept for its copies (an import context copied for each file
@@ -143,6 +153,9 @@ class Process {
   // Errors of load_main, in the order ld.so meets them: missing libraries in load order,
   // then version errors, then undefined symbols (relocation order).
   const std::vector<LoadError>& errors() const { return errors_; }
+  // What load_main preloaded (LD_PRELOAD, /etc/ld.so.preload), in order, and what it could not.
+  const std::vector<int>& preloaded() const { return preloaded_; }
+  const std::vector<PreloadFailure>& preload_failures() const { return preload_failures_; }
 
   // One line of `ldd`: a loaded object, or a library that was not found (trace mode lists a
   // missing library each time it is needed).
@@ -173,7 +186,10 @@ class Process {
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
 
   // `trace`: ldd's trace mode (load_main), in which a missing auxiliary object is listed.
-  std::vector<int> map_deps(int root, std::vector<LoadError>& errors, bool trace);
+  // `preloads` stand after `root` in its search list, before its first dependency.
+  std::vector<int> map_deps(int root, std::vector<LoadError>& errors, bool trace,
+                            const std::vector<int>& preloads = {});
+  void preload(int main);
   struct DepsWalk;
   bool map_filtee(DepsWalk& w, int obj, const elf::ElfFile::Filtee& filtee, size_t& insert_at,
                   std::vector<LoadError>& errors, bool trace);
@@ -203,6 +219,8 @@ class Process {
   std::vector<LoadedObject> objects_;
   std::vector<int> global_scope_;  // main's searchlist, then RTLD_GLOBAL objects
   std::vector<LoadError> errors_;
+  std::vector<int> preloaded_;
+  std::vector<PreloadFailure> preload_failures_;
   int interpreter_ = -1;
   std::vector<bool> dead_;
   // Every name an object answers to (path, requested names, SONAME), by hash, each match checked

@@ -10,6 +10,8 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 #include "loader/tunables.h"
 
@@ -158,6 +160,9 @@ LoaderConfig LoaderConfig::for_host(const std::string& root) {
   c.cache_hwcaps = cache_hwcaps_of(legacy);
   std::string err;
   c.cache = LdCache::load(root + c.cache_path, &err);
+  // rtld.c reads the file only when access(R_OK) allows, and then whole.
+  if (std::ifstream in(root + "/etc/ld.so.preload", std::ios::binary); in)
+    c.ld_so_preload.emplace(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   return c;
 }
 

@@ -35,6 +35,10 @@ struct LoaderConfig {
   std::string dst_platform = "x86_64";           // $PLATFORM: LegacyHwcaps::platform ("": unknown)
 
   std::string ld_library_path;  // raw, as in the environment
+  // What ld.so loads before the main program's dependencies (loader/preload.h): LD_PRELOAD, raw,
+  // as in the environment, and the contents of /etc/ld.so.preload (nullopt: no such file).
+  std::string ld_preload;
+  std::optional<std::string> ld_so_preload;
   // GLIBC_TUNABLES, raw, as in the environment: the rtld tunables that size static TLS
   // (loader/static_tls.h).
   std::string glibc_tunables;
@@ -49,7 +53,8 @@ struct LoaderConfig {
   // elements); defaults to the process's own.
   std::string cwd;
 
-  // The configuration of this machine (or of `root`): hwcaps levels from this CPU, the cache.
+  // The configuration of this machine (or of `root`): hwcaps levels from this CPU, the cache,
+  // /etc/ld.so.preload.
   static LoaderConfig for_host(const std::string& root = "");
   // What Debian's i386 loader (/lib/ld-linux.so.2, multiarch) uses where `host` is the x86_64
   // one's: its own default directories, $LIB and $PLATFORM, and no x86-64 hwcaps subdirectories;

@@ -238,6 +238,7 @@ ToolResult inspect_library(const Json& args, const EnvironmentRequest& defaults,
   environment::LoaderOptions options = environment_of(args, defaults).loader;
   loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
   if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
+  config.ld_preload = options.ld_preload;
   bool exact = flag_arg(args, "exact");
   std::string python = args.contains("python") ? text_arg(args, "python") : defaults.python;
   loader::ObjectStore store(options.root);  // outlives the loads, which point into it

@@ -53,6 +53,8 @@ std::string waiting_words(const queries::WaitingSymbols& w) {
 // After a loaded file's listing: where an extension module's C API went, then the errors.
 void errors_words(const queries::SingleFileLoad& load, std::ostream& out, std::ostream& err) {
   if (load.extension) out << render_extension_summary(*load.extension);
+  // ld.so says these as it preloads, before it maps anything the file needs (loader/preload.h).
+  for (const loader::PreloadFailure& f : load.process.preload_failures()) err << f.message() << "\n";
   for (const LoadError& e : load.errors) err << loader_words(load.file, e) << "\n";
   for (const queries::WaitingSymbols& w : load.waiting) err << waiting_words(w) << "\n";
 }
