@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "advice/install.h"
 #include "imports/python_process.h"
@@ -163,6 +164,23 @@ Fix hint_elsewhere(const Environment& env, const std::string& name, const loader
   return {};
 }
 
+// The one CUDA major the consumer's package is built for, from what its ELF files need (cupy-cuda12x
+// needs libcublas.so.12, which only CUDA 12 ships); 0 when none or several.
+int consumer_cuda_major(const Environment& env, const Knowledge& knowledge, const python::Distribution* consumer) {
+  if (!consumer) return 0;
+  std::set<int> majors;
+  for (const ElfRecord& r : env.elf_files) {
+    if (!r.opened->elf || std::find(r.owners.begin(), r.owners.end(), consumer) == r.owners.end()) continue;
+    for (std::string_view needed : r.opened->elf->needed) {
+      std::set<int> of_name;
+      for (const KnownLibrary* k : knowledge.providers(needed))
+        if (k->cuda) of_name.insert(k->cuda);
+      if (of_name.size() == 1) majors.insert(*of_name.begin());
+    }
+  }
+  return majors.size() == 1 ? *majors.begin() : 0;
+}
+
 Fix hint_known_providers(const Environment& env, const Knowledge& knowledge, const std::string& name,
                          const python::Distribution* consumer) {
   auto providers = knowledge.providers(name);
@@ -173,6 +191,10 @@ Fix hint_known_providers(const Environment& env, const Knowledge& knowledge, con
     names += k->package + (k->cuda == 0 ? "" : " (CUDA " + std::to_string(k->cuda) + ")");
   }
   const KnownLibrary* pick = providers.front();
+  // libcusolver.so.11 is CUDA 11's and CUDA 12's: the consumer's own major decides.
+  if (int major = consumer_cuda_major(env, knowledge, consumer))
+    for (const KnownLibrary* k : providers)
+      if (k->cuda == major) pick = k;
   for (const KnownLibrary* k : providers)
     if (env.inventory.find(k->package)) pick = k;  // one is installed: its file is what is missing
   // The knowledge table names packages of the public index.

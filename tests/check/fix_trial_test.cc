@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/referees.h"
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -134,6 +135,39 @@ TEST_F(FixTrialTest, WhyAgreesWithCheckOnALibraryLoadedUnderAnotherName) {
     EXPECT_EQ(why.status, 1) << asked << "\n" << why.out << why.err;
     EXPECT_NE(why.out.find(failed), std::string::npos) << asked << "\n" << why.out;
   }
+}
+
+// The CuPy corpus for CUDA 12 (tests/real's cupy12, installed by the real uv from the corpus,
+// offline): libcusolver.so.11 is CUDA 11's and CUDA 12's, and the fix installs CUDA 12's; the
+// CUDA 12 runtime and NVRTC that cupy-cuda12x needs, and does not find, are never to be uninstalled.
+TEST(CupyAdvice, FixesFollowTheConsumersCudaMajor) {
+  std::string why, uv = pinned_tool("uv", &why);
+  if (uv.empty() || corpus_wheel("cupy-cuda12x", &why).empty()) GTEST_SKIP() << why;
+  TempDir tmp;
+  std::string venv = tmp / "cupy12", cache = "UV_CACHE_DIR=" + quote(test_cache_dir() + "/uv-cache") + " ";
+  ASSERT_EQ(run(cache + quote(uv) + " venv -q -p python3 " + quote(venv)).status, 0);
+  CommandResult installed =
+      run(cache + quote(uv) + " pip install -q --offline --no-index --find-links " + quote(corpus_dir()) +
+          " --python " + quote(venv + "/bin/python") +
+          " cupy-cuda12x==14.2.0 nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvrtc-cu12==12.9.86");
+  ASSERT_EQ(installed.status, 0) << installed.err;
+  CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(venv + "/bin/python"));
+  ASSERT_EQ(r.status, 1) << r.err;
+  json report = json::parse(r.out);
+  bool cusolver = false;
+  for (const json& f : report["findings"]) {
+    std::string fix = f.value("fix_command", ""), hint = f.value("hint", "");
+    EXPECT_EQ(fix.find("-cu11"), std::string::npos) << f.dump(1);
+    if (f.value("library", "") == "libcusolver.so.11") {
+      cusolver = true;
+      EXPECT_NE(fix.find(" nvidia-cusolver-cu12"), std::string::npos) << f.dump(1);
+    }
+    if (f["code"] == "cuda-major-mix") {
+      EXPECT_EQ(hint.find("uninstall"), std::string::npos) << hint;
+      EXPECT_NE(hint.find("CUDA 12 is needed by cupy-cuda12x"), std::string::npos) << hint;
+    }
+  }
+  EXPECT_TRUE(cusolver) << r.out;
 }
 
 }  // namespace

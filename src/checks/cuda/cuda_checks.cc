@@ -396,6 +396,22 @@ MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std:
   return paired;
 }
 
+// The packages (outside NVIDIA's own libraries) with an ELF file whose NEEDED names one of `libs`,
+// found or not: a library nothing loads because its user's search misses it is still needed.
+std::set<std::string> needers_outside(const Environment& env, const std::vector<const CudaLibrary*>& libs,
+                                      const std::set<std::string>& providers, const std::set<std::string>& cuda_paths) {
+  std::set<std::string> sonames, out;
+  for (const CudaLibrary* lib : libs) sonames.insert(lib->soname);
+  for (const environment::ElfRecord& r : env.elf_files) {
+    if (!r.opened || !r.opened->elf || cuda_paths.count(cuda_path_key(env, r.path))) continue;
+    const python::Distribution* d = env.owner(r.path);
+    if (!d || providers.count(d->name)) continue;
+    for (std::string_view needed : r.opened->elf->needed)
+      if (sonames.count(std::string(needed))) out.insert(d->name);
+  }
+  return out;
+}
+
 // Libraries of several majors anywhere in the environment (or reached from it): a warning,
 // with who uses each major, so that the unused one can go. Left out when pairs of packages
 // (mixes_between_contexts) already account for every major: they say it all, and say who.
@@ -432,8 +448,12 @@ void mix_in_environment(const Environment& env, const CudaInventory& inv, MajorM
     }
     packages.insert(owners.begin(), owners.end());
     parts.push_back("CUDA " + std::to_string(major) + ": " + join_some(names));
+    std::set<std::string> needers = needers_outside(env, libs, providers, cuda_paths);
     if (!users.empty())
       uses.push_back("CUDA " + std::to_string(major) + " is used by " + join_some({users.begin(), users.end()}));
+    else if (!needers.empty())  // a NEEDED entry that does not find it still needs it: no uninstall
+      uses.push_back("CUDA " + std::to_string(major) + " is needed by " + join_some({needers.begin(), needers.end()}) +
+                     ", which does not find it where it looks");
     else if (!owners.empty())
       uses.push_back("nothing loads the CUDA " + std::to_string(major) + " libraries: pip uninstall " +
                      join({owners.begin(), owners.end()}, " "));
