@@ -206,6 +206,25 @@ Fix hint_known_providers(const Environment& env, const Knowledge& knowledge, con
   return {name + " is shipped by " + names, command};
 }
 
+// The file is there, shipped by a Debian package, outside the ELF index (python3-torch's
+// torch/lib/libc10.so is a link into /usr/lib): name the package and the file, as dpkg lists them.
+Fix hint_debian_file(const Environment& env, const std::string& name, const loader::LoadedObject& consumer) {
+  if (!env.dpkg) return {};
+  for (const auto& [path, package] : env.dpkg->files_named(name)) {
+    if (!env.files.exists(path)) continue;
+    std::string looked = where_looked(env, consumer);
+    return {name + " is " + path + ", shipped by the Debian package " + package.name +
+                (package.version.empty() ? "" : " " + package.version) + ", where the loader does not look for " +
+                fs::path(consumer.path).filename().string() + " (" +
+                (looked.empty() ? "it has no RPATH or RUNPATH" : looked) +
+                "); it loads only if something else loads that copy first: import the package that loads it first, "
+                "or install the build of " +
+                fs::path(consumer.path).filename().string() + " made for that copy",
+            ""};
+  }
+  return {};
+}
+
 Fix hint_missing_library(const Environment& env, const Knowledge& knowledge, const loader::Process& p,
                          const LoadError& e) {
   const loader::LoadedObject& consumer = p.objects()[e.object];
@@ -215,6 +234,7 @@ Fix hint_missing_library(const Environment& env, const Knowledge& knowledge, con
   if (Fix a = hint_elsewhere(env, e.library, consumer); !a.hint.empty()) return a;
   if (Fix a = hint_known_providers(env, knowledge, e.library, env.owner(consumer.path)); !a.hint.empty()) return a;
   if (Fix a = hint_from_requirements(env, knowledge, consumer, e.library, false); !a.hint.empty()) return a;
+  if (Fix a = hint_debian_file(env, e.library, consumer); !a.hint.empty()) return a;
   std::string looked = where_looked(env, consumer);
   return {"no installed package provides " + e.library + (looked.empty() ? "" : "; " + looked) +
               ": install the package (or system library) that ships it",

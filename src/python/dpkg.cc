@@ -167,6 +167,19 @@ std::optional<DpkgPackage> DpkgIndex::owner(const std::string& path) const {
   return package(*found);
 }
 
+std::vector<std::pair<std::string, DpkgPackage>> DpkgIndex::files_named(std::string_view name) const {
+  std::vector<std::pair<std::string, DpkgPackage>> out;
+  if (name.empty() || name.find('/') != std::string_view::npos) return out;
+  std::lock_guard lock(mu_);
+  if (!loaded_) load();
+  for (const Line& line : lines_) {
+    std::string_view p = line.path;
+    if (p.size() > name.size() && p.ends_with(name) && p[p.size() - name.size() - 1] == '/')
+      if (std::optional<DpkgPackage> pkg = package(line.package)) out.emplace_back(std::string(p), std::move(*pkg));
+  }
+  return out;
+}
+
 std::vector<DpkgFile> DpkgIndex::files(const std::string& package) const {
   std::string stem;
   {

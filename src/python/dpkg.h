@@ -41,6 +41,10 @@ class DpkgIndex {
   // resolved: /lib is /usr/lib on a merged system); nullopt when none or no dpkg database.
   std::optional<DpkgPackage> owner(const std::string& path) const;
 
+  // Every file of every package's list named `name` (its last component), with its package, in
+  // the lists' order: who ships a library the loader does not find. A scan of every line; for hints.
+  std::vector<std::pair<std::string, DpkgPackage>> files_named(std::string_view name) const;
+
   // The files `package` installed, from its md5sums, in the file's order; empty when it has none.
   std::vector<DpkgFile> files(const std::string& package) const;
 

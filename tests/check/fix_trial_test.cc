@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <fstream>
+
 #include "support/referees.h"
 #include "support/venv.h"
 
@@ -168,6 +170,46 @@ TEST(CupyAdvice, FixesFollowTheConsumersCudaMajor) {
     }
   }
   EXPECT_TRUE(cusolver) << r.out;
+}
+
+// Item 7: in a --system-site-packages venv over Debian's python3, an extension needs libc10.so,
+// which python3-torch ships as /usr/lib/python3/dist-packages/torch/lib/libc10.so (a link into
+// /usr/lib, so no ELF file of the index): the hint names the file and its Debian package, as dpkg
+// lists them, where it said that no installed package provides it.
+TEST(DebianFiles, ALibraryADebianPackageShipsIsNamedWithItsPackage) {
+  const std::string debian_lib = "/usr/lib/python3/dist-packages/torch/lib/libc10.so";
+  CommandResult owner = run("dpkg -S " + debian_lib);
+  if (owner.status != 0 || owner.out.rfind("python3-torch: ", 0) != 0 || !have_tool("gcc"))
+    GTEST_SKIP() << "needs gcc and Debian's python3-torch (scripts/install-deps.sh --test)";
+  CommandResult include = run("/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_paths()[\"include\"])'");
+  std::string inc = include.out.substr(0, include.out.find('\n'));
+  if (!fs::exists(inc + "/Python.h")) GTEST_SKIP() << "needs Debian's python3-dev";
+  TempDir tmp;
+  std::string venv = tmp / "v";
+  ASSERT_EQ(run("/usr/bin/python3 -m venv --without-pip --system-site-packages " + quote(venv)).status, 0);
+  CommandResult site =
+      run(quote(venv + "/bin/python") + " -c 'import sysconfig; print(sysconfig.get_paths()[\"purelib\"])'");
+  std::string sp = site.out.substr(0, site.out.find('\n'));
+  CommandResult suffix = run("/usr/bin/python3 -c 'import sysconfig; print(sysconfig.get_config_var(\"EXT_SUFFIX\"))'");
+  // A stub with the SONAME of pip's torch builds (libc10.so) to link against.
+  build_shared(tmp / "stub/libc10.so", "int c10_stub(void) { return 0; }\n", "-Wl,-soname,libc10.so", tmp);
+  fs::create_directories(sp + "/ext");
+  std::string ext = sp + "/ext/_e" + suffix.out.substr(0, suffix.out.find('\n'));
+  build_shared(ext, extension_source("_e", "", "0"),
+               "-I" + quote(inc) + " -Wl,--no-as-needed " + quote(tmp / "stub/libc10.so"), tmp);
+  std::ofstream(sp + "/ext/__init__.py").close();
+  std::string failed = import_error(run("cd / && " + quote(venv + "/bin/python") + " -c 'import ext._e'"));
+  ASSERT_EQ(failed, "libc10.so: cannot open shared object file: No such file or directory");
+
+  CommandResult r = run(quote(envdoctor()) + " check --json --python " + quote(venv + "/bin/python"));
+  ASSERT_EQ(r.status, 1) << r.err;
+  json report = json::parse(r.out);
+  std::vector<json> missing = findings(report, "missing-library");
+  ASSERT_EQ(missing.size(), 1u) << report.dump(1);
+  EXPECT_EQ(missing[0]["message"], failed);
+  std::string hint = missing[0]["hint"];
+  EXPECT_EQ(hint.rfind("libc10.so is " + debian_lib + ", shipped by the Debian package python3-torch ", 0), 0u) << hint;
+  EXPECT_FALSE(missing[0].contains("fix_command"));
 }
 
 }  // namespace
