@@ -108,6 +108,7 @@ class ElfWalk {
   // puts it. Under a root the walk starts at the directory resolved inside it; below that, links
   // are not followed, so nothing leads out of the root. Returns the candidates, unsorted.
   std::vector<Candidate> walk(const std::vector<std::string>& dirs, const support::FileRoot& root, Listing* listing) {
+    root_ = &root;
     std::vector<Dir> starts;
     for (const std::string& dir : dirs) starts.push_back({dir, root.host(dir), &dir, true});
     size_t threads = support::io_bound_threads(starts.empty() ? 0 : SIZE_MAX);
@@ -163,6 +164,8 @@ class ElfWalk {
           if (descend(name, path, *dir.start)) more.push_back({path, dir.host + "/" + std::string(name), dir.start});
         } else if (type == DT_REG) {
           consider_file(fd, dir, name, asked ? std::optional<mode_t>(mode) : std::nullopt, seen.candidates);
+        } else if (type == DT_LNK && import_only_.count(*dir.start) != 0) {
+          consider_link(dir, name, seen.candidates);
         }
       }
     }
@@ -209,8 +212,21 @@ class ElfWalk {
     out.push_back({dir.path + "/" + std::string(name), dir.host + "/" + std::string(name)});
   }
 
+  // setuptools' strict editable mode links each file of the project into a tree on sys.path, and
+  // import opens the link, whose directory is the module's $ORIGIN (glibc elf/dl-object.c takes
+  // l_origin from the name opened, not its target): below an editable root, a link named as a
+  // library or module to a regular file is a candidate, its target found inside the root.
+  void consider_link(const Dir& dir, std::string_view name, std::vector<Candidate>& out) const {
+    if (name.find(".so") == std::string_view::npos) return;
+    std::string path = dir.path + "/" + std::string(name);
+    std::string host = root_->host(path);
+    struct stat st;
+    if (::stat(host.c_str(), &st) == 0 && S_ISREG(st.st_mode)) out.push_back({path, host});
+  }
+
   const std::set<std::string>& roots_;
   const std::set<std::string>& import_only_;
+  const support::FileRoot* root_ = nullptr;
   bool list_;
 };
 

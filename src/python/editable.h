@@ -8,7 +8,9 @@
 //   PEP 660, a path    a .pth file that the .dist-info's RECORD lists (setuptools'
 //                      __editable__.NAME-VER.pth in its "lenient" src layout and its compat mode,
 //                      hatchling's _NAME.pth, flit's, pdm's and poetry's NAME.pth): each path line
-//                      is a directory site.py appends to sys.path.
+//                      is a directory site.py appends to sys.path (in setuptools' strict mode, a
+//                      tree of links to the project's files in build/__editable__.*, whose links
+//                      import opens: a module's $ORIGIN is the link's directory).
 //   PEP 660, a finder  the same .pth with `import __editable___NAME_VER_finder;
 //                      __editable___NAME_VER_finder.install()`: setuptools' MetaPathFinder, whose
 //                      MAPPING (top-level name -> package directory, or a module's path without

@@ -32,7 +32,7 @@ std::string develop_setuptools_wheel() {
 
 class Editable : public VenvTest {
  protected:
-  enum class Shape { kFinder, kCompat, kSrcLayout, kDevelop };
+  enum class Shape { kFinder, kCompat, kSrcLayout, kStrict, kDevelop };
 
   // The project: lib/libmylib.so; the package foo (under src/ for kSrcLayout) whose extension
   // _ext calls it, found through RUNPATH $ORIGIN/../lib when `rpath`; and beside foo, a top-level
@@ -79,7 +79,9 @@ class Editable : public VenvTest {
     } else {
       // pip's isolated build installs setuptools from the wheel's directory.
       r = run(pip + "--find-links " + quote(fs::path(setuptools).parent_path().string()) + " -e " + quote(proj) +
-              (shape == Shape::kCompat ? " --config-settings editable_mode=compat" : ""));
+              (shape == Shape::kCompat   ? " --config-settings editable_mode=compat"
+               : shape == Shape::kStrict ? " --config-settings editable_mode=strict"
+                                         : ""));
     }
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     return r.status == 0;
@@ -95,6 +97,9 @@ class Editable : public VenvTest {
         break;
       case Shape::kCompat: EXPECT_EQ(pth, proj + "\n"); break;
       case Shape::kSrcLayout: EXPECT_EQ(pth, proj + "/src\n"); break;
+      case Shape::kStrict:  // the link tree, named for the wheel's tag (cp311-cp311-linux_x86_64)
+        EXPECT_TRUE(pth.starts_with(proj + "/build/__editable__.foo-0.1-") && pth.ends_with("\n")) << pth;
+        break;
       case Shape::kDevelop:
         EXPECT_EQ(slurp(site + "/foo.egg-link"), proj + "\n.");
         EXPECT_EQ(slurp(site + "/easy-install.pth"), proj + "\n");
@@ -221,6 +226,34 @@ TEST_F(Editable, UninstallTakesTheProjectOffTheImportPath) {
     EXPECT_EQ(after["findings"], nlohmann::json::array()) << after.dump(1);
     EXPECT_EQ(after["environment"]["elf_files"], what_if["environment"]["elf_files"]);
   }
+}
+
+// strict mode: a tree of links to the project's files, on sys.path. Import opens the links, so
+// $ORIGIN is the tree's directory, and a RUNPATH relative to the project's layout finds nothing
+// from there: the import fails with the library in place, and so does check, on the links. (The
+// walk once took no link for a file: an "All clear", and `why foo` listed no ELF file.)
+TEST_F(Editable, PipInstallEditableStrictLinkTree) {
+  if (!install(Shape::kStrict)) GTEST_SKIP() << "needs setuptools 81 from the corpus (scripts/install-test-tools.sh)";
+  expect_shape(Shape::kStrict);
+  std::string tree = slurp(venv_->site() + "/__editable__.foo-0.1.pth");
+  ASSERT_FALSE(tree.empty());
+  tree.pop_back();
+  ASSERT_TRUE(fs::is_symlink(tree + "/foo/_ext" + suffix_));
+  int status = -1;
+  nlohmann::json report = venv_->check(&status);
+  EXPECT_EQ(status, 1);
+  std::map<std::string, nlohmann::json> errors;
+  for (const auto& f : report["findings"])
+    if (f["severity"] == "error") errors.emplace(f["file"], f);
+  ASSERT_EQ(errors.size(), 2u) << report.dump(1);
+  for (const auto& [name, file] : {std::pair<std::string, std::string>{"foo", tree + "/foo/_ext" + suffix_},
+                                   {"_fast", tree + "/_fast" + suffix_}}) {
+    std::string referee = venv_->import(name);
+    ASSERT_EQ(referee, "libmylib.so: cannot open shared object file: No such file or directory");
+    EXPECT_EQ(errors[file]["package"], "foo") << file;
+    EXPECT_EQ(errors[file]["message"], referee) << file;
+  }
+  expect_no_exec_agrees(report, "");
 }
 
 }  // namespace
