@@ -55,33 +55,27 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
   return true;
 }
 
-}  // namespace
-
-int run_check(const CheckOptions& options) {
-  auto started = std::chrono::steady_clock::now();
-  const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
+// One environment checked and rendered in `format` into `out`: 0 or 1 as the exit status says, 2
+// when it could not be examined (said on stderr). `others` (may be null) receives the prefixes of
+// the other environments of its root or image.
+int check_environment(const CheckOptions& options, const EnvironmentRequest& request,
+                      const checks::CudaTarget& gpu_target, const std::string& format,
+                      std::chrono::steady_clock::time_point started, std::string& out,
+                      std::vector<std::string>* others) {
   std::string error;
-  std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
-  if (!gpu_target) return 2;
-  if (options.verify_hashes && !environment::sha256_available(&error)) return tool_failure(error);
-  if (options.verify_hashes && !options.loader.image.empty())
-    return tool_failure(
-        "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
-        "(ELF files, package records): check the unpacked root with --root DIR instead");
-  for (const std::string& wheel : options.with)
-    if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
-  EnvironmentRequest request{options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)};
   std::optional<Session> session = open_session(request);
   if (!session) return 2;
   environment::Environment* env = session->env.get();
   const environment::Knowledge* knowledge = &session->knowledge;
   const cuda::CudaTables* tables = &session->tables;
+  if (others)
+    for (const python::OtherEnvironment& other : env->other_environments) others->push_back(other.prefix);
 
   report::Progress progress;
   checks::CheckSettings settings;
   settings.verify_hashes = options.verify_hashes;
   settings.all_files = options.all_files;
-  settings.gpu = *gpu_target;
+  settings.gpu = gpu_target;
   settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
   settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
   settings.edges = format == "prom";  // the digest is a snapshot's
@@ -104,10 +98,9 @@ int run_check(const CheckOptions& options) {
 
   progress.finish();
   // The digest of what was checked, for node_exporter: a fleet's nodes group by it.
-  std::string digest = format == "prom" ? snapshot::take(*env, run, *gpu_target)["digest"].get<std::string>() : "";
+  std::string digest = format == "prom" ? snapshot::take(*env, run, gpu_target)["digest"].get<std::string>() : "";
   report::Report r = report::environment_report(*env, std::move(run));
   r.change = std::move(change);
-  std::string out;
   if (format == "json") {
     out = report::render_json(r);
   } else if (format == "nhc") {
@@ -122,15 +115,69 @@ int run_check(const CheckOptions& options) {
     if (options.all) text.max_per_code = std::numeric_limits<size_t>::max();
     out = report::render_text(r, text);
   }
+  // Under simulation only the errors the change introduces decide the status.
+  if (simulating) return scenarios::new_errors(r.findings) ? 1 : 0;
+  return r.errors() ? 1 : 0;
+}
+
+// --all-environments: each other environment of the root or image checked after the first, the
+// text reports one after another, the JSON documents in one array; the worst status.
+int check_the_others(const CheckOptions& options, const EnvironmentRequest& request,
+                     const checks::CudaTarget& gpu_target, const std::string& format,
+                     std::chrono::steady_clock::time_point started, const std::vector<std::string>& others,
+                     std::string& out, int status) {
+  std::string all = format == "json" ? "[" + out : out;
+  for (const std::string& prefix : others) {
+    EnvironmentRequest other = request;
+    other.python.clear();
+    other.prefix = prefix;
+    other.no_exec = true;
+    std::string one;
+    int s = check_environment(options, other, gpu_target, format, started, one, nullptr);
+    if (s == 2) return 2;
+    status = std::max(status, s);
+    all += (format == "json" ? "," : "\n") + one;
+  }
+  out = format == "json" ? all + "]\n" : all;
+  return status;
+}
+
+}  // namespace
+
+int run_check(const CheckOptions& options) {
+  auto started = std::chrono::steady_clock::now();
+  const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
+  std::string error;
+  std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
+  if (!gpu_target) return 2;
+  if (options.verify_hashes && !environment::sha256_available(&error)) return tool_failure(error);
+  if (options.verify_hashes && !options.loader.image.empty())
+    return tool_failure(
+        "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
+        "(ELF files, package records): check the unpacked root with --root DIR instead");
+  if (options.all_environments && options.loader.root.empty() && options.loader.image.empty())
+    return tool_failure(
+        "--all-environments checks the environments of a root or image: give --root DIR or --image REF");
+  if (options.all_environments &&
+      (!options.with.empty() || !options.without.empty() || format == "nhc" || format == "prom"))
+    return tool_failure("--all-environments goes with the text and JSON reports, without --with and --without");
+  for (const std::string& wheel : options.with)
+    if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)};
+  std::string out;
+  std::vector<std::string> others;
+  int status = check_environment(options, request, *gpu_target, format, started, out, &others);
+  if (status == 2) return 2;
+  if (options.all_environments)
+    status = check_the_others(options, request, *gpu_target, format, started, others, out, status);
+  if (status == 2) return 2;
   if (!options.output.empty()) {
     if (!write_atomically(options.output, out, &error)) return tool_failure(error);
   } else {
     std::cout << out;
     std::cout.flush();
   }
-  // Under simulation only the errors the change introduces decide the status.
-  if (simulating) return scenarios::new_errors(r.findings) ? 1 : 0;
-  return r.errors() ? 1 : 0;
+  return status;
 }
 
 }  // namespace envdoctor::cli

@@ -38,6 +38,7 @@ struct CheckOptions {
   std::vector<std::string> gpus;     // --gpu sm_XX (repeatable): else this machine's GPUs
   std::string driver;                // --driver VERSION: else this machine's driver
   std::string node;                  // --node SNAPSHOT: the driver and GPUs of the node it was taken on
+  bool all_environments = false;     // --all-environments: the root's or image's other environments too
 };
 
 struct CudaCommandOptions {

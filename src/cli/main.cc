@@ -132,6 +132,9 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       ->type_name("PKG");
   cmd->add_option("--with", o->with, "check the environment as `pip install WHEEL` would leave it (repeatable)")
       ->type_name("WHEEL");
+  cmd->add_flag("--all-environments", o->all_environments,
+                "with --root or --image: check each of its other Python environments too, one report after "
+                "another (JSON: an array), the worst exit status");
   loader.add_image_to(cmd);
   cmd->footer(
       "Examples:\n"

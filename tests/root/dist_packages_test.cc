@@ -175,6 +175,36 @@ TEST_F(DebianDistPackages, EachEnvironmentNamesTheOtherWithItsCommand) {
   EXPECT_EQ(other["command"], "envdoctor check --root " + root_ + " --prefix /opt/venv");
 }
 
+// --all-environments: the venv the command names, then the system Python it names as not
+// checked, each report whole; the worst status (the broken module's error) is the exit status.
+TEST_F(DebianDistPackages, AllEnvironmentsChecksEachInTurn) {
+  std::string args = "--all-environments --root " + quote(root_) + " --prefix /opt/venv";
+  CommandResult text = check(args);
+  EXPECT_EQ(text.status, 1) << text.err;
+  size_t venv = text.out.find("/opt/venv/bin/python (Python 3.9.2"),
+         usr = text.out.find("\n/usr/bin/python3 (Python 3.9.2");
+  EXPECT_NE(venv, std::string::npos) << text.out;
+  EXPECT_NE(usr, std::string::npos) << text.out;
+  EXPECT_LT(venv, usr);
+  EXPECT_NE(text.out.find(kBroken, usr), std::string::npos) << text.out;
+
+  CommandResult r = check("--json " + args);
+  EXPECT_EQ(r.status, 1) << r.err;
+  json docs = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(docs.is_array() && docs.size() == 2) << r.out;
+  EXPECT_EQ(docs[0]["environment"]["python"], "/opt/venv/bin/python");
+  EXPECT_EQ(docs[1]["environment"]["python"], "/usr/bin/python3");
+  EXPECT_EQ(findings_on(docs[1], kBroken), std::vector<std::string>{"missing-library libgone.so.1 " + kWords});
+  if (have_jsonschema())
+    for (const json& doc : docs) EXPECT_EQ(schema_errors("check", doc.dump()), "");
+
+  CommandResult alone = check("--all-environments --prefix /usr");
+  EXPECT_EQ(alone.status, 2);
+  EXPECT_EQ(alone.err,
+            "envdoctor: --all-environments checks the environments of a root or image: give --root DIR or --image "
+            "REF\n");
+}
+
 // The same root as a squashfs image (enroot's format; its environment in /etc/environment): with
 // no PATH there, python3 on the default PATH is Debian's, whose dist-packages hold the broken
 // module; with the venv first on PATH, the venv is checked and the system Python named, with the
