@@ -21,6 +21,12 @@ std::string tried(const loader::Resolution& r) {
   return out;
 }
 
+// Where the name was given, for the hint: what to edit.
+std::string where_given(const environment::Environment& env, const loader::Preload& preload) {
+  if (preload.where != "LD_PRELOAD") return env.root.empty() ? preload.where : "the root's " + preload.where;
+  return env.image ? "the image's LD_PRELOAD (its Env)" : "LD_PRELOAD (`unset LD_PRELOAD`)";
+}
+
 }  // namespace
 
 std::vector<Finding> check_preloads(const Context& ctx) {
@@ -38,14 +44,10 @@ std::vector<Finding> check_preloads(const Context& ctx) {
     f.file = program;
     f.library = failure.preload.name;
     f.message = failure.message();
-    bool file = failure.preload.where != "LD_PRELOAD";
     std::string paths = tried(failure.resolution);
     f.hint = "ld.so starts every process of this interpreter without it, so what it would interpose is not there" +
-             (paths.empty() ? std::string() : " (it tried " + paths + ")") + "; " +
-             (file ? std::string(env.root.empty() ? "remove the name from /etc/ld.so.preload"
-                                                  : "remove the name from the root's /etc/ld.so.preload")
-                   : "remove the name from LD_PRELOAD (`unset LD_PRELOAD`)") +
-             ", or " +
+             (paths.empty() ? std::string() : " (it tried " + paths + ")") + "; remove the name from " +
+             where_given(env, failure.preload) + ", or " +
              (failure.preload.name.find('/') == std::string::npos
                   ? "install the library that provides it where the loader looks, or give its absolute path"
                   : "give the path of a library that is there");

@@ -182,6 +182,54 @@ TEST_F(Preload, ARootsLdSoPreload) {
   EXPECT_EQ(mine.status, 1);
 }
 
+// --image: an enroot-style squashfs whose /etc/environment sets LD_PRELOAD (a name found nowhere
+// in the image, and a library it has). Its interpreter started in a chroot of the root with that
+// LD_PRELOAD (by a static launcher, so that the host's chroot is not preloaded) prints ld.so's
+// line for the missing name first, and check --image gives it as preload-ignored.
+TEST_F(Preload, AnImagesEnvPreloads) {
+  if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("ldconfig") || !have_tool("mksquashfs"))
+    GTEST_SKIP() << "needs root for chroot, ldconfig and mksquashfs";
+  const char* python = "/usr/bin/python3.11";
+  if (access(python, X_OK) != 0) GTEST_SKIP() << "needs Debian's " << python;
+  std::string root = tmp / "root";
+  CommandResult made = run(
+      "set -e; R=" + quote(root) +
+      "; mkdir -p $R/usr/bin $R/usr/lib/x86_64-linux-gnu $R/usr/lib64 $R/usr/lib/python3.11 $R/etc/ld.so.conf.d $R/opt"
+      "; ln -s usr/lib $R/lib; ln -s usr/bin $R/bin; ln -s usr/lib64 $R/lib64; cp " +
+      std::string(python) + " $R/usr/bin/; ln -s python3.11 $R/usr/bin/python3; for l in $(ldd " + python +
+      " | awk '/=>/ {print $3}'); do cp -L $l $R/usr/lib/x86_64-linux-gnu/; done"
+      "; cp -L /lib64/ld-linux-x86-64.so.2 $R/usr/lib/x86_64-linux-gnu/"
+      "; ln -s ../lib/x86_64-linux-gnu/ld-linux-x86-64.so.2 $R/usr/lib64/ld-linux-x86-64.so.2"
+      "; touch $R/usr/lib/python3.11/os.py; cp /etc/ld.so.conf $R/etc/"
+      "; cp /etc/ld.so.conf.d/x86_64-linux-gnu.conf $R/etc/ld.so.conf.d/; ldconfig -r $R"
+      "; printf 'PATH=/usr/bin:/bin\\nLD_PRELOAD=libnothere.so /opt/libpre.so\\n' > $R/etc/environment");
+  ASSERT_EQ(made.status, 0) << made.err;
+  build_shared(root + "/opt/libpre.so", "int pre_fn(void) { return 1; }", "", tmp);
+  build_executable(root + "/launch",
+                   "#include <stdlib.h>\n#include <unistd.h>\nint main(int argc, char** argv) { (void)argc; "
+                   "setenv(\"LD_PRELOAD\", argv[1], 1); execv(argv[2], argv + 2); return 126; }",
+                   "-static", tmp);
+  std::string line =
+      "ERROR: ld.so: object 'libnothere.so' from LD_PRELOAD cannot be preloaded (cannot open shared object file): "
+      "ignored.";
+  // The root has no standard library: the interpreter stops after ld.so has spoken.
+  CommandResult real = run("env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot " + quote(root) +
+                           " /launch 'libnothere.so /opt/libpre.so' " + python + " -S -c pass");
+  EXPECT_EQ(real.err.substr(0, real.err.find('\n')), line) << real.err;
+  std::string image = tmp / "image.sqsh";
+  ASSERT_EQ(run("mksquashfs " + quote(root) + " " + quote(image) + " -comp lzo -noD -noappend -quiet").status, 0);
+  CommandResult r = run("env -u LD_PRELOAD XDG_CACHE_HOME=" + quote(tmp / "cache") + " " + quote(envdoctor()) +
+                        " check --json --image " + quote(image));
+  ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+  json j = json::parse(r.out);
+  std::vector<json> ignored;
+  for (const json& f : j["findings"])
+    if (f["code"] == "preload-ignored") ignored.push_back(f);
+  ASSERT_EQ(ignored.size(), 1u) << j.dump(1);
+  EXPECT_EQ(ignored[0]["message"], line);
+  EXPECT_EQ(ignored[0]["file"], python);
+}
+
 // `check`: the environment's interpreter started with LD_PRELOAD naming a library that is
 // nowhere is a preload-ignored warning in ld.so's words, and the real interpreter prints those
 // words and imports as before.
