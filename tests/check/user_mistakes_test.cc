@@ -3,6 +3,7 @@
 // record-missing-file is an error only for what an import runs. Each case is what the trial saw,
 // with the referee that decides it: a real import, the real interpreter, real pip.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <nlohmann/json.hpp>
 
 #include <fstream>
@@ -26,10 +27,17 @@ TEST(UserMistakes, PythonThatIsNotAnInterpreterSaysSoWithoutTheProbeScript) {
   EXPECT_EQ(r.out, "");
   EXPECT_EQ(r.err,
             "envdoctor: /bin/ls is not a Python interpreter (it did not answer envdoctor's probe: exit status 2)\n");
-  // A program that exits 0 and echoes its input back is not taken for Python either.
-  r = run(quote(envdoctor()) + " check --python /bin/cat");
+  // A program that exits 0 and echoes its input back is not taken for Python either (cat itself
+  // refuses the probe's -S: exit status 1).
+  TempDir tmp;
+  std::string echo = tmp.write("echo-back", "#!/bin/sh\nexec cat\n");
+  ::chmod(echo.c_str(), 0755);
+  r = run(quote(envdoctor()) + " check --python " + quote(echo));
   EXPECT_EQ(r.status, 2);
-  EXPECT_EQ(r.err, "envdoctor: /bin/cat is not a Python interpreter (it did not answer envdoctor's probe)\n");
+  EXPECT_EQ(r.err, "envdoctor: " + echo + " is not a Python interpreter (it did not answer envdoctor's probe)\n");
+  r = run(quote(envdoctor()) + " check --python /bin/cat");
+  EXPECT_EQ(r.err,
+            "envdoctor: /bin/cat is not a Python interpreter (it did not answer envdoctor's probe: exit status 1)\n");
 }
 
 // Issue 26, item 9: --python takes an environment's directory as pip's own --python does (its
