@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "report/report.h"
+#include "support/text.h"
 
 namespace envdoctor::report {
 
@@ -149,6 +150,33 @@ std::string table(const std::vector<std::vector<std::string>>& rows) {
   return out.str();
 }
 
+// The widest a line of `cuda` is: a table that would be wider is stacked, one package a block.
+constexpr size_t kMaxWidth = 100;
+
+// The rows of table() one block each: the first column, then "HEAD: value" lines wrapped to
+// kMaxWidth (a long list breaks after its commas).
+std::string stacked(const std::vector<std::vector<std::string>>& rows) {
+  std::ostringstream out;
+  const std::vector<std::string>& head = rows.front();
+  for (size_t r = 1; r < rows.size(); ++r) {
+    out << "  " << rows[r][0] << "\n";
+    for (size_t i = 1; i < rows[r].size() && i < head.size(); ++i) {
+      std::string label = "    " + head[i] + ": ";
+      out << label << support::wrap(rows[r][i], kMaxWidth - label.size(), std::string(label.size(), ' ')) << "\n";
+    }
+  }
+  return out.str();
+}
+
+// table(), or stacked() where a line of the table would be wider than kMaxWidth.
+std::string table_or_stacked(const std::vector<std::vector<std::string>>& rows) {
+  std::string t = table(rows);
+  std::istringstream lines(t);
+  for (std::string line; std::getline(lines, line);)
+    if (line.size() > kMaxWidth) return stacked(rows);
+  return t;
+}
+
 std::string cuda_text(const queries::CudaSummary& s) {
   std::ostringstream out;
   out << "driver: ";
@@ -183,11 +211,12 @@ std::string cuda_text(const queries::CudaSummary& s) {
         << (rt.owner ? rt.owner->name + " " + rt.owner->version : rt.origin)
         << "  needs driver >= " << (need ? need->text : std::string("?")) << verdict << "\n";
     out << "    " << rt.path << "\n";
-    out << "    used by: " << joined(r.users, "nothing in the environment") << "\n";
+    out << "    used by: "
+        << support::wrap(joined(r.users, "nothing in the environment"), kMaxWidth - 13, "             ") << "\n";
   }
   for (const checks::MissingRuntime& m : s.missing_runtimes) {
     out << "  " << m.soname << "  not found\n";
-    out << "    needed by: " << joined(m.needed_by) << "\n";
+    out << "    needed by: " << support::wrap(joined(m.needed_by), kMaxWidth - 15, "               ") << "\n";
   }
 
   out << "\npackages with GPU code or CUDA libraries:";
@@ -215,7 +244,7 @@ std::string cuda_text(const queries::CudaSummary& s) {
       }
       rows.push_back(std::move(row));
     }
-    out << table(rows);
+    out << table_or_stacked(rows);
   }
   return out.str();
 }

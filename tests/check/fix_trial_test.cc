@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include <fstream>
+#include <sstream>
 
 #include "support/referees.h"
 #include "support/venv.h"
@@ -170,6 +171,20 @@ TEST(CupyAdvice, FixesFollowTheConsumersCudaMajor) {
     }
   }
   EXPECT_TRUE(cusolver) << r.out;
+
+  // Item 8: `cuda`'s table fits 100 columns (stacked, one package a block, where a table would
+  // not), whatever the number of GPUs asked about; only a path alone may be wider.
+  CommandResult table = run(quote(envdoctor()) + " cuda --python " + quote(venv + "/bin/python") +
+                            " --gpu sm_70 --gpu sm_75 --gpu sm_80 --gpu sm_86 --gpu sm_89 --gpu sm_90 --gpu sm_100");
+  ASSERT_EQ(table.status, 0) << table.err;
+  std::istringstream lines(table.out);
+  for (std::string line; std::getline(lines, line);) {
+    bool path_alone = line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '/' &&
+                      line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
+    if (!path_alone) EXPECT_LE(line.size(), 100u) << line;
+  }
+  EXPECT_NE(table.out.find("\n  cupy-cuda12x\n    VERSION: 14.2.0\n"), std::string::npos) << table.out;
+  EXPECT_NE(table.out.find("\n    sm_90: sass\n"), std::string::npos) << table.out;
 }
 
 // Item 7: in a --system-site-packages venv over Debian's python3, an extension needs libc10.so,
