@@ -15,6 +15,7 @@
 #include "loader/preload.h"
 #include "loader/process.h"
 #include "loader/referee.h"
+#include "loader/symbols.h"
 #include "support/fixture.h"
 
 namespace envdoctor::test {
@@ -121,6 +122,14 @@ TEST_F(Preload, APreloadedObjectInterposes) {
   std::string model_scope;
   for (int o : p.objects()[0].searchlist) model_scope += (model_scope.empty() ? "" : " ") + p.objects()[o].path;
   EXPECT_EQ(model_scope, real_scope);
+  // The main program's reference binds to the first object of that scope that defines it
+  // (elf/dl-lookup.c), as LD_DEBUG=bindings showed: the preload.
+  std::string provider;
+  std::vector<u32> scratch;
+  for (int o : p.objects()[0].searchlist)
+    if (provider.empty() && loader::defines(*p.objects()[o].elf, elf::SymbolKey("greet"), std::nullopt, scratch))
+      provider = p.objects()[o].path;
+  EXPECT_EQ(provider, fake);
   EXPECT_EQ(p.preloaded().size(), 1u);
   EXPECT_TRUE(p.errors().empty()) << p.errors().front().message;
 
