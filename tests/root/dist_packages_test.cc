@@ -2,9 +2,9 @@
 // root of scripts/debian-root.sh python, copied by hard links), wheels installed by the real pip
 // into /usr/local/lib/python3.9/dist-packages, one of them an extension module whose library is
 // gone, and a venv beside it at /opt/venv. The referee is Python in a chroot of the root: its
-// sys.path, its version, its distributions and its imports. Checked as --root and as the squashfs
-// image of the same root (mksquashfs, enroot's format), the environment its PATH runs checked and
-// the other named with the command that checks it.
+// sys.path, its version, its distributions and its imports. Checked as --root, as the squashfs
+// image of the same root (mksquashfs, enroot's format) and as an OCI image (umoci), the environment
+// its PATH or Cmd runs checked and the other named with the command that checks it.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -235,6 +235,33 @@ TEST_F(DebianDistPackages, ItsSquashfsImageChecksWhatItsPathRuns) {
   EXPECT_TRUE(findings_on(first, kBroken).empty());
   std::string command = "envdoctor check --image " + venv + " --prefix /usr";
   EXPECT_EQ(first["environment"]["other_environments"][0]["command"], command);
+  json named = check_json(command.substr(std::string("envdoctor check ").size()), 1);
+  EXPECT_EQ(findings_on(named, kBroken), std::vector<std::string>{"missing-library libgone.so.1 " + kWords});
+}
+
+// The same root as an OCI image made by umoci, whose Cmd runs the venv's Python: the venv is
+// checked (Cmd decides, as docker run would), the system Python named with the --image command that
+// finds the broken module in its dist-packages.
+TEST_F(DebianDistPackages, AnOciImageChecksWhatItsCmdRuns) {
+  if (!have_tool("umoci")) GTEST_SKIP() << "needs umoci";
+  std::string oci = *scratch_ / "oci", layer = *scratch_ / "layer.tar";
+  // One layer of the root, without what no import reads (documentation, apt's caches).
+  ASSERT_EQ(run("tar -C " + quote(root_) + " --exclude=./usr/share --exclude=./var/cache --exclude=./var/lib/apt " +
+                "--exclude=./proc -cf " + quote(layer) + " .")
+                .status,
+            0);
+  CommandResult made =
+      run("umoci init --layout " + quote(oci) + " && umoci new --image " + quote(oci + ":app") +
+          " && umoci raw add-layer --image " + quote(oci + ":app") + " " + quote(layer) + " && umoci config --image " +
+          quote(oci + ":app") + " --config.env PATH=/usr/local/bin:/usr/bin:/bin --config.cmd /opt/venv/bin/python3" +
+          " --config.cmd /app/main.py");
+  ASSERT_EQ(made.status, 0) << made.err;
+  json doc = check_json("--image " + quote(oci + ":app"), 0);
+  EXPECT_EQ(doc["environment"]["image"]["interpreter_from"], "Cmd");
+  EXPECT_EQ(doc["environment"]["image"]["prefix"], "/opt/venv");
+  std::string command = "envdoctor check --image " + oci + ":app --prefix /usr";
+  ASSERT_EQ(doc["environment"]["other_environments"].size(), 1u);
+  EXPECT_EQ(doc["environment"]["other_environments"][0]["command"], command);
   json named = check_json(command.substr(std::string("envdoctor check ").size()), 1);
   EXPECT_EQ(findings_on(named, kBroken), std::vector<std::string>{"missing-library libgone.so.1 " + kWords});
 }
