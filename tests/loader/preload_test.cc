@@ -194,7 +194,8 @@ TEST_F(Preload, ARootsLdSoPreload) {
 // --image: an enroot-style squashfs whose /etc/environment sets LD_PRELOAD (a name found nowhere
 // in the image, and a library it has). Its interpreter started in a chroot of the root with that
 // LD_PRELOAD (by a static launcher, so that the host's chroot is not preloaded) prints ld.so's
-// line for the missing name first, and check --image gives it as preload-ignored.
+// line for the missing name first, and check --image gives it as preload-ignored. A preload whose
+// own dependency is missing is an error: the interpreter dies of it, and check says so.
 TEST_F(Preload, AnImagesEnvPreloads) {
   if (::geteuid() != 0 || !have_tool("chroot") || !have_tool("ldconfig") || !have_tool("mksquashfs"))
     GTEST_SKIP() << "needs root for chroot, ldconfig and mksquashfs";
@@ -237,6 +238,29 @@ TEST_F(Preload, AnImagesEnvPreloads) {
   ASSERT_EQ(ignored.size(), 1u) << j.dump(1);
   EXPECT_EQ(ignored[0]["message"], line);
   EXPECT_EQ(ignored[0]["file"], python);
+  EXPECT_EQ(j["summary"]["errors"], 0) << j.dump(1);
+
+  // A preload that loads but whose own dependency is nowhere: the interpreter never starts.
+  build_shared(tmp / "build/libneeds.so", "int needs(void) { return 1; }", "-Wl,-soname,libneeds.so", tmp);
+  build_shared(root + "/opt/libshim.so", "int needs(void); int shim(void) { return needs(); }",
+               quote(tmp / "build/libneeds.so"), tmp);
+  tmp.write("root/etc/environment", "PATH=/usr/bin:/bin\nLD_PRELOAD=/opt/libshim.so\n");
+  CommandResult dies = run("env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin chroot " + quote(root) +
+                           " /launch /opt/libshim.so " + python + " -S -c pass");
+  EXPECT_EQ(dies.status, 127);
+  std::string words = "libneeds.so: cannot open shared object file: No such file or directory";
+  EXPECT_EQ(dies.err, std::string(python) + ": error while loading shared libraries: " + words + "\n");
+  std::string fatal = tmp / "fatal.sqsh";
+  ASSERT_EQ(run("mksquashfs " + quote(root) + " " + quote(fatal) + " -comp lzo -noD -noappend -quiet").status, 0);
+  json k = json::parse(run("env -u LD_PRELOAD XDG_CACHE_HOME=" + quote(tmp / "cache") + " " + quote(envdoctor()) +
+                           " check --json --image " + quote(fatal))
+                           .out);
+  std::vector<json> missing;
+  for (const json& f : k["findings"])
+    if (f["code"] == "missing-library") missing.push_back(f);
+  ASSERT_EQ(missing.size(), 1u) << k.dump(1);
+  EXPECT_EQ(missing[0]["message"], words);
+  EXPECT_EQ(missing[0]["file"], "/opt/libshim.so");
 }
 
 // `check`: the environment's interpreter started with LD_PRELOAD naming a library that is
