@@ -256,5 +256,47 @@ TEST_F(Editable, PipInstallEditableStrictLinkTree) {
   expect_no_exec_agrees(report, "");
 }
 
+// A package inside a namespace package (PEP 420, no ns/__init__.py): setuptools' finder maps the
+// dotted name ns.sub to its directory and lists ns in NAMESPACES.
+TEST_F(Editable, PipInstallEditableNamespacePackage) {
+  std::string why, setuptools = corpus_wheel("setuptools", &why);
+  if (setuptools.empty()) GTEST_SKIP() << why;
+  std::string proj = tmp_ / "proj";
+  build_shared(proj + "/lib/libmylib.so", "int mylib_fn(void) { return 42; }", "-Wl,-soname,libmylib.so", tmp_);
+  tmp_.write("proj/ns/sub/__init__.py", "from . import _ext\n");
+  tmp_.write("proj/ns/sub/_ext.c", extension_source("_ext", "int mylib_fn(void);", "mylib_fn()"));
+  tmp_.write(
+      "proj/setup.py",
+      "from setuptools import setup, Extension\n"
+      "setup(name='nsproj', version='0.1', packages=['ns.sub'],\n"
+      "      ext_modules=[Extension('ns.sub._ext', ['ns/sub/_ext.c'], libraries=['mylib'], library_dirs=['lib'],\n"
+      "                             runtime_library_dirs=['$ORIGIN/../../lib'])])\n");
+  tmp_.write("proj/pyproject.toml",
+             "[build-system]\nrequires = ['setuptools>=64']\nbuild-backend = 'setuptools.build_meta'\n");
+  venv_ = venv_with_pip();
+  CommandResult r =
+      run(quote(venv_->python()) + " -m pip install --no-index --disable-pip-version-check -q --find-links " +
+          quote(fs::path(setuptools).parent_path().string()) + " -e " + quote(proj));
+  ASSERT_EQ(r.status, 0) << r.err;
+  std::string finder = slurp(venv_->site() + "/__editable___nsproj_0_1_finder.py");
+  EXPECT_NE(finder.find("MAPPING: dict[str, str] = {'ns.sub': '" + proj + "/ns/sub'}"), std::string::npos) << finder;
+  EXPECT_NE(finder.find("NAMESPACES: dict[str, list[str]] = {'ns': []}"), std::string::npos) << finder;
+  std::string module = proj + "/ns/sub/_ext" + suffix_;
+  ASSERT_EQ(venv_->import("ns.sub"), "");
+  int status = -1;
+  nlohmann::json report = venv_->check(&status);
+  EXPECT_EQ(status, 0);
+  EXPECT_EQ(report["findings"], nlohmann::json::array()) << report.dump(1);
+  fs::remove(proj + "/lib/libmylib.so");
+  std::string referee = venv_->import("ns.sub");
+  ASSERT_EQ(referee, "libmylib.so: cannot open shared object file: No such file or directory");
+  report = venv_->check(&status);
+  EXPECT_EQ(status, 1);
+  ASSERT_EQ(report["findings"].size(), 1u) << report.dump(1);
+  EXPECT_EQ(report["findings"][0]["file"], module);
+  EXPECT_EQ(report["findings"][0]["package"], "nsproj");
+  EXPECT_EQ(report["findings"][0]["message"], referee);
+}
+
 }  // namespace
 }  // namespace envdoctor::test
