@@ -17,6 +17,7 @@
 #include "loader/referee.h"
 #include "loader/symbols.h"
 #include "support/fixture.h"
+#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {
@@ -232,9 +233,7 @@ TEST_F(Preload, AnImagesEnvPreloads) {
                         " check --json --image " + quote(image));
   ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
   json j = json::parse(r.out);
-  std::vector<json> ignored;
-  for (const json& f : j["findings"])
-    if (f["code"] == "preload-ignored") ignored.push_back(f);
+  std::vector<json> ignored = findings(j, "preload-ignored");
   ASSERT_EQ(ignored.size(), 1u) << j.dump(1);
   EXPECT_EQ(ignored[0]["message"], line);
   EXPECT_EQ(ignored[0]["file"], python);
@@ -255,9 +254,7 @@ TEST_F(Preload, AnImagesEnvPreloads) {
   json k = json::parse(run("env -u LD_PRELOAD XDG_CACHE_HOME=" + quote(tmp / "cache") + " " + quote(envdoctor()) +
                            " check --json --image " + quote(fatal))
                            .out);
-  std::vector<json> missing;
-  for (const json& f : k["findings"])
-    if (f["code"] == "missing-library") missing.push_back(f);
+  std::vector<json> missing = findings(k, "missing-library");
   ASSERT_EQ(missing.size(), 1u) << k.dump(1);
   EXPECT_EQ(missing[0]["message"], words);
   EXPECT_EQ(missing[0]["file"], "/opt/libshim.so");
@@ -279,9 +276,7 @@ TEST_F(Preload, CheckSaysWhatTheInterpreterPrints) {
                         quote(venv + "/bin/python"));
   ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
   json j = json::parse(r.out);
-  std::vector<json> ignored;
-  for (const json& f : j["findings"])
-    if (f["code"] == "preload-ignored") ignored.push_back(f);
+  std::vector<json> ignored = findings(j, "preload-ignored");
   ASSERT_EQ(ignored.size(), 1u) << j.dump(1);
   EXPECT_EQ(ignored[0]["message"], line);
   EXPECT_EQ(ignored[0]["severity"], "warning");
