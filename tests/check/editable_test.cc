@@ -129,6 +129,25 @@ class Editable : public VenvTest {
     EXPECT_EQ(no_exec["environment"]["elf_files"], report["environment"]["elf_files"]);
   }
 
+  // The venv and the project copied to their own paths below a root: check --root finds the same
+  // errors (code, file, package and the loader's words) reading every file below it.
+  void expect_root_agrees(const nlohmann::json& report) {
+    TempDir root;
+    std::string inside = root / tmp_.path().relative_path().string();
+    fs::create_directories(inside);
+    ASSERT_EQ(run("cp -a " + quote(tmp_.path().string()) + "/. " + quote(inside)).status, 0);
+    CommandResult r = run(quote(envdoctor()) + " check --json --root " + quote(root.path().string()) + " --prefix " +
+                          quote(venv_->dir()));
+    ASSERT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    auto errors = [](const nlohmann::json& doc) {
+      std::multiset<std::string> out;
+      for (const auto& f : doc["findings"])
+        out.insert(f["code"].dump() + " " + f["file"].dump() + " " + f["package"].dump() + " " + f["message"].dump());
+      return out;
+    };
+    EXPECT_EQ(errors(nlohmann::json::parse(r.out)), errors(report)) << r.out;
+  }
+
   // Before: the imports work and check finds nothing, the modules foo's. After the library is
   // removed: each import fails, and check's one error on each module is foo's, in its words.
   void expect_referee_agrees(const std::string& variables = "") {
@@ -137,6 +156,7 @@ class Editable : public VenvTest {
     EXPECT_EQ(status, 0);
     EXPECT_EQ(report["findings"], nlohmann::json::array()) << report.dump(1);
     expect_no_exec_agrees(report, variables);
+    if (variables.empty()) expect_root_agrees(report);
     for (const auto& [name, file] : modules_) {
       ASSERT_EQ(venv_->import(name, variables), "");
       EXPECT_NE(why_files(variables).find(file + "\n"), std::string::npos) << why_files(variables);
@@ -158,6 +178,7 @@ class Editable : public VenvTest {
       EXPECT_EQ(error["message"], referee) << file;
     }
     expect_no_exec_agrees(report, variables);
+    if (variables.empty()) expect_root_agrees(report);
   }
 
   std::unique_ptr<Venv> venv_;
@@ -254,6 +275,7 @@ TEST_F(Editable, PipInstallEditableStrictLinkTree) {
     EXPECT_EQ(errors[file]["message"], referee) << file;
   }
   expect_no_exec_agrees(report, "");
+  expect_root_agrees(report);
 }
 
 // A package inside a namespace package (PEP 420, no ns/__init__.py): setuptools' finder maps the
