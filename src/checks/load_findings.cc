@@ -173,6 +173,24 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
   return std::nullopt;
 }
 
+// ld.so's assertion on a versioned reference met by a copy of its library without symbol
+// versioning (loader::LoadError::aborts): the process dies, Python with it. Nothing a version
+// upgrade does helps; the copy that wins has to be the versioned build its users were linked
+// against. Where two packages write that path (file-owned-twice), that is the cause.
+void unversioned_copy(const environment::Environment& env, const LoadError& e, Finding& f) {
+  std::string lib = fs::path(e.library).filename().string();
+  std::string user = fs::path(e.path).filename().string();
+  f.hint = "the copy of " + lib + " the loader takes (" + e.library + ", " + env.owner_label(e.library) +
+           ") has no symbol versioning, while " + user + " was linked against a versioned " + lib +
+           " and needs version " + e.version + ": ld.so warns \"no version information available\" and aborts the " +
+           "process (exit 127, Python with it) when it binds " + e.symbol + "; install the versioned build of " + lib +
+           " in its place";
+  f.fix_command.clear();
+  if (!f.caused_by)
+    f.caused_by = Cause{Code::kFileOwnedTwice, normalize_path(e.library), std::nullopt, std::nullopt,
+                        "two packages write " + e.library + ", and the copy that won has no symbol versioning"};
+}
+
 }  // namespace
 
 Finding finding_for_load_error(const Context& ctx, const loader::Process& p, const LoadError& e) {
@@ -196,6 +214,7 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
   }
   f.take(advice::fix_for_load_error(env, ctx.knowledge, p, e));
   f.caused_by = cause_of(env, p, e);
+  if (e.aborts) unversioned_copy(env, e, f);
   f.file = normalize_path(e.path);
   const auto& owners = env.owners(f.file);
   if (!owners.empty()) f.package = owners.front()->name;

@@ -154,6 +154,9 @@ class ElfFile {
   std::vector<VersionNeed> verneed;
   std::vector<VersionDef> verdef;
   bool has_verdef() const { return !verdef.empty(); }
+  // DT_VERSYM (.gnu.version): without it, ld.so accepts any definition for a versioned reference,
+  // unless the version names this very file (elf/dl-lookup.c, check_match).
+  bool has_versym() const { return versym_off_.has_value(); }
 
   // What was malformed but not fatal, in the order found.
   std::vector<std::string> problems;

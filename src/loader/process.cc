@@ -707,6 +707,70 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
   if (learnt) cache.remember(self, std::move(known), std::move(searched));
 }
 
+// glibc 2.36 elf/dl-lookup.c, check_match: a versioned reference whose lookup meets first a
+// definition in an object without .gnu.version that answers to the version's file (vn_file) fails
+// `assert (version->filename == NULL || ! _dl_name_match_p (version->filename, map))`, and ld.so
+// ends the process (_dl_fatal_printf, exit 127). An unversioned copy of a library over the
+// versioned one its users were linked against does it at the first such symbol bound. Relocation
+// runs dependencies first (`order`); `scope` is the lookup scope, in order.
+static std::optional<LoadError> unversioned_abort(const std::vector<LoadedObject>& objects,
+                                                  const std::vector<int>& order, const std::vector<int>& scope) {
+  std::vector<u32> scratch;
+  for (int object : order) {
+    const LoadedObject& o = objects[object];
+    if (!o.elf) continue;
+    std::vector<std::string_view> suspects;  // vn_file names of loaded copies without .gnu.version
+    for (const elf::VersionNeed& vn : o.elf->verneed)
+      for (int i : scope)
+        if (objects[i].elf && !objects[i].elf->has_versym() && answers_to(objects[i], vn.file))
+          suspects.push_back(vn.file);
+    if (suspects.empty()) continue;
+    for (u32 ref : o.elf->required_symbols()) {
+      auto sym = o.elf->symbol(ref);
+      std::optional<SymbolVersion> version = sym ? reference_version(*o.elf, *sym) : std::nullopt;
+      if (!version || std::find(suspects.begin(), suspects.end(), version->file) == suspects.end()) continue;
+      elf::SymbolKey key(sym->name);
+      for (int i : scope) {
+        const elf::ElfFile* e = objects[i].elf.get();
+        if (!e) continue;
+        if (e->has_versym()) {
+          if (defines(*e, key, version, scratch)) break;
+          continue;
+        }
+        if (!defines(*e, key, std::nullopt, scratch)) continue;
+        if (!answers_to(objects[i], version->file)) break;
+        LoadError err;
+        err.kind = LoadError::Kind::kMissingVersion;
+        err.object = object;
+        err.path = o.path;
+        err.library = objects[i].path;
+        err.symbol = std::string(sym->name);
+        err.version = std::string(version->name);
+        err.aborts = true;
+        err.message =
+            "Inconsistency detected by ld.so: dl-lookup.c: 107: check_match: Assertion `version->filename == NULL "
+            "|| ! _dl_name_match_p (version->filename, map)' failed!";
+        return err;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+std::vector<Process::UnversionedNeed> Process::unversioned_needs() const {
+  std::vector<UnversionedNeed> out;
+  for (const ListEntry& e : chain_) {
+    if (e.object < 0 || dead_[e.object] || !objects_[e.object].elf) continue;
+    for (const elf::VersionNeed& vn : objects_[e.object].elf->verneed)
+      for (const Resolution& r : objects_[e.object].deps)
+        if (r.object >= 0 && r.name == vn.file && objects_[r.object].elf && !objects_[r.object].elf->has_verdef()) {
+          out.push_back({e.object, r.object});
+          break;
+        }
+  }
+  return out;
+}
+
 std::vector<int> Process::scope_of(int object) const {
   std::vector<int> scope = global_scope_;
   int root = objects_[object].local_root;
@@ -798,6 +862,8 @@ bool Process::load_main(const std::string& path, bool bind) {
     Scope scope = make_scope(global_scope_);
     for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
       if (*it != interpreter_) bind_symbols(*it, scope, symbols);
+    if (auto abort = unversioned_abort(objects_, {searchlist.rbegin(), searchlist.rend()}, scope.order))
+      symbols.push_back(*abort);
   }
 
   for (auto* list : {&missing, &versions, &symbols}) errors_.insert(errors_.end(), list->begin(), list->end());
@@ -836,6 +902,10 @@ Process::DlopenResult Process::dlopen(const std::string& path, bool global, int 
   Scope scope = make_scope(scope_of(root));
   for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
     if (static_cast<size_t>(*it) >= first_new) bind_symbols(*it, scope, symbols);
+  std::vector<int> relocated;
+  for (auto it = searchlist.rbegin(); it != searchlist.rend(); ++it)
+    if (static_cast<size_t>(*it) >= first_new) relocated.push_back(*it);
+  if (auto abort = unversioned_abort(objects_, relocated, scope.order)) symbols.push_back(*abort);
 
   for (auto* list : {&missing, &versions, &symbols})
     for (const LoadError& e : *list) note(e);

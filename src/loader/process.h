@@ -105,6 +105,9 @@ struct LoadError {
   // reference, the NEEDED entries of its object that were not found ("libA.so.1 or libB.so.2");
   // empty when nothing it needs is missing (the symbol is undefined for another reason).
   std::string waiting_for;
+  // For kMissingVersion: not an error ld.so reports but the assertion it dies of (check_match,
+  // a versioned reference met by a copy of its library without symbol versioning): exit 127.
+  bool aborts = false;
 
   // The message without its leading "PATH: ".
   std::string reason() const;
@@ -168,6 +171,15 @@ class Process {
   std::vector<ListEntry> list_order() const;
 
   const LoaderConfig& config() const { return *config_; }
+
+  // An object that needs versions of a library whose loaded copy has no symbol versioning
+  // (elf/dl-version.c: "no version information available", which ld.so says with LD_WARN, as
+  // glibc's ldd runs it), in the order _dl_check_all_versions meets them.
+  struct UnversionedNeed {
+    int object = -1;
+    int provider = -1;
+  };
+  std::vector<UnversionedNeed> unversioned_needs() const;
 
  private:
   struct Search;

@@ -20,7 +20,7 @@ std::string loader_words(const std::string& file, const LoadError& e) {
     case LoadError::Kind::kMissingLibrary:
     case LoadError::Kind::kWrongElfClass:
     case LoadError::Kind::kInvalidElf: return file + ": error while loading shared libraries: " + e.message;
-    case LoadError::Kind::kMissingVersion: return file + ": " + e.message;
+    case LoadError::Kind::kMissingVersion: return e.aborts ? e.message : file + ": " + e.message;
     case LoadError::Kind::kUndefinedSymbol: {
       std::string what = "undefined symbol: " + e.symbol + (e.version.empty() ? "" : ", version " + e.version);
       return what + "\t(" + e.path + ")";
@@ -142,6 +142,10 @@ FileText render_ldd_file(const queries::SingleFileLoad& load, bool header) {
   } else {
     const Process& p = load.process;
     const auto& main = p.objects()[0];
+    // glibc's ldd runs ld.so with LD_WARN: its version check says these before the listing.
+    for (const Process::UnversionedNeed& n : p.unversioned_needs())
+      out << load.file << ": " << p.objects()[n.provider].path << ": no version information available (required by "
+          << p.objects()[n.object].path << ")\n";
     if (main.elf->needed.empty()) out << "\tstatically linked\n";
     for (const Process::ListEntry& e : p.list_order()) out << "\t" << library_line(p, e) << "\n";
     errors_words(load, out, err);
