@@ -436,12 +436,14 @@ bool choose_interpreter(const support::FileRoot& root, const ImageOptions& optio
     take(exe, "--python");
     return true;
   }
-  // The command the container runs, when it is a Python.
-  const std::vector<std::string>& command = !facts.entrypoint.empty() ? facts.entrypoint : facts.cmd;
-  if (!command.empty() && is_python_name(fs::path(command[0]).filename().string())) {
-    std::string exe = on_path(root, command[0], path);
+  // The command the container runs, when it is a Python: the Entrypoint's, else Cmd's, which
+  // docker run passes to an Entrypoint as its arguments (a wrapper such as NGC's
+  // nvidia_entrypoint.sh ends in exec "$@", running Cmd's Python).
+  for (const auto& [command, source] : {std::pair{&facts.entrypoint, "Entrypoint"}, std::pair{&facts.cmd, "Cmd"}}) {
+    if (command->empty() || !is_python_name(fs::path(command->front()).filename().string())) continue;
+    std::string exe = on_path(root, command->front(), path);
     if (!exe.empty()) {
-      take(exe, !facts.entrypoint.empty() ? "Entrypoint" : "Cmd");
+      take(exe, source);
       return true;
     }
   }

@@ -998,6 +998,11 @@ TEST(ImageInterpreter, CommandThenPathThenLayout) {
             "/opt/conda/bin/python Cmd /opt/conda");
   EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"entrypoint", {"python"}}, {"cmd", {"x"}}}),
             "/usr/local/bin/python3 PATH /usr");  // no `python` on the PATH: then python3 there
+  // An Entrypoint that is a wrapper (exec "$@") runs Cmd's Python.
+  EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}},
+                    {"entrypoint", {"/opt/nvidia/nvidia_entrypoint.sh"}},
+                    {"cmd", {"/opt/conda/bin/python", "-m", "serve"}}}),
+            "/opt/conda/bin/python Cmd /opt/conda");
   EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/bin/sh", "-c", "python3 x.py"}}}),
             "/usr/local/bin/python3 PATH /usr");
   EXPECT_EQ(chosen({{"env", {"PATH=/v/bin:/usr/bin"}}}), "/v/bin/python3 PATH /v");
