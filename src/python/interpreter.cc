@@ -505,7 +505,7 @@ void fill_sys_path(PythonEnvironment& env, const SiteRules& rules, const FileRoo
 
 // sysconfig's default scheme: a venv's own (posix_prefix, "venv" from 3.11); Debian's
 // posix_local outside one, where pip installs (/usr/local/lib/python3.X/dist-packages); upstream's
-// posix_prefix, platlib under platlibdir (Fedora's lib64).
+// posix_prefix, platlib under platlibdir (Fedora's lib64), under PREFIX/local for Fedora's.
 void fill_paths(PythonEnvironment& env, const SiteRules& rules) {
   std::string xy = env.version_info.short_str();
   env.paths.stdlib = env.paths.platstdlib = env.base_prefix + "/" + rules.platlibdir + "/python" + xy;
@@ -517,10 +517,13 @@ void fill_paths(PythonEnvironment& env, const SiteRules& rules) {
     env.paths.data = env.prefix + "/local";
     return;
   }
-  env.paths.purelib = env.prefix + "/lib/python" + xy + "/site-packages";
-  env.paths.platlib = env.prefix + "/" + rules.platlibdir + "/python" + xy + "/site-packages";
-  env.paths.scripts = env.prefix + "/bin";
-  env.paths.data = env.prefix;
+  // Fedora's sysconfig (patch 00251) installs under PREFIX/local outside a virtual environment
+  // (pip install --prefix=/usr writes /usr/local/lib64/python3.X/site-packages).
+  std::string base = rules.flavor == SiteFlavor::kFedora && !env.in_venv() ? env.prefix + "/local" : env.prefix;
+  env.paths.purelib = base + "/lib/python" + xy + "/site-packages";
+  env.paths.platlib = base + "/" + rules.platlibdir + "/python" + xy + "/site-packages";
+  env.paths.scripts = base + "/bin";
+  env.paths.data = base;
 }
 
 void fill_layout(PythonEnvironment& env, const FileRoot& root) {

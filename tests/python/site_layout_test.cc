@@ -189,6 +189,23 @@ TEST(SiteLayout, TheDistributionsRulesFromItsSitePy) {
                                 "/usr/lib64/python3.12/site-packages", "/usr/lib/python3.12/site-packages"}));
   EXPECT_EQ(getsitepackages(fedora, "3.12", {"/v"}, true),
             (std::vector<std::string>{"/v/lib64/python3.12/site-packages", "/v/lib/python3.12/site-packages"}));
+
+  // A Fedora-shaped root read as --root: the standard library in lib64, the site directories that
+  // exist, and pip's install location under /usr/local (pip install --prefix=/usr writes
+  // /usr/local/lib64/python3.X/site-packages there). No Fedora root is at hand for a chroot referee.
+  support::FileRoot fed((tmp.path() / "fed").string());
+  for (const char* dir : {"usr/local/lib64/python3.12/site-packages", "usr/lib64/python3.12/site-packages",
+                          "usr/lib/python3.12/site-packages", "usr/lib64/python3.12/lib-dynload"})
+    fs::create_directories(tmp.path() / "fed" / dir);
+  std::string error;
+  auto env = environment_from_prefix("/usr", &error, fed);
+  ASSERT_TRUE(env) << error;
+  EXPECT_EQ(env->sys_path,
+            (std::vector<std::string>{"/usr/lib64/python312.zip", "/usr/lib64/python3.12",
+                                      "/usr/lib64/python3.12/lib-dynload", "/usr/local/lib64/python3.12/site-packages",
+                                      "/usr/lib64/python3.12/site-packages", "/usr/lib/python3.12/site-packages"}));
+  EXPECT_EQ(env->paths.purelib, "/usr/local/lib/python3.12/site-packages");
+  EXPECT_EQ(env->paths.platlib, "/usr/local/lib64/python3.12/site-packages");
 }
 
 }  // namespace
