@@ -39,6 +39,7 @@ const char* code_name(Code c) {
     case Code::kRuntimeLibraryMissing: return "runtime-library-missing";
     case Code::kPreloadIgnored: return "preload-ignored";
     case Code::kSearchesCurrentDirectory: return "searches-current-directory";
+    case Code::kSystemCopyStandsIn: return "system-copy-stands-in";
     case Code::kContainerRequirementUnmet: return "container-requirement-unmet";
   }
   return "?";

@@ -42,6 +42,7 @@ enum class Code {
   kRuntimeLibraryMissing,
   kPreloadIgnored,
   kSearchesCurrentDirectory,
+  kSystemCopyStandsIn,
   kContainerRequirementUnmet,
 };
 inline constexpr Code kAllCodes[] = {
@@ -69,6 +70,7 @@ inline constexpr Code kAllCodes[] = {
     Code::kRuntimeLibraryMissing,
     Code::kPreloadIgnored,
     Code::kSearchesCurrentDirectory,
+    Code::kSystemCopyStandsIn,
     Code::kContainerRequirementUnmet,
 };
 const char* code_name(Code c);

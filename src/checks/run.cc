@@ -12,6 +12,7 @@
 #include "checks/runtime_loads.h"
 #include "checks/search_path_checks.h"
 #include "checks/static_tls.h"
+#include "checks/system_copy.h"
 
 namespace envdoctor::checks {
 
@@ -56,6 +57,7 @@ CheckRun run_checks(const Context& ctx) {
   for (Finding& f : check_search_paths(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_preloads(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_runtime_loads(ctx)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_system_copies(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(ctx, loads.resolutions, loads.findings);
   CudaCheckResult gpu = check_cuda(ctx, run.cuda, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());

@@ -181,10 +181,51 @@ TEST(CupyAdvice, FixesFollowTheConsumersCudaMajor) {
   for (std::string line; std::getline(lines, line);) {
     bool path_alone = line.find_first_not_of(' ') != std::string::npos && line[line.find_first_not_of(' ')] == '/' &&
                       line.find(' ', line.find_first_not_of(' ')) == std::string::npos;
-    if (!path_alone) EXPECT_LE(line.size(), 100u) << line;
+    if (!path_alone) {
+      EXPECT_LE(line.size(), 100u) << line;
+    }
   }
   EXPECT_NE(table.out.find("\n  cupy-cuda12x\n    VERSION: 14.2.0\n"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("\n    sm_90: sass\n"), std::string::npos) << table.out;
+}
+
+// Item 7: the environment's own cuDNN gone (its package never installed, though required), the
+// loader takes the machine's through ld.so.cache: the import works here, and ld.so without the
+// cache (a container, another node) does not find it. system-copy-stands-in says so.
+TEST_F(FixTrialTest, ACopyOutsideTheEnvironmentStandingInIsSaid) {
+  CommandResult cache = run("/sbin/ldconfig -p");
+  const std::string entry = "\tlibcudnn.so.9 (libc6,x86-64) => ";
+  size_t at = cache.out.find(entry);
+  if (at == std::string::npos) GTEST_SKIP() << "ld.so.cache has no libcudnn.so.9";
+  at += entry.size();
+  std::string system_copy = cache.out.substr(at, cache.out.find('\n', at) - at);
+  std::string stub = tmp_ / "build/stub/libcudnn.so.9";
+  build_shared(stub, "int cudnn_stub(void) { return 0; }", "-Wl,-soname,libcudnn.so.9", tmp_);
+  std::string ext = tmp_ / ("build/cudnnuser/_c" + suffix_);
+  build_ext(ext, "_c", "", "0", "-Wl,--no-as-needed " + quote(stub) + " -Wl,-rpath,'$ORIGIN/../nvidia/cudnn/lib'");
+  auto venv = venv_with_pip();
+  venv->install({platlib_wheel("cudnnuser", "1.0", {{"cudnnuser/_c" + suffix_, ext}}, {{"cudnnuser/__init__.py", ""}},
+                               {"nvidia-cudnn-cu13"})});
+  ASSERT_EQ(venv->import("cudnnuser._c"), "");  // it loads here...
+  std::string module = venv->site() + "/cudnnuser/_c" + suffix_;
+  CommandResult elsewhere = run("/lib64/ld-linux-x86-64.so.2 --inhibit-cache --list " + quote(module));
+  EXPECT_NE(elsewhere.err.find("libcudnn.so.9: cannot open shared object file"), std::string::npos)
+      << elsewhere.err;  // ...and not where that copy is absent
+
+  json report = venv->check();
+  std::vector<json> stands = findings(report, "system-copy-stands-in");
+  ASSERT_EQ(stands.size(), 1u) << report.dump(1);
+  EXPECT_EQ(stands[0]["severity"], "warning");
+  EXPECT_EQ(stands[0]["file"], module);
+  EXPECT_EQ(stands[0]["library"], "libcudnn.so.9");
+  EXPECT_EQ(stands[0]["package"], "cudnnuser");
+  std::string message = stands[0]["message"];
+  EXPECT_EQ(message.rfind("libcudnn.so.9 loads from " + fs::path(system_copy).lexically_normal().string(), 0), 0u)
+      << message;
+  EXPECT_NE(message.find("outside the environment: nvidia-cudnn-cu13, which ships it, is not installed"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(stands[0].value("fix_command", "").find("install nvidia-cudnn-cu13"), std::string::npos);
 }
 
 // Item 7: in a --system-site-packages venv over Debian's python3, an extension needs libc10.so,
