@@ -23,9 +23,9 @@
 #include "python/dpkg.h"
 #include "python/interpreter.h"
 #include "python/ownership.h"
+#include "python/site_environments.h"
 
 namespace envdoctor::environment {
-#include "python/site_environments.h"
 
 struct EnvironmentOptions {
   std::string python;  // --python EXE ("" for the default order)
@@ -86,11 +86,11 @@ class Environment {
   // interpreter chosen from it.
   std::optional<image::ImageFacts> image;
   std::optional<GpuContainerFacts> gpu_container;
+  // Under a root or image: its other Python environments, not checked (python/site_environments.h).
+  std::vector<python::OtherEnvironment> other_environments;
 
   // The distributions whose records list `path` (lexically normalized first); for a file no
   // record lists, the Debian-managed distribution of the package whose dpkg list has it.
-  // Under a root or image: its other Python environments, not checked (python/site_environments.h).
-  std::vector<python::OtherEnvironment> other_environments;
   const std::vector<const python::Distribution*>& owners(const std::string& path) const;
   const std::vector<const python::Distribution*>& owners_of_file(const std::string& normal_path) const;
   const python::Distribution* owner(const std::string& path) const;

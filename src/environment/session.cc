@@ -80,8 +80,6 @@ std::optional<image::ImageFacts> open_image_request(EnvironmentRequest& request,
   return std::move(opened->facts);
 }
 
-}  // namespace
-
 // docker's default PATH, which a container whose configuration sets none runs with.
 constexpr const char* kContainerPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -118,6 +116,8 @@ void note_site_code_not_run(Environment& env) {
       "in the model");
 }
 
+}  // namespace
+
 LoaderOptions on_driver(LoaderOptions loader, const std::optional<cuda::DriverVersion>& driver) {
   if (!loader.image.empty()) loader.gpu_container_driver = driver;
   return loader;
@@ -143,11 +143,11 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   if (image_facts)
     for (const std::string& p : image_facts->problems) s.env->problems.push_back("--image: " + p);
   s.env->image = std::move(image_facts);
+  name_other_environments(*s.env, file_root.dir());
+  note_site_code_not_run(*s.env);
   // The toolkit mounts the driver libraries of the capabilities the image's environment asks for.
   if (s.env->gpu_container && s.env->image)
     s.env->gpu_container->capabilities = image::driver_capabilities(*s.env->image);
-  name_other_environments(*s.env, file_root.dir());
-  note_site_code_not_run(*s.env);
   auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
   if (!knowledge) return std::nullopt;
   auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
