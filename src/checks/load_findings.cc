@@ -215,6 +215,13 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
   f.take(advice::fix_for_load_error(env, ctx.knowledge, p, e));
   f.caused_by = cause_of(env, p, e);
   if (e.aborts) unversioned_copy(env, e, f);
+  // A copy the loader rejects (or dies of) while it loads another object's NEEDED entry: the
+  // file's own finding, from its own load, is the cause.
+  if (e.kind == LoadError::Kind::kInvalidElf && e.object >= 0 && !f.caused_by &&
+      normalize_path(p.objects()[e.object].path) != normalize_path(e.path))
+    f.caused_by = Cause{Code::kInvalidElf, normalize_path(e.path), std::nullopt, std::nullopt,
+                        fs::path(p.objects()[e.object].path).filename().string() + " needs " + e.library +
+                            ", and the loader stops at this copy of it"};
   f.file = normalize_path(e.path);
   const auto& owners = env.owners(f.file);
   if (!owners.empty()) f.package = owners.front()->name;
