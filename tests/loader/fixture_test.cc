@@ -38,7 +38,8 @@ class LoaderFixture : public ::testing::Test {
   //    libraries"), where trace mode only lists it as "not found"; those lines are checked
   //    against a real start instead.
   //  - ld.so's warnings ("weak version ... not found", "no version information available")
-  //    are not errors, and envdoctor does not print them.
+  //    are not errors and are not compared here; envdoctor prints the second where glibc's ldd
+  //    does, before the listing (held to glibc's ldd in tests/check/unversioned_copy_test.cc).
   //  - A fatal error (a candidate open_verify rejects) ends ld.so even in trace mode: no
   //    listing, one message, as envdoctor must do too.
   void expect_same_listing(const std::string& file, const std::string* llp = nullptr) {
