@@ -60,6 +60,17 @@ TEST(SiteLayout, DebiansSystemPythonWithoutRunningIt) {
   ASSERT_TRUE(ran) << error;
   EXPECT_EQ(ran->sys_path, real.sys_path);
   EXPECT_EQ(read->site_dirs(), ran->site_dirs());
+  // And check finds the same environment both ways (54 packages and 213 ELF files here).
+  auto environment = [](const std::string& args) {
+    test::CommandResult r = test::run(test::quote(test::envdoctor()) + " check --json " + args);
+    EXPECT_TRUE(r.status == 0 || r.status == 1) << r.err;
+    nlohmann::json doc = nlohmann::json::parse(r.out, nullptr, false);
+    return doc.is_object() ? doc["environment"] : nlohmann::json();
+  };
+  nlohmann::json by_prefix = environment("--prefix /usr"), by_python = environment("--python /usr/bin/python3");
+  for (const char* key : {"python", "version", "site_packages", "packages", "elf_files", "installer"})
+    EXPECT_EQ(by_prefix[key], by_python[key]) << key;
+  EXPECT_GT(by_prefix["packages"].get<size_t>(), 0u);
 }
 
 // Every CPython of pyenv on this machine (3.6 to 3.13), read without running it (sys.path, and the
