@@ -17,6 +17,8 @@
 #include "checks/cuda/inventory.h"
 #include "checks/openmp.h"
 #include "loader/object_store.h"
+#include "loader/preload.h"
+#include "python/metadata_file.h"
 
 namespace envdoctor::queries {
 
@@ -128,9 +130,45 @@ std::string edge_text(const Edge& e) {
          (e.source.empty() ? "" : " " + e.source);
 }
 
+// The value of the process's loader variable NAME as ld.so took it: rtld.c's process_envvars reads
+// every entry of the environment in order, so a variable given twice is its last value. nullopt
+// when it has none.
+std::optional<std::string> variable_of(const live::LiveProcess& process, std::string_view name) {
+  std::optional<std::string> value;
+  for (const std::string& var : process.environ)
+    if (var.size() > name.size() && var.starts_with(name) && var[name.size()] == '=')
+      value = var.substr(name.size() + 1);
+  return value;
+}
+
+// What the process's ld.so preloaded (loader/preload.h): its own LD_PRELOAD, then this machine's
+// /etc/ld.so.preload, each name with ld.so's word for where it was given.
+std::vector<loader::Preload> process_preloads(const live::LiveProcess& process) {
+  std::vector<loader::Preload> out;
+  if (std::optional<std::string> list = variable_of(process, "LD_PRELOAD"))
+    for (std::string& name : loader::split_ld_preload(*list)) out.push_back({std::move(name), "LD_PRELOAD"});
+  if (std::optional<std::string> file = python::read_bounded_file("/etc/ld.so.preload", 1 << 20, nullptr))
+    for (std::string& name : loader::split_ld_so_preload(*file)) out.push_back({std::move(name), "/etc/ld.so.preload"});
+  return out;
+}
+
+// The preload a mapped file is: a name with a '/' is the path ld.so opened; a bare name was
+// searched, and the object loaded under it is the one whose file or SONAME is that name (ld.so
+// loads nothing else of that name after it: a later NEEDED of it finds the preloaded object).
+const loader::Preload* preload_of(const std::string& path, const std::optional<std::string>& soname,
+                                  const std::vector<loader::Preload>& preloads) {
+  std::string file = fs::path(path).filename().string();
+  for (const loader::Preload& p : preloads)
+    if (p.name.find('/') != std::string::npos ? fs::path(p.name).lexically_normal() == fs::path(path)
+                                              : p.name == file || (soname && p.name == *soname))
+      return &p;
+  return nullptr;
+}
+
 std::string how_found(const std::string& path, const live::MappedFile& f, const Environment* env,
-                      const ModelEdges& edges, ino_t exe_ino) {
+                      const ModelEdges& edges, ino_t exe_ino, const loader::Preload* preload) {
   if (f.ino == exe_ino) return "the program (/proc/PID/exe)";
+  if (preload) return "preloaded (" + preload->where + ")";
   if (auto it = edges.by_inode.find(f.ino); it != edges.by_inode.end()) return edge_text(*it->second);
   if (auto it = edges.by_path.find(path); it != edges.by_path.end()) return edge_text(*it->second);
   if (env)
@@ -254,11 +292,11 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
                                 const Knowledge* knowledge, const std::string& python) {
   LiveExamination out;
   out.pid = process.pid;
+  const std::vector<loader::Preload> preloads = process_preloads(process);
   out.exe = process.exe;
   out.python = python;
   if (env) out.python_version = env->python.version_info.full_str();
-  for (const std::string& var : process.environ)
-    if (var.rfind("LD_LIBRARY_PATH=", 0) == 0) out.ld_library_path = var.substr(16);
+  out.ld_library_path = variable_of(process, "LD_LIBRARY_PATH");
   // The files are read as they are on disk now: the process's own view is gone for a deleted one.
   loader::ObjectStore local;
   loader::ObjectStore& store = env ? *env->store : local;
@@ -303,7 +341,7 @@ LiveExamination examine_process(const live::LiveProcess& process, const Environm
     o.deleted = f.deleted && !o.replaced;
     if (elf_now && opened->elf->soname) o.soname = std::string(*opened->elf->soname);
     if (env) o.owner = env->owner_label(path);
-    o.found = how_found(path, f, env, edges, exe_ino);
+    o.found = how_found(path, f, env, edges, exe_ino, preload_of(path, o.soname, preloads));
     if (o.deleted || o.replaced) out.findings.push_back(replaced_finding(o, f, now, process, env));
     const python::Distribution* owner = env ? env->owner(path) : nullptr;
     if (elf_now && !o.replaced && o.soname) {
@@ -359,9 +397,11 @@ std::optional<LiveExamination> examine_pid(const std::string& pid_text, std::str
   std::optional<LoadCheckResult> loads;
   if (!python.empty()) {
     EnvironmentRequest request{python, "", false, {}};
-    request.loader.ld_library_path = "";
-    for (const std::string& var : process->environ)
-      if (var.rfind("LD_LIBRARY_PATH=", 0) == 0) request.loader.ld_library_path = var.substr(16);
+    // The process's own loader variables, as inherit_process_loader takes a shell's: what its
+    // ld.so searched with, sized static TLS with, and preloaded.
+    request.loader.ld_library_path = variable_of(*process, "LD_LIBRARY_PATH").value_or("");
+    request.loader.glibc_tunables = variable_of(*process, "GLIBC_TUNABLES").value_or("");
+    request.loader.ld_preload = variable_of(*process, "LD_PRELOAD").value_or("");
     session = open_session(request, error);
     if (!session) return std::nullopt;
     checks::CheckSettings settings;  // with the load graph's edges: how each mapped file was found

@@ -108,6 +108,29 @@ TEST_F(PsTest, HealthyProcessHasNoFindings) {
   EXPECT_TRUE(text.out.ends_with("\nNothing replaced on disk, no library loaded twice.\n")) << text.out;
 }
 
+// LD_PRELOAD, by path and by a name ld.so searches (here through LD_LIBRARY_PATH): the referee is
+// /proc/PID/maps, which holds both, and ps says each was preloaded, not dlopened.
+TEST_F(PsTest, PreloadedLibrariesAreSaidPreloaded) {
+  Venv venv(tmp_, "preload");
+  std::string by_path = tmp_ / "pre/libbypath.so";
+  std::string by_name = tmp_ / "pre/libbyname.so";
+  build_shared(by_path, "int by_path(void) { return 1; }", "-Wl,-soname,libbypath.so", tmp_);
+  build_shared(by_name, "int by_name(void) { return 2; }", "-Wl,-soname,libbyname.so", tmp_);
+  auto p = start(venv, "import sys",
+                 "LD_LIBRARY_PATH=" + quote(tmp_ / "pre") + " LD_PRELOAD=" + quote(by_path + ":libbyname.so"));
+  ASSERT_EQ(p->maps("libbypath.so").size() > 0 && p->maps("libbyname.so").size() > 0, true);
+  int status = -1;
+  json report = ps(p->pid(), &status);
+  EXPECT_EQ(status, 0) << report.dump(1);
+  int seen = 0;
+  for (const json& o : report["objects"])
+    if (o["path"] == by_path || o["path"] == by_name) {
+      ++seen;
+      EXPECT_EQ(o["found"], "preloaded (LD_PRELOAD)") << o.dump();
+    }
+  EXPECT_EQ(seen, 2) << report.dump(1);
+}
+
 // libclean.so replaced as pip replaces files (a new file renamed over the path: a new inode), and a
 // library loaded with ctypes deleted, both while the process runs.
 TEST_F(PsTest, LibraryReplacedAndLibraryDeletedWhileRunning) {
