@@ -1,5 +1,6 @@
 #include "cli/session.h"
 
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -8,7 +9,9 @@
 #include <iostream>
 #include <sstream>
 
+#include "report/report.h"
 #include "snapshot/snapshot.h"
+#include "support/text.h"
 
 namespace envdoctor::cli {
 
@@ -53,6 +56,13 @@ std::optional<checks::CudaTarget> cuda_target(const std::vector<std::string>& gp
 
 environment::LoaderOptions for_target(environment::LoaderOptions loader, const checks::CudaTarget& target) {
   return environment::on_driver(std::move(loader), target.driver);
+}
+
+size_t output_width() {
+  size_t fallback = report::kTextWidth;
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col >= 40) fallback = ws.ws_col;
+  return support::output_width(std::getenv("COLUMNS"), fallback);
 }
 
 std::optional<Session> open_session(const EnvironmentRequest& request) {

@@ -19,6 +19,9 @@ using environment::Session;
 // the file or argument; the command prints it here, once, and exits 2.
 int tool_failure(const std::string& why);
 
+// The width text output keeps to: COLUMNS, else the terminal's (stdout), else report::kTextWidth.
+size_t output_width();
+
 // Colour on a terminal only, and never with TERM=dumb or a non-empty NO_COLOR (no-color.org).
 bool use_color();
 

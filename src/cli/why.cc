@@ -34,7 +34,8 @@ int run_why(const CheckOptions& options, const std::string& name) {
   std::optional<queries::WhyAnswer> answer =
       queries::answer_why(*session->env, session->knowledge, session->tables, name, &error, vet);
   if (!answer) return tool_failure(error);
-  std::cout << (options.json ? report::render_why_json(*answer, name) : report::render_why_text(*answer));
+  std::cout << (options.json ? report::render_why_json(*answer, name)
+                             : report::render_why_text(*answer, output_width()));
   return answer->will_not_load() ? 1 : 0;
 }
 

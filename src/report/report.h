@@ -47,7 +47,11 @@ struct TextOptions {
   bool color = false;
   size_t max_per_code = 5;   // a package with 500 missing files shows 5 and a count (--all: no limit)
   bool only_errors = false;  // --only-errors: warnings are counted in the summary but not listed
+  // The widest a line may be (the terminal's; report::kTextWidth where the output is none): hints,
+  // messages and notes wrap at spaces; a path alone, and a fix to paste, stay whole.
+  size_t width = 104;
 };
+inline constexpr size_t kTextWidth = 104;
 std::string render_text(const Report& report, const TextOptions& options);
 
 // `envdoctor pip`: pip's plan, the verdict, and the prediction it rests on (the environment as
@@ -86,7 +90,7 @@ FileText render_ldd_file(const queries::SingleFileLoad& load, bool header);
 FileText render_tree_file(const queries::SingleFileLoad& load);
 
 // `envdoctor why`.
-std::string render_why_text(const queries::WhyAnswer& answer);
+std::string render_why_text(const queries::WhyAnswer& answer, size_t width = kTextWidth);
 // data/schemas/why.schema.json (the MCP tool `why`); `name` as asked.
 std::string render_why_json(const queries::WhyAnswer& answer, const std::string& name);
 

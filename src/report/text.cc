@@ -84,18 +84,27 @@ Groups group_findings(const Report& report) {
   return g;
 }
 
-void render_finding(std::ostream& out, const Style& s, const checks::Finding& f) {
+// A line of `prefix` and `text`, wrapped at spaces to `width` columns, continued under `indent`.
+std::string wrapped(const std::string& prefix, const std::string& text, size_t width, const std::string& indent) {
+  size_t room = width > indent.size() + 20 ? width - std::max(prefix.size(), indent.size()) : 20;
+  return prefix + support::wrap_words(text, room, indent);
+}
+
+void render_finding(std::ostream& out, const Style& s, const checks::Finding& f, size_t width) {
   bool error = f.severity == checks::Severity::kError;
   out << "  " << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f.code)
       << (f.is_new ? " [new]" : "") << "\n";
   if (!f.file.empty()) out << "    " << s.dim() << printable(f.file) << s.reset() << "\n";
   if (f.caused_by)
-    out << "    caused by: " << checks::code_name(f.caused_by->code) << " " << printable(f.caused_by->file)
-        << (f.caused_by->library ? " " + printable(*f.caused_by->library) : "")
-        << (f.caused_by->package ? " (" + printable(*f.caused_by->package) + ")" : "") << "\n";
-  out << "    " << printable(f.message) << "\n";
+    out << wrapped("    caused by: ",
+                   std::string(checks::code_name(f.caused_by->code)) + " " + printable(f.caused_by->file) +
+                       (f.caused_by->library ? " " + printable(*f.caused_by->library) : "") +
+                       (f.caused_by->package ? " (" + printable(*f.caused_by->package) + ")" : ""),
+                   width, "      ")
+        << "\n";
+  out << wrapped("    ", printable(f.message), width, "      ") << "\n";
   // The hint explains, wrapped for reading; the command is one line, to be pasted as it is.
-  if (!f.hint.empty()) out << "    hint: " << support::wrap(printable(f.hint), 94, "          ") << "\n";
+  if (!f.hint.empty()) out << "    hint: " << support::wrap(printable(f.hint), width - 10, "          ") << "\n";
   if (!f.fix_command.empty()) out << "    fix: " << printable(f.fix_command) << "\n";
 }
 
@@ -122,7 +131,7 @@ void render_group(std::ostream& out, const Style& s, const TextOptions& options,
       ++hidden[checks::code_name(f->code)];
       continue;
     }
-    render_finding(out, s, *f);
+    render_finding(out, s, *f, options.width);
   }
   for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
 }
@@ -163,22 +172,28 @@ std::string other_environment_line(const python::OtherEnvironment& other) {
 std::string render_text(const Report& report, const TextOptions& options) {
   Style s{options.color};
   std::ostringstream out;
-  out << s.bold() << report.python << s.reset() << " (Python " << report.version
-      << (report.installer.empty() ? "" : ", managed by " + report.installer)
-      << "): " << plural(report.packages, "package") << ", " << plural(report.elf_files, "ELF file") << "\n";
-  if (report.image) out << image_line(*report.image) << "\n";
+  // The environment's line: the interpreter in bold, its words after it, wrapped as a whole.
+  std::string head = wrapped("",
+                             report.python + " (Python " + report.version +
+                                 (report.installer.empty() ? "" : ", managed by " + report.installer) + "): " +
+                                 plural(report.packages, "package") + ", " + plural(report.elf_files, "ELF file"),
+                             options.width, "  ");
+  out << s.bold() << head.substr(0, report.python.size()) << s.reset() << head.substr(report.python.size()) << "\n";
+  if (report.image) out << wrapped("", image_line(*report.image), options.width, "  ") << "\n";
+  // Each ends in the command that checks it, to be pasted whole: not wrapped.
   for (const python::OtherEnvironment& other : report.other_environments) out << other_environment_line(other) << "\n";
   if (report.change) {
     // The scenario, as pip would carry it out: "+tinypure 0.1 (wheel), \u2212provlib 1.0".
     std::string scenario;
     for (const std::string& a : report.change->added) scenario += (scenario.empty() ? "+" : ", +") + a;
     for (const std::string& r : report.change->removed) scenario += (scenario.empty() ? "\u2212" : ", \u2212") + r;
-    out << "what if: " << printable(scenario) << "\n";
+    out << wrapped("what if: ", printable(scenario), options.width, "  ") << "\n";
   }
   Groups groups = group_findings(report);
   for (const std::string& pkg : groups.order) render_group(out, s, options, groups, pkg);
   if (!report.notes.empty()) out << "\n";
-  for (const std::string& note : report.notes) out << "note: " << printable(note) << "\n";
+  for (const std::string& note : report.notes)
+    out << wrapped("note: ", printable(note), options.width, "      ") << "\n";
   out << "\n";
   render_summary(out, s, report);
   // Last, where to read what each code printed above means, in the order they first appeared.
@@ -229,7 +244,8 @@ std::string render_ps_text(const queries::LiveExamination& process, const TextOp
     bool error = f.severity == checks::Severity::kError;
     out << (error ? s.red() + "error  " : s.yellow() + "warning") << s.reset() << " " << checks::code_name(f.code)
         << "\n    " << printable(f.message) << "\n";
-    if (!f.hint.empty()) out << "    hint: " << support::wrap(printable(f.hint), 94, "          ") << "\n";
+    if (!f.hint.empty())
+      out << "    hint: " << support::wrap(printable(f.hint), options.width - 10, "          ") << "\n";
     if (!f.fix_command.empty()) out << "    fix: " << printable(f.fix_command) << "\n";
   }
   if (process.findings.empty())

@@ -1,4 +1,5 @@
 // `envdoctor why`: the answer of queries::explain_why, as text.
+#include <algorithm>
 #include <sstream>
 
 #include "report/report.h"
@@ -62,27 +63,47 @@ void render_absent(std::ostream& out, const queries::WhyAbsent& absent) {
   for (const std::string& r : absent.required_by) out << "    " << r << "\n";
 }
 
-void render_findings(std::ostream& out, const std::vector<checks::Finding>& findings) {
+void render_findings(std::ostream& out, const std::vector<checks::Finding>& findings, size_t width) {
   if (findings.empty()) return;
   out << "  findings:\n";
   for (const checks::Finding& f : findings) {
     out << "    " << checks::severity_name(f.severity) << " " << checks::code_name(f.code);
     if (f.symbol) out << " " << *f.symbol;
-    out << "\n      " << f.message << "\n";
-    if (!f.hint.empty()) out << "      hint: " << support::wrap(f.hint, 92, "            ") << "\n";
+    // The loader's words wrapped at spaces (a path alone may be wider); the fix stays one line.
+    out << "\n      " << support::wrap_words(f.message, width - 8, "        ") << "\n";
+    if (!f.hint.empty()) out << "      hint: " << support::wrap(f.hint, width - 12, "            ") << "\n";
     if (!f.fix_command.empty()) out << "      fix: " << f.fix_command << "\n";
   }
 }
 
 }  // namespace
 
-std::string render_why_text(const queries::WhyAnswer& answer) {
+// Each line wider than `width` wrapped at its spaces under its own indentation and two more: a
+// path alone stays whole, and so do a fix and a quoted command, which are pasted as they are.
+std::string fit_lines(const std::string& text, size_t width) {
+  std::istringstream in(text);
+  std::string out;
+  for (std::string line; std::getline(in, line);) {
+    size_t indent = std::min(line.find_first_not_of(' '), line.size());
+    std::string content = line.substr(indent);
+    if (line.size() <= width || content.starts_with("fix: ") || content.find('`') != std::string::npos ||
+        width < indent + 22) {
+      out += line + "\n";
+      continue;
+    }
+    std::string more(indent + 2, ' ');
+    out += std::string(indent, ' ') + support::wrap_words(content, width - indent - 2, more) + "\n";
+  }
+  return out;
+}
+
+std::string render_why_text(const queries::WhyAnswer& answer, size_t width) {
   std::ostringstream out;
   if (answer.package) render_package(out, *answer.package);
   if (answer.library) render_library(out, *answer.library);
   if (answer.absent) render_absent(out, *answer.absent);
-  render_findings(out, answer.findings);
-  return out.str();
+  render_findings(out, answer.findings, std::max<size_t>(width, 40));
+  return fit_lines(out.str(), std::max<size_t>(width, 40));
 }
 
 }  // namespace envdoctor::report

@@ -73,6 +73,40 @@ inline std::string wrap(const std::string& text, size_t width, const std::string
   return out + line;
 }
 
+// `text` broken at spaces only (no quoting respected: ld.so's `NAME' quotes are not pairs) into
+// lines of at most `width` columns, a longer word (a path) whole on a line of its own, the lines
+// after the first indented by `indent`.
+inline std::string wrap_words(const std::string& text, size_t width, const std::string& indent) {
+  std::string out, line;
+  size_t pos = 0;
+  while (pos <= text.size()) {
+    size_t space = text.find(' ', pos);
+    std::string word = text.substr(pos, space == std::string::npos ? std::string::npos : space - pos);
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      out += line + "\n" + indent;
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+    if (space == std::string::npos) break;
+    pos = space + 1;
+  }
+  return out + line;
+}
+
+// The width output lines keep to: COLUMNS when it is a number, else `fallback` (the tty's width,
+// or the reports' own width where the output is no terminal).
+inline size_t output_width(const char* columns, size_t fallback) {
+  if (columns && *columns) {
+    size_t n = 0;
+    for (const char* c = columns; *c; ++c) {
+      if (*c < '0' || *c > '9' || n > 100000) return fallback;
+      n = n * 10 + static_cast<size_t>(*c - '0');
+    }
+    if (n >= 40) return n;
+  }
+  return fallback;
+}
+
 // The candidate nearest to `word` that a typing slip explains: at most two edits (a letter
 // inserted, deleted, replaced, or two neighbours swapped), and fewer than half the word's
 // letters; ties go to the first candidate. nullopt when none is that near, or `word` is one.

@@ -138,6 +138,18 @@ TEST_F(FixTrialTest, WhyAgreesWithCheckOnALibraryLoadedUnderAnotherName) {
     EXPECT_EQ(why.status, 1) << asked << "\n" << why.out << why.err;
     EXPECT_NE(why.out.find(failed), std::string::npos) << asked << "\n" << why.out;
   }
+  // Item 8: at the terminal's width, the loader's message wraps at its spaces (paths whole).
+  CommandResult narrow =
+      run("env COLUMNS=80 " + quote(envdoctor()) + " why --python " + quote(venv->python()) + " libs.so.12");
+  std::istringstream lines(narrow.out);
+  for (std::string line; std::getline(lines, line);) {
+    std::string word = line.substr(line.find_first_not_of(' '));
+    if (word.find(' ') != std::string::npos) {
+      EXPECT_LE(line.size(), 80u) << line;
+    }
+  }
+  EXPECT_NE(narrow.out.find("\n        version `libs.so.12' not found (required by\n"), std::string::npos)
+      << narrow.out;
 }
 
 // The CuPy corpus for CUDA 12 (tests/real's cupy12, installed by the real uv from the corpus,
