@@ -815,6 +815,16 @@ bool Process::load_main(const std::string& path, bool bind) {
     err.message =
         path + ": " +
         (op->status == OpenResult::Status::kInvalid ? op->error : "cannot open shared object file: " + op->error);
+    // open_verify judges the class, then the byte order, before the rest (a class of neither kind
+    // is "the other class" to it); the reader's words come from further on.
+    const OpenResult::Ident& id = op->ident;
+    if (op->status == OpenResult::Status::kInvalid && id.magic && id.elf_class != ELFCLASS32 &&
+        id.elf_class != ELFCLASS64)
+      err.message =
+          path + ": wrong ELF class: " + elf::elf_class_name(host_class_ == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
+    else if (op->status == OpenResult::Status::kInvalid && id.magic && id.data != host_data_)
+      err.message = path + (host_data_ == ELFDATA2LSB ? ": ELF file data encoding not little-endian"
+                                                      : ": ELF file data encoding not big-endian");
     errors_.push_back(err);
     return false;
   }

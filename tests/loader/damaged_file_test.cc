@@ -158,6 +158,25 @@ class DamagedFile : public ::testing::Test {
     }
   }
 
+  // ld.so's listing of the damaged file itself, as a main program, and envdoctor's.
+  void expect_same_direct_listing(const std::string& file) {
+    CommandResult want = referee_list(file, nullptr, "", LddMode::kPlain);
+    CommandResult got = envdoctor_ldd(file, nullptr, "", LddMode::kPlain);
+    if (want.status == 135) {
+      EXPECT_EQ(want.out, "");
+      EXPECT_NE(got.err.find("dies of SIGBUS"), std::string::npos) << got.err;
+      return;
+    }
+    EXPECT_EQ(got.out, want.out) << want.err << "\n" << got.err;
+    if (want.status != 127) return;
+    // ld.so: "FILE: error while loading shared libraries: FILE: REASON"; envdoctor's ldd, of the
+    // file it was given: "FILE: REASON".
+    const std::string says = "error while loading shared libraries: " + file + ": ";
+    size_t at = want.err.find(says);
+    ASSERT_NE(at, std::string::npos) << want.err;
+    EXPECT_EQ(got.err, file + ": " + want.err.substr(at + says.size()));
+  }
+
   TempDir tmp;
   std::string good;
 };
@@ -173,6 +192,13 @@ TEST_F(DamagedFile, EveryDamageInTheLoadersWords) {
     expect_same(bad, nullptr);
     expect_same("libdmg.so", &llp);
     expect_same_listing(llp, d.crashes_only_when_run);
+    // The file as a main program. Not compared: a file without the ELF magic, which envdoctor's
+    // ldd refuses as no ELF file (exit 2, as glibc's ldd says "not a dynamic executable"), and a
+    // 32-bit class or another machine, for which ldd, as glibc's ldd script does, runs the loader
+    // of that class and machine.
+    std::string name = d.name;
+    if (name != "bad magic" && name != "class 32" && name != "e_machine aarch64" && !d.crashes_only_when_run)
+      expect_same_direct_listing(bad);
   }
 }
 
