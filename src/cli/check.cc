@@ -112,7 +112,7 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
     report::TextOptions text;
     text.color = options.output.empty() && use_color();
     text.only_errors = options.only_errors;
-    text.width = output_width();
+    text.width = options.output.empty() ? output_width() : report::kTextWidth;  // a file: the reports' own
     if (options.all) text.max_per_code = std::numeric_limits<size_t>::max();
     out = report::render_text(r, text);
   }

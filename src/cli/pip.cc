@@ -86,6 +86,7 @@ int run_pip(const PipOptions& options) {
   } else {
     report::TextOptions text;
     text.color = use_color();
+    text.width = output_width();
     std::cout << report::render_pip_text(pip_report, text);
   }
   std::cout.flush();
