@@ -95,16 +95,35 @@ void name_other_environments(Environment& env, const std::string& root_arg) {
     other.command = "envdoctor check " + where + " --prefix " + python::shell_quoted(other.prefix);
 }
 
+// Whether what a .pth import line does at start is in the model without running it: an editable
+// install's finder, whose mapping python/editable.h reads (the line imports the finder module that
+// a distribution's import roots came from), and setuptools' distutils-precedence.pth, whose shim
+// only decides which copy of the pure-Python distutils `import distutils` finds.
+bool modelled(const python::SiteCode& c, const Environment& env) {
+  fs::path pth(c.file);
+  if (pth.filename() == "distutils-precedence.pth" && c.text.find("_distutils_hack") != std::string::npos) return true;
+  std::string_view text = c.text;
+  size_t start = text.find_first_not_of(" \t", text.find("import") + 6);
+  if (!text.starts_with("import") || start == std::string_view::npos) return false;
+  size_t end = text.find_first_of(" \t;,", start);
+  std::string finder = (pth.parent_path() / (std::string(text.substr(start, end - start)) + ".py")).string();
+  for (const python::Distribution& d : env.inventory.distributions)
+    for (const python::ImportRoot& root : d.editable_roots)
+      if (root.via == finder) return true;
+  return false;
+}
+
 // What site.py would have run at start and envdoctor did not, as one note: the .pth files'
-// import lines and the customize modules.
+// import lines and the customize modules, but those whose effect the model has.
 void note_site_code_not_run(Environment& env) {
   const std::vector<python::SiteCode>& code = env.python.site_code_not_run;
-  if (code.empty()) return;
   std::vector<std::string> lines, modules;
   for (const python::SiteCode& c : code) {
+    if (c.line && modelled(c, env)) continue;
     if (c.line) lines.push_back(c.file + ":" + std::to_string(c.line));
     else modules.push_back(c.text + " (" + c.file + ")");
   }
+  if (lines.empty() && modules.empty()) return;
   std::string what;
   if (!lines.empty())
     what = std::to_string(lines.size()) + (lines.size() == 1 ? " import line" : " import lines") + " of .pth files (" +

@@ -192,6 +192,16 @@ TEST_F(Editable, PipInstallEditableFinder) {
   if (!install(Shape::kFinder)) GTEST_SKIP() << "needs setuptools 81 from the corpus (scripts/install-test-tools.sh)";
   expect_shape(Shape::kFinder);
   expect_referee_agrees();
+  // The finder's install() line is not run, and is listed as such in the JSON; the text's note on
+  // code not run leaves it out, since its mapping is read.
+  int status = -1;
+  nlohmann::json report = venv_->check(&status);
+  bool listed = false;
+  for (const auto& code : report["environment"]["site_code_not_run"])
+    listed = listed || std::string(code["file"]).find("__editable__.foo") != std::string::npos;
+  EXPECT_TRUE(listed) << report["environment"].dump(1);
+  CommandResult text = run(quote(envdoctor()) + " check --python " + quote(venv_->python()));
+  EXPECT_EQ(text.out.find("__editable__"), std::string::npos) << text.out;
 }
 
 // compat mode: a path line puts the project's directory on sys.path.
