@@ -4,6 +4,7 @@
 #include <filesystem>
 
 #include "image/image.h"
+#include "python/metadata_file.h"
 #include "support/root.h"
 #include "support/text.h"
 
@@ -113,13 +114,30 @@ bool modelled(const python::SiteCode& c, const Environment& env) {
   return false;
 }
 
+// Debian's and Ubuntu's own sitecustomize (/etc/python3.X/sitecustomize.py, which
+// /usr/lib/python3.X/sitecustomize.py links to), as the python3.X package ships it: it installs
+// apport's exception hook when apport is there, and adds no path and no finder.
+constexpr std::string_view kDebianSitecustomize =
+    "# install the apport exception handler if available\n"
+    "try:\n"
+    "    import apport_python_hook\n"
+    "except ImportError:\n"
+    "    pass\n"
+    "else:\n"
+    "    apport_python_hook.install()\n";
+
+bool is_debians_sitecustomize(const python::SiteCode& c, const Environment& env) {
+  std::optional<std::string> text = python::read_bounded_file(env.host(c.file), 4096, nullptr);
+  return text && *text == kDebianSitecustomize;
+}
+
 // What site.py would have run at start and envdoctor did not, as one note: the .pth files'
 // import lines and the customize modules, but those whose effect the model has.
 void note_site_code_not_run(Environment& env) {
   const std::vector<python::SiteCode>& code = env.python.site_code_not_run;
   std::vector<std::string> lines, modules;
   for (const python::SiteCode& c : code) {
-    if (c.line && modelled(c, env)) continue;
+    if (c.line ? modelled(c, env) : is_debians_sitecustomize(c, env)) continue;
     if (c.line) lines.push_back(c.file + ":" + std::to_string(c.line));
     else modules.push_back(c.text + " (" + c.file + ")");
   }

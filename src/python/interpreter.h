@@ -72,7 +72,8 @@ struct PythonEnvironment {
   // What site.py would have run at the interpreter's start and envdoctor did not: .pth "import"
   // lines, sitecustomize, usercustomize (site_layout.h). Their effect on sys.path and on imports
   // is not in the model, but for what is read as data instead: an editable install's finder
-  // (editable.h) and setuptools' distutils shim, which the report's note leaves out.
+  // (editable.h), setuptools' distutils shim and Debian's own sitecustomize (apport's exception
+  // hook), which the report's note leaves out.
   std::vector<SiteCode> site_code_not_run;
 
   bool executed = false;  // false: read from pyvenv.cfg and the layout (--prefix)

@@ -145,6 +145,19 @@ TEST(SiteLayout, APlantedPthLineAndSitecustomizeNeverRun) {
   EXPECT_EQ(ran->sys_path, real.sys_path);
   EXPECT_EQ(read->sys_path, std::vector<std::string>(real.sys_path.begin() + 1, real.sys_path.end()));
   EXPECT_EQ(read->sys_path.back(), tmp / "src/b");  // a.pth's a, its " c" (no such dir), then b.pth's b
+
+  // check's note names both; with Debian's own sitecustomize (the apport hook, which adds no path
+  // and no finder) in the planted one's place, only the .pth line.
+  std::string check = test::quote(test::envdoctor()) + " check --python " + test::quote(tmp / "v/bin/python");
+  std::string note = test::run(check).out;
+  EXPECT_NE(note.find("import line of .pth files (" + site.string() + "/b.pth:4) and sitecustomize"), std::string::npos)
+      << note;
+  std::ofstream(site / "sitecustomize.py", std::ios::trunc)
+      << "# install the apport exception handler if available\ntry:\n    import apport_python_hook\nexcept "
+         "ImportError:\n    pass\nelse:\n    apport_python_hook.install()\n";
+  note = test::run(check).out;
+  EXPECT_NE(note.find("import line of .pth files (" + site.string() + "/b.pth:4);"), std::string::npos) << note;
+  EXPECT_EQ(note.find("sitecustomize"), std::string::npos) << note;
 }
 
 // PYTHONPATH still counts (the user's imports see it), but the probe's own imports never come from
