@@ -78,11 +78,16 @@ Finding stands_in(const Context& ctx, const python::Distribution& dist, const st
   f.library = soname;
   f.message = soname + " loads from " + copy + " (" + env.owner_label(copy) +
               "), outside the environment: " + k.package + ", which ships it, is not installed";
-  std::string install = advice::index_install(env, &dist, k.package, false);
   f.hint = "the environment now depends on a copy outside it: " + dist.name +
            " loads here, and fails in a container or on a node without " + copy +
            " (or with another release of it); install " + k.package + " so that the environment holds its own";
-  f.fix_command = install;
+  // NVIDIA's wheel from the index, in the words of the installer of `dist`, at the release `dist`
+  // requires (torch pins its cuDNN: nvidia-cudnn-cu13==9.19.0.56); else the index's newest.
+  std::string spec = k.package;
+  for (const python::Requirement& r : dist.requirements_for(env.python.markers))
+    if (python::normalize_name(r.name) == python::normalize_name(k.package) && r.url.empty())
+      spec = k.package + r.specifier;
+  f.fix_command = advice::index_install(env, &dist, spec, false);
   return f;
 }
 

@@ -217,7 +217,7 @@ TEST_F(FixTrialTest, ACopyOutsideTheEnvironmentStandingInIsSaid) {
   build_ext(ext, "_c", "", "0", "-Wl,--no-as-needed " + quote(stub) + " -Wl,-rpath,'$ORIGIN/../nvidia/cudnn/lib'");
   auto venv = venv_with_pip();
   venv->install({platlib_wheel("cudnnuser", "1.0", {{"cudnnuser/_c" + suffix_, ext}}, {{"cudnnuser/__init__.py", ""}},
-                               {"nvidia-cudnn-cu13"})});
+                               {"nvidia-cudnn-cu13==9.19.0.56"})});
   ASSERT_EQ(venv->import("cudnnuser._c"), "");  // it loads here...
   std::string module = venv->site() + "/cudnnuser/_c" + suffix_;
   CommandResult elsewhere = run("/lib64/ld-linux-x86-64.so.2 --inhibit-cache --list " + quote(module));
@@ -237,7 +237,8 @@ TEST_F(FixTrialTest, ACopyOutsideTheEnvironmentStandingInIsSaid) {
   EXPECT_NE(message.find("outside the environment: nvidia-cudnn-cu13, which ships it, is not installed"),
             std::string::npos)
       << message;
-  EXPECT_NE(stands[0].value("fix_command", "").find("install nvidia-cudnn-cu13"), std::string::npos);
+  // The release cudnnuser requires, from the index.
+  EXPECT_EQ(stands[0].value("fix_command", ""), venv->python() + " -m pip install nvidia-cudnn-cu13==9.19.0.56");
 }
 
 // Item 7: in a --system-site-packages venv over Debian's python3, an extension needs libc10.so,
