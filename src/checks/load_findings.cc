@@ -233,14 +233,25 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
 namespace {
 
 // A load stops at its first error (elf/dl-open.c: _dl_map_object_deps, then
-// _dl_check_map_versions, then relocation, each signalling the first failure it meets), so what a
-// later error of the same load says ld.so never reached: an undefined symbol after a library or
-// version it did not find (nothing is bound), a version missing from the same library as the first
-// one. Another library not found, or a version of another library, is a failure of its own.
+// _dl_check_map_versions, then relocation, each signalling the first failure it meets), so a later
+// error of the same load that depends on the first one is what ld.so never reached:
+// - after a version it did not find, a version missing from the same library, and an undefined
+//   symbol of that version (nothing of it can bind);
+// - after a library it did not find or could not load, an undefined symbol that library may
+//   define: an unversioned one (the library's definitions would be in the scope), or one whose
+//   version names it.
+// Anything else (another library not found, a version of another library, a symbol of a version
+// its loaded library lacks) is a failure of its own, which ld.so reports once the first is fixed.
 bool follows_from(const LoadError& first, const LoadError& e) {
-  if (e.kind == LoadError::Kind::kUndefinedSymbol) return first.kind != LoadError::Kind::kUndefinedSymbol;
-  return e.kind == LoadError::Kind::kMissingVersion && first.kind == LoadError::Kind::kMissingVersion &&
-         normalize_path(e.library) == normalize_path(first.library);
+  using Kind = LoadError::Kind;
+  if (first.kind == Kind::kUndefinedSymbol) return false;
+  if (first.kind == Kind::kMissingVersion) {
+    if (e.kind == Kind::kMissingVersion) return normalize_path(e.library) == normalize_path(first.library);
+    return e.kind == Kind::kUndefinedSymbol && e.version == first.version;
+  }
+  if (e.kind != Kind::kUndefinedSymbol) return false;
+  std::string missing = fs::path(first.library).filename().string();
+  return e.version.empty() || (!missing.empty() && e.waiting_for.find(missing) != std::string::npos);
 }
 
 std::string stops_at(const LoadError& first, const LoadError& e) {

@@ -113,5 +113,50 @@ TEST_F(FirstErrorCauses, OneFutureGlibcVersionIsOneCause) {
   expect_one_cause(report, cause, report["findings"].size() - 1);
 }
 
+// A failure that does not depend on the first one is a cause of its own. The extension needs
+// libmissing.so.1 (not shipped) and liba.so, whose helper@LIBB_1 the loaded libb.so (version
+// node LIBB_1) no longer defines. The import reports the missing library; once it is there, the
+// import reports helper: neither fix mends the other, so both are causes.
+TEST_F(FirstErrorCauses, AVersionedSymbolOfALoadedLibraryIsACauseOfItsOwn) {
+  fs::create_directories(tmp_ / "build/old");
+  std::string map = tmp_ / "build/libb.map";
+  std::ofstream(map) << "LIBB_1 { global: helper; other; local: *; };\n";
+  std::string old_b = tmp_ / "build/old/libb.so";
+  build_shared(old_b, "int helper(void) { return 1; } int other(void) { return 2; }",
+               "-Wl,-soname,libb.so -Wl,--version-script=" + quote(map), tmp_);
+  std::string b = tmp_ / "build/abpkg/libb.so";
+  build_shared(b, "int other(void) { return 2; }", "-Wl,-soname,libb.so -Wl,--version-script=" + quote(map), tmp_);
+  std::string a = tmp_ / "build/abpkg/liba.so";
+  build_shared(a, "int helper(void); int a_fn(void) { return helper(); }",
+               "-Wl,-soname,liba.so " + quote(old_b) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN'", tmp_);
+  std::string missing = tmp_ / "build/missing/libmissing.so.1";
+  build_shared(missing, "int m_fn(void) { return 3; }", "-Wl,-soname,libmissing.so.1", tmp_);
+  std::string ext = tmp_ / ("build/abpkg/_e" + suffix_);
+  build_ext(ext, "_e", "int a_fn(void); int m_fn(void);", "a_fn() + m_fn()",
+            quote(a) + " " + quote(missing) + " -Wl,--enable-new-dtags,-rpath,'$ORIGIN'");
+  auto venv = venv_with_pip();
+  venv->install(
+      {platlib_wheel("abpkg", "1.0", {{"abpkg/_e" + suffix_, ext}, {"abpkg/liba.so", a}, {"abpkg/libb.so", b}},
+                     {{"abpkg/__init__.py", ""}})});
+  std::string real = venv->import("abpkg._e");
+  ASSERT_EQ(real, "libmissing.so.1: cannot open shared object file: No such file or directory");
+
+  int status = -1;
+  json report = venv->check(&status);
+  EXPECT_EQ(status, 1);
+  auto library = findings(report, "missing-library");
+  auto symbol = findings(report, "undefined-symbol");
+  ASSERT_EQ(library.size(), 1u) << report.dump(1);
+  ASSERT_EQ(symbol.size(), 1u) << report.dump(1);
+  EXPECT_EQ(library[0]["message"], real);
+  EXPECT_EQ(symbol[0]["symbol"], "helper");
+  EXPECT_FALSE(symbol[0].contains("caused_by")) << symbol[0].dump(1);
+  EXPECT_EQ(report["summary"]["causes"], 2) << report["summary"].dump();
+
+  // The referee once the first is fixed: the second, in ld.so's words.
+  fs::copy_file(missing, venv->site() + "/abpkg/libmissing.so.1");
+  EXPECT_EQ(venv->import("abpkg._e"), venv->site() + "/abpkg/liba.so: undefined symbol: helper, version LIBB_1");
+}
+
 }  // namespace
 }  // namespace envdoctor::test
