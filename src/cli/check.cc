@@ -69,7 +69,8 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
   const environment::Knowledge* knowledge = &session->knowledge;
   const cuda::CudaTables* tables = &session->tables;
   if (others)
-    for (const python::OtherEnvironment& other : env->other_environments) others->push_back(other.prefix);
+    for (const python::OtherEnvironment& other : env->other_environments)
+      if (other.problem.empty()) others->push_back(other.prefix);  // one that cannot be read is in the note
 
   report::Progress progress;
   checks::CheckSettings settings;
@@ -122,7 +123,8 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
 }
 
 // --all-environments: each other environment of the root or image checked after the first, the
-// text reports one after another, the JSON documents in one array; the worst status.
+// text reports one after another, the JSON documents in one array; the worst status. One that
+// cannot be examined (said on stderr) makes it 2, and the others are still checked and printed.
 int check_the_others(const CheckOptions& options, const EnvironmentRequest& request,
                      const checks::CudaTarget& gpu_target, const std::string& format,
                      std::chrono::steady_clock::time_point started, const std::vector<std::string>& others,
@@ -135,9 +137,8 @@ int check_the_others(const CheckOptions& options, const EnvironmentRequest& requ
     other.no_exec = true;
     std::string one;
     int s = check_environment(options, other, gpu_target, format, started, one, nullptr);
-    if (s == 2) return 2;
     status = std::max(status, s);
-    all += (format == "json" ? "," : "\n") + one;
+    if (s != 2) all += (format == "json" ? "," : "\n") + one;
   }
   out = format == "json" ? all + "]\n" : all;
   return status;
@@ -171,7 +172,6 @@ int run_check(const CheckOptions& options) {
   if (status == 2) return 2;
   if (options.all_environments)
     status = check_the_others(options, request, *gpu_target, format, started, others, out, status);
-  if (status == 2) return 2;
   if (!options.output.empty()) {
     if (!write_atomically(options.output, out, &error)) return tool_failure(error);
   } else {

@@ -198,6 +198,15 @@ TEST_F(DebianDistPackages, AllEnvironmentsChecksEachInTurn) {
   if (have_jsonschema())
     for (const json& doc : docs) EXPECT_EQ(schema_errors("check", doc.dump()), "");
 
+  // A conda base that is no Python environment (conda-meta, no lib/python3.X) is named as such,
+  // and neither stops the others being checked nor empties the report.
+  fs::create_directories(root_ + "/opt/conda/conda-meta");
+  r = check("--json " + args);
+  EXPECT_EQ(r.status, 1) << r.err;
+  docs = json::parse(r.out, nullptr, false);
+  ASSERT_TRUE(docs.is_array() && docs.size() == 2) << r.out << r.err;
+  EXPECT_EQ(findings_on(docs[1], kBroken), std::vector<std::string>{"missing-library libgone.so.1 " + kWords});
+
   CommandResult alone = check("--all-environments --prefix /usr");
   EXPECT_EQ(alone.status, 2);
   EXPECT_EQ(alone.err,
