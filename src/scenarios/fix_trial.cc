@@ -168,12 +168,16 @@ void try_fixes(const Environment& env, const environment::Knowledge& knowledge, 
       commands[f.fix_command] = model_fix_command(env, f.fix_command);
   for (const auto& [command, fix] : commands) {
     if (!fix) continue;
+    // Decided once for the command, which a cause and its consequences share: withdrawn from every
+    // finding that carries it when it harms any of them, or when the model cannot be made.
     auto after = after_fix(*fix, knowledge, tables, settings, reopen, command.starts_with("uv "));
-    if (!after) continue;
+    std::string harm = after ? "" : "the environment after it could not be examined";
+    for (const Finding& f : run.findings)
+      if (after && harm.empty() && f.fix_command == command)
+        harm = harm_of_fix(env, run.findings, *after->first, after->second.findings, f);
+    if (harm.empty()) continue;
     for (Finding& f : run.findings) {
       if (f.fix_command != command) continue;
-      std::string harm = harm_of_fix(env, run.findings, *after->first, after->second.findings, f);
-      if (harm.empty()) continue;
       f.fix_command.clear();
       f.hint += (f.hint.empty() ? "" : "; ") + std::string("no command is offered: `") + command +
                 "` was tried on the model, and " + harm;
