@@ -98,11 +98,14 @@ void name_other_environments(Environment& env, const std::string& root_arg) {
 
 // Whether what a .pth import line does at start is in the model without running it: an editable
 // install's finder, whose mapping python/editable.h reads (the line imports the finder module that
-// a distribution's import roots came from), and setuptools' distutils-precedence.pth, whose shim
-// only decides which copy of the pure-Python distutils `import distutils` finds.
+// a distribution's import roots came from); setuptools' distutils-precedence.pth, whose shim only
+// decides which copy of the pure-Python distutils `import distutils` finds; virtualenv's own.
 bool modelled(const python::SiteCode& c, const Environment& env) {
   fs::path pth(c.file);
   if (pth.filename() == "distutils-precedence.pth" && c.text.find("_distutils_hack") != std::string::npos) return true;
+  // virtualenv's own (tox, hatch, poetry, pipx, nox make their venvs with it): `import
+  // _virtualenv`, whose module patches distutils' and setuptools' install schemes for the venv.
+  if (pth.filename() == "_virtualenv.pth" && c.text == "import _virtualenv") return true;
   std::string_view text = c.text;
   size_t start = text.find_first_not_of(" \t", text.find("import") + 6);
   if (!text.starts_with("import") || start == std::string_view::npos) return false;

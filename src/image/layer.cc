@@ -181,9 +181,9 @@ bool write_text(const std::string& path, const std::string& text) {
 
 }  // namespace
 
-// v3: layers keep site.py, patchlevel.h and editable installs' files whole, which a v2 layer
-// holds sparse (kept_by_name).
-std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v3"; }
+// v4: layers keep site.py, patchlevel.h, the customize modules and editable installs' files whole,
+// which an older layer holds sparse (kept_by_name).
+std::string cache_root() { return support::xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/images-v4"; }
 
 bool kept_by_name(const std::string& path) {
   std::string base = basename_of(path);
@@ -193,6 +193,8 @@ bool kept_by_name(const std::string& path) {
   // The interpreter's own files that sys.path is read from without running it
   // (python/site_layout.h): its site.py, which Debian and Fedora patch, and patchlevel.h's PY_VERSION.
   if (base == "site.py" || (base == "patchlevel.h" && path.find("include/python") != std::string::npos)) return true;
+  // The customize modules site.py would run, read to tell Debian's own from the image's.
+  if (base == "sitecustomize.py" || base == "usercustomize.py") return true;
   // An editable install's .egg-link and the finder its .pth imports (python/editable.h).
   if (ends_with(base, ".egg-link") ||
       ((starts_with(base, "__editable__") || starts_with(base, "_editable_impl_")) && ends_with(base, ".py")))

@@ -210,6 +210,13 @@ std::string str_of(const json& j, const char* key) {
   return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// A boolean of the probe's output; `otherwise` when absent or not a boolean (a program that is not
+// the probe may print anything).
+bool bool_of(const json& j, const char* key, bool otherwise) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_boolean() ? it->get<bool>() : otherwise;
+}
+
 std::vector<std::string> strings_of(const json& j, const char* key) {
   std::vector<std::string> out;
   if (auto a = j.find(key); a != j.end() && a->is_array())
@@ -258,9 +265,9 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   env.sys_path = strings_of(j, "path");
   if (auto dirs = j.find("site_dirs"); dirs != j.end() && dirs->is_array()) {
     // What site.py would add, read here (site_layout.h); path0 ("" for `python -`) stays first.
-    bool user_site = j.value("user_site", false);
-    SitePath site =
-        add_site_dirs(env.sys_path, strings_of(j, "site_dirs"), {env.version_info.major, env.version_info.minor});
+    bool user_site = bool_of(j, "user_site", false);
+    SitePath site = add_site_dirs(env.sys_path, strings_of(j, "site_dirs"),
+                                  {env.version_info.major, env.version_info.minor, env.version_info.micro});
     env.site_code_not_run = std::move(site.not_run);
     for (SiteCode& module : customize_modules(site.sys_path, user_site))
       env.site_code_not_run.push_back(std::move(module));
@@ -282,7 +289,7 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   // packaging.tags._cpython_abis: Py_DEBUG, or when unknown, sys.gettotalrefcount.
   auto debug = config.find("Py_DEBUG");
   env.py_debug =
-      (debug == config.end() || debug->is_null()) ? j.value("has_refcount", false) : truthy(config, "Py_DEBUG");
+      (debug == config.end() || debug->is_null()) ? bool_of(j, "has_refcount", false) : truthy(config, "Py_DEBUG");
   auto pymalloc = config.find("WITH_PYMALLOC");
   env.with_pymalloc = pymalloc == config.end() || pymalloc->is_null() || truthy(config, "WITH_PYMALLOC");
   env.gil_disabled = truthy(config, "Py_GIL_DISABLED");
@@ -292,7 +299,7 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   std::string libc = str_of(j, "libc");  // "glibc 2.36"
   if (libc.starts_with("glibc ")) env.glibc_version = libc.substr(6);
   env.implementation = str_of(j, "implementation");
-  env.is_32bit = !j.value("is_64bit", true);
+  env.is_32bit = !bool_of(j, "is_64bit", true);
   if (auto m = j.find("markers"); m != j.end() && m->is_object())
     for (auto& [k, v] : m->items())
       if (v.is_string()) env.markers[k] = v.get<std::string>();
@@ -496,7 +503,8 @@ void fill_sys_path(PythonEnvironment& env, const SiteRules& rules, const FileRoo
   }
   if (std::string user = user_site_dir(xy, root); user_site && !user.empty()) site_dirs.push_back(user);
   for (const std::string& dir : getsitepackages(rules, xy, prefixes, env.in_venv())) site_dirs.push_back(dir);
-  SitePath site = add_site_dirs(initial, site_dirs, {env.version_info.major, env.version_info.minor}, root);
+  SitePath site =
+      add_site_dirs(initial, site_dirs, {env.version_info.major, env.version_info.minor, env.version_info.micro}, root);
   env.sys_path = std::move(site.sys_path);
   env.site_code_not_run = std::move(site.not_run);
   for (SiteCode& module : customize_modules(env.sys_path, user_site, root))

@@ -97,7 +97,7 @@ struct SiteWalk {
     for (fs::directory_iterator it(root.host(sitedir), ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
       std::string name = it->path().filename().string();
       if (!name.ends_with(".pth")) continue;
-      if (version.at_least_313() && name.starts_with(".")) continue;
+      if (version.skips_hidden_pth() && name.starts_with(".")) continue;
       names.push_back(std::move(name));
     }
     // sorted(): by code point, which for UTF-8 is the bytes' order (char_traits compares unsigned).

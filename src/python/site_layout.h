@@ -31,11 +31,18 @@ struct SitePath {
   std::vector<SiteCode> not_run;      // in the order site.py would have run it
 };
 
-// site.py's rules of its version: 3.13 skips .pth files whose name starts with a dot, strips a
-// UTF-8 byte order mark and splits lines as str.splitlines() does (CPython gh-113659, gh-77102).
+// site.py's rules of its version: 3.13 strips a UTF-8 byte order mark and splits lines as
+// str.splitlines() does (CPython gh-77102). .pth files whose name starts with a dot are skipped
+// from 3.13 and from the releases the fix was backported to as a security fix (gh-113659:
+// 3.12.2, 3.11.8, 3.10.14, 3.9.19; PR 114146 is the 3.9 one); not by 3.8 here.
 struct SiteVersion {
-  int major = 3, minor = 0;
+  int major = 3, minor = 0, micro = 0;
   bool at_least_313() const { return major > 3 || (major == 3 && minor >= 13); }
+  bool skips_hidden_pth() const {
+    if (at_least_313()) return true;
+    int first_micro = minor == 12 ? 2 : minor == 11 ? 8 : minor == 10 ? 14 : minor == 9 ? 19 : -1;
+    return major == 3 && first_micro >= 0 && micro >= first_micro;
+  }
 };
 
 // site.main()'s addsitedir for each of `site_dirs` (in order; those that are not directories are

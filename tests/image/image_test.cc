@@ -687,7 +687,7 @@ TEST_F(ImageTest, SifDamagedOrCraftedIsAClearError) {
     CommandResult r =
         run("env XDG_CACHE_HOME=" + quote(tmp / "cache") + " " + quote(envdoctor()) + " check --image " + quote(path));
     EXPECT_EQ(r.status, 2) << name << "\n" << r.out;
-    EXPECT_FALSE(fs::exists(tmp / "cache/envdoctor/images-v3/layers")) << name;
+    EXPECT_FALSE(fs::exists(tmp / "cache/envdoctor/images-v4/layers")) << name;
     std::string prefix = "envdoctor: --image " + path + ": " + path + ": ";
     return r.err.starts_with(prefix) ? r.err.substr(prefix.size()) : r.err;
   };

@@ -1,4 +1,5 @@
 #include "python/interpreter.h"
+#include "python/site_layout.h"
 
 #include <sys/stat.h>
 
@@ -196,6 +197,30 @@ TEST(Interpreter, ProbeOutputParsing) {
   EXPECT_TRUE(env->gil_disabled);
   EXPECT_EQ(env->glibc_version, "2.17");
   EXPECT_EQ(env->sys_path, (std::vector<std::string>{"", "/p/lib"}));
+
+  // A program that is not the probe may print flags of another type: the defaults, never a throw.
+  env = parse_probe_output(
+      R"({"version_info": [3, 11, 2, "final", 0], "user_site": 1, "site_dirs": [], "has_refcount": "yes",
+          "is_64bit": 0, "config": 5})",
+      &error);
+  ASSERT_TRUE(env) << error;
+  EXPECT_FALSE(env->py_debug);
+  EXPECT_FALSE(env->is_32bit);
+}
+
+// gh-113659's rule by release: hidden .pth files skipped from 3.13 and the backports' releases.
+TEST(Interpreter, HiddenPthFilesSkippedFromTheReleasesOfTheFix) {
+  auto skips = [](int minor, int micro) { return SiteVersion{3, minor, micro}.skips_hidden_pth(); };
+  EXPECT_TRUE(skips(13, 0));
+  EXPECT_TRUE(skips(12, 2));
+  EXPECT_FALSE(skips(12, 1));
+  EXPECT_TRUE(skips(11, 8));
+  EXPECT_FALSE(skips(11, 7));
+  EXPECT_TRUE(skips(10, 14));
+  EXPECT_FALSE(skips(10, 13));
+  EXPECT_TRUE(skips(9, 19));
+  EXPECT_FALSE(skips(9, 18));
+  EXPECT_FALSE(skips(8, 20));
 }
 
 }  // namespace

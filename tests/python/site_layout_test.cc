@@ -158,6 +158,11 @@ TEST(SiteLayout, APlantedPthLineAndSitecustomizeNeverRun) {
   note = test::run(check).out;
   EXPECT_NE(note.find("import line of .pth files (" + site.string() + "/b.pth:4);"), std::string::npos) << note;
   EXPECT_EQ(note.find("sitecustomize"), std::string::npos) << note;
+  // virtualenv's own .pth (tox, hatch, poetry, pipx, nox make their venvs with it) is not named.
+  std::ofstream(site / "_virtualenv.pth") << "import _virtualenv\n";
+  note = test::run(check).out;
+  EXPECT_NE(note.find("import line of .pth files (" + site.string() + "/b.pth:4);"), std::string::npos) << note;
+  EXPECT_EQ(note.find("_virtualenv"), std::string::npos) << note;
 }
 
 // PYTHONPATH still counts (the user's imports see it), but the probe's own imports never come from
