@@ -4,9 +4,11 @@
 // environment and every check runs again. It is offered only when the environment after it has
 // fewer errors, no error it did not have, every extension module that loaded before still
 // loading, and the file the finding is about still there (a fix that uninstalls the package whose
-// module it fixes fixes nothing). Otherwise the command is withdrawn and the hint says why, so
-// that a tired engineer is never handed a command that makes things worse. A command the model
-// cannot carry out (an install from an index it cannot read) is left as advice gives it.
+// module it fixes fixes nothing). Otherwise, or when the environment after it cannot be made, the
+// command is withdrawn from every finding that carries it (a cause and its consequences share
+// one) and the hint says why, so that a tired engineer is never handed a command that makes
+// things worse. A command the model cannot carry out (an install from an index it cannot read) is
+// left as advice gives it.
 #pragma once
 
 #include <functional>
