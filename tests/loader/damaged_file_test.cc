@@ -116,21 +116,10 @@ class DamagedFile : public ::testing::Test {
     fs::create_directories(tmp / "bad");
   }
 
-  // envdoctor's dlopen(file, RTLD_NOW) from a program without RPATH.
-  std::string model_dlopen(const std::string& file, const std::string* llp) {
-    loader::LoaderConfig config = loader::LoaderConfig::for_host();
-    config.ld_library_path = llp ? *llp : "";
-    loader::ObjectStore store;
-    loader::Process p(config, store);
-    EXPECT_TRUE(p.load_main(dlopen_probe(tmp)));
-    auto r = p.dlopen(file, /*global=*/false);
-    return r.first ? r.first->message : "ok";
-  }
-
   // The real dlopen and the model agree; where the real one dies of SIGBUS, the model says so.
   void expect_same(const std::string& file, const std::string* llp) {
     SCOPED_TRACE(file);
-    std::string want = referee_dlopen(tmp, file, llp), got = model_dlopen(file, llp);
+    std::string want = referee_dlopen(tmp, file, llp), got = model_dlopen(tmp, file, llp);
     if (want == "(died: signal 7)") {
       EXPECT_NE(got.find("Bus error: "), std::string::npos) << got;
       EXPECT_NE(got.find("dies of SIGBUS"), std::string::npos) << got;
@@ -208,12 +197,12 @@ TEST_F(DamagedFile, CutShortAfterItsHeadersIsABusError) {
   const std::string bad = tmp / "bad/libdmg.so";
   std::ofstream(bad, std::ios::binary | std::ios::trunc) << good.substr(0, 4096);
   EXPECT_EQ(referee_dlopen(tmp, bad), "(died: signal 7)");
-  EXPECT_EQ(model_dlopen(bad, nullptr)
+  EXPECT_EQ(model_dlopen(tmp, bad, nullptr)
                 .rfind(bad + ": Bus error: the file is 4096 bytes (cut short?), and its dynamic "
                              "section (file offset 0x",
                        0),
             0u)
-      << model_dlopen(bad, nullptr);
+      << model_dlopen(tmp, bad, nullptr);
   CommandResult ld_so = run(std::string(kLdSo) + " --list " + quote(bad));
   EXPECT_EQ(ld_so.status, 135);
   EXPECT_EQ(ld_so.out, "");

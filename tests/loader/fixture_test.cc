@@ -81,18 +81,8 @@ class LoaderFixture : public ::testing::Test {
     EXPECT_EQ(got.status != 0, !lines(got.err, {}).empty()) << got.err;
   }
 
-  // envdoctor's dlopen(file, RTLD_NOW) from a program that has no RPATH, against the real one.
-  std::string model_dlopen(const std::string& file, const std::string* llp = nullptr) {
-    loader::LoaderConfig config = loader::LoaderConfig::for_host();
-    config.ld_library_path = llp ? *llp : "";
-    loader::ObjectStore store;
-    loader::Process p(config, store);
-    EXPECT_TRUE(p.load_main(dlopen_probe(tmp)));
-    auto r = p.dlopen(file, /*global=*/false);
-    return r.first ? r.first->message : "ok";
-  }
   void expect_same_dlopen(const std::string& file, const std::string* llp = nullptr) {
-    EXPECT_EQ(model_dlopen(file, llp), referee_dlopen(tmp, file, llp));
+    EXPECT_EQ(model_dlopen(tmp, file, llp), referee_dlopen(tmp, file, llp));
   }
 
   TempDir tmp;
@@ -452,7 +442,7 @@ TEST_F(LoaderFixture, WeakUndefinedSymbolIsNoError) {
                         "int top(void){return maybe ? maybe() : 0;}");
   expect_same_listing(top);
   expect_same_dlopen(top);
-  EXPECT_EQ(model_dlopen(top), "ok");
+  EXPECT_EQ(model_dlopen(tmp, top), "ok");
 }
 
 // A `.globl` that nothing defines or uses is an undefined global in .dynsym that no relocation
@@ -463,11 +453,11 @@ TEST_F(LoaderFixture, UndefinedSymbolNoRelocationUsesIsNoError) {
   ASSERT_NE(run("readelf --dyn-syms -W " + quote(unused)).out.find("UND ghost_symbol"), std::string::npos);
   expect_same_listing(unused);
   expect_same_dlopen(unused);
-  EXPECT_EQ(model_dlopen(unused), "ok");
+  EXPECT_EQ(model_dlopen(tmp, unused), "ok");
   std::string both = lib("libghost2.so", ghost + "extern int undef_b; int top(void){return undef_b;}");
   expect_same_listing(both);
   expect_same_dlopen(both);
-  EXPECT_NE(model_dlopen(both).find("undefined symbol: undef_b"), std::string::npos);
+  EXPECT_NE(model_dlopen(tmp, both).find("undefined symbol: undef_b"), std::string::npos);
 }
 
 TEST_F(LoaderFixture, MissingLibraryNeededTwice) {
@@ -635,7 +625,7 @@ TEST_F(LoaderFixture, DlopenBindsToTheProgramsGlobalScope) {
   EXPECT_EQ((r.first ? r.first->message : "ok") + "\n", real.out);
   EXPECT_EQ(real.out, "ok\n");
   // Without the host library, the same plugin fails on its own.
-  EXPECT_EQ(model_dlopen(plugin), referee_dlopen(tmp, plugin));
+  EXPECT_EQ(model_dlopen(tmp, plugin), referee_dlopen(tmp, plugin));
 }
 
 }  // namespace

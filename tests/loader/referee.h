@@ -11,6 +11,10 @@
 #include <thread>
 #include <vector>
 
+#include <gtest/gtest.h>
+
+#include "loader/object_store.h"
+#include "loader/process.h"
 #include "support/fixture.h"
 
 namespace envdoctor::test {
@@ -249,6 +253,19 @@ inline std::vector<DlopenVerdict> referee_dlopen_each(const TempDir& tmp, const 
 inline std::string referee_dlopen(const TempDir& tmp, const std::string& file,
                                   const std::string* ld_library_path = nullptr) {
   return referee_dlopen_each(tmp, {file}, 20, ld_library_path).at(0).summary();
+}
+
+// The model's answer to the same question: envdoctor's dlopen(file, RTLD_NOW) from dlopen_probe,
+// a program without RPATH, with LD_LIBRARY_PATH `ld_library_path` (none when null).
+inline std::string model_dlopen(const TempDir& tmp, const std::string& file,
+                                const std::string* ld_library_path = nullptr) {
+  loader::LoaderConfig config = loader::LoaderConfig::for_host();
+  config.ld_library_path = ld_library_path ? *ld_library_path : "";
+  loader::ObjectStore store;
+  loader::Process p(config, store);
+  EXPECT_TRUE(p.load_main(dlopen_probe(tmp)));
+  auto r = p.dlopen(file, /*global=*/false);
+  return r.first ? r.first->message : "ok";
 }
 
 }  // namespace envdoctor::test
