@@ -41,6 +41,21 @@ bool load_table(const std::string& path, const char* rows, std::vector<Row>& out
   }
 }
 
+// data/package_loads.json, whose errors name the rule and the field (package_rules.h).
+bool load_package_rules(const std::string& path, PackageRules& out, std::string* error) {
+  std::ifstream in(path);
+  std::string why = "cannot be read";
+  std::optional<PackageRules> rules;
+  try {
+    if (in) rules = PackageRules::parse(nlohmann::json::parse(in), &why);
+  } catch (const std::exception& e) {  // not JSON
+    why = e.what();
+  }
+  if (!rules && error) *error = path + ": " + why;
+  if (rules) out = std::move(*rules);
+  return rules.has_value();
+}
+
 // data/driver_libraries.json's rows.
 DriverLibrary driver_library_row(const nlohmann::json& lib) {
   return {lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()};
@@ -116,7 +131,8 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
     if (!load_table(data_dir + "/driver_libraries.json", "libraries", k.driver_libraries_, error, driver_library_row) ||
         !load_table(data_dir + "/runtime_loads.json", "loads", k.runtime_loads_, error, runtime_load_row) ||
-        !load_table(data_dir + "/plugins.json", "plugins", k.plugins_, error, plugin_row))
+        !load_table(data_dir + "/plugins.json", "plugins", k.plugins_, error, plugin_row) ||
+        !load_package_rules(data_dir + "/package_loads.json", k.package_rules_, error))
       return std::nullopt;
     return k;
   } catch (const std::exception& e) {

@@ -3,13 +3,16 @@
 // placeholders. Read once from data/sonames.json. And which libraries are the NVIDIA driver's
 // (libcuda.so.1, libnvidia-ml.so.1): they come with the driver, never from a package
 // (data/driver_libraries.json, the NVIDIA container toolkit's list). And which libraries open
-// others at run time by name (data/runtime_loads.json).
+// others at run time by name (data/runtime_loads.json), and what packages open by themselves
+// (data/package_loads.json, package_rules.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "environment/package_rules.h"
 
 namespace envdoctor::environment {
 
@@ -58,7 +61,8 @@ struct KnownPlaceholder {
 
 class Knowledge {
  public:
-  // Reads `<data_dir>/sonames.json` and `driver_libraries.json`; nullopt with `error` set when missing or malformed
+  // Reads `<data_dir>/sonames.json`, `driver_libraries.json`, `runtime_loads.json`, `plugins.json`
+  // and `package_loads.json`; nullopt with `error` set when missing or malformed
   // (the file, the entry and the field named: "data/sonames.json: libraries[3].cuda: ...").
   static std::optional<Knowledge> load(const std::string& data_dir, std::string* error);
 
@@ -76,6 +80,8 @@ class Knowledge {
   // The row of data/plugins.json that names `path`, a file of distribution `package` (normalized),
   // or nullptr.
   const Plugin* plugin(std::string_view package, const std::string& path) const;
+  // The rules of data/package_loads.json (docs/package-loads.md).
+  const PackageRules& package_rules() const { return package_rules_; }
 
  private:
   std::vector<KnownLibrary> libraries_;
@@ -83,6 +89,7 @@ class Knowledge {
   std::vector<DriverLibrary> driver_libraries_;
   std::vector<RuntimeLoad> runtime_loads_;
   std::vector<Plugin> plugins_;
+  PackageRules package_rules_;
 };
 
 }  // namespace envdoctor::environment

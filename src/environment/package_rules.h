@@ -1,0 +1,133 @@
+// The rules of data/package_loads.json (docs/package-loads.md): what a package opens by itself, by
+// name or by path, at import, first use or first compile. Read once at start-up with the other
+// knowledge tables (knowledge.h) and run by imports/package_loads.h; nothing here runs a rule.
+//
+// The table is untrusted input read once: `PackageRules::parse` checks every field (an unknown
+// field or kind, a step that opens nothing, a condition or `each` that names nothing of its rule, a
+// `{NAME}` that is no value of the rule nor a word of the format) and names the rule and the field
+// of the first that is wrong, so that the engine runs only rules that mean one thing.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace envdoctor::environment {
+
+enum class Moment { kImport, kFirstUse, kFirstCompile };
+
+// Where a step looks for its names.
+struct Place {
+  enum class Kind {
+    kSysPath,        // each sys.path entry, each of `dirs` relative to it
+    kPackage,        // `dirs[0]` relative to the package's own directory
+    kVariable,       // the first of `variables` set and not empty, else `fallback`
+    kPath,           // `dirs[0]`, fixed
+    kLdconfig,       // the directories of the `ldconfig -p` lines holding `text`
+    kLdLibraryPath,  // each element of LD_LIBRARY_PATH
+    kDlopen,         // the name given to dlopen, resolved from the caller
+  };
+  Kind kind = Kind::kDlopen;
+  std::vector<std::string> dirs;
+  std::string if_dir;                   // kSysPath: only entries that hold this directory
+  std::vector<std::string> variables;   // kVariable
+  std::optional<std::string> fallback;  // kVariable: the directory where none is set (`default`)
+  std::string below;                    // kVariable: a directory below the value
+  bool recursive = false;               // kVariable: every directory below too (glob's **)
+  std::vector<std::string> exclude;     // kVariable: paths holding one of these are left out
+  std::string text;                     // kLdconfig
+  // kDlopen: the file whose dlopen it is, relative to the site directory ("jax_cuda13_plugin/
+  // _versions.so", loaded first where it is not); "" for the rule's caller (the opener, or the
+  // interpreter for ctypes).
+  std::string caller;
+};
+
+// What a package does when a step finds no copy, or the copy does not load.
+struct Outcome {
+  enum class Kind { kRaise, kFallBack, kStop, kContinue };
+  Kind kind = Kind::kRaise;
+  std::string words;  // kRaise, kFallBack: with {name}, {tried}, {dlerror}, ... put in when it happens
+  std::string to;     // kFallBack: what the package runs on instead ("the CPU")
+  // kRaise, kFallBack: not where the load's error names a library of this list (then the next
+  // step runs): torch re-raises an OSError that names none of its CUDA libraries.
+  std::string unless_naming;
+};
+
+struct Condition {
+  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot };
+  Kind kind = Kind::kAll;
+  std::string name;              // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped: the text
+  bool set = true;               // kVariable
+  std::string naming;            // kFailed: a list's name ("" for any error)
+  int place = -1;                // kFound
+  std::vector<Condition> parts;  // kAll, kAny, kNot (one)
+};
+
+struct Step {
+  std::string id;
+  std::string what;  // what the package is doing here, for people; "" to say the group's (or rule's)
+  std::string lib;
+  std::vector<std::string> names;
+  std::vector<Place> places;
+  enum class Sort { kListing, kName, kNameDescending };
+  Sort sort = Sort::kListing;
+  bool every = false;   // take: every match of the place, else the first
+  bool global = false;  // RTLD_GLOBAL
+  Outcome missing{Outcome::Kind::kRaise, "OSError: {name}: cannot open shared object file: No such file or directory",
+                  "", ""};
+  Outcome failing{Outcome::Kind::kRaise, "OSError: {dlerror}", "", ""};
+  bool own = false;
+  std::optional<Condition> when;
+  std::string each;         // a list's name: one step per item
+  std::vector<Step> steps;  // a group
+};
+
+struct ListItem {
+  std::string lib;
+  std::vector<std::string> names;
+};
+
+struct ValueSource {
+  enum class Kind { kVariable, kFile, kVersion };
+  Kind kind = Kind::kVersion;
+  std::string name;     // kVariable: the variable; kFile: the file (relative to the site directory)
+  std::string package;  // kFile: its distribution, normalized ("" for the rule's own)
+  std::string match;    // kFile: ECMAScript regex: its group 1 is the value (its whole match where it has none)
+};
+
+struct PackageRule {
+  std::string id;
+  std::vector<std::string> packages;  // normalized names; empty for an opener rule
+  std::string opener;                 // a SONAME; empty for a package rule
+  std::string releases;               // a PEP 440 specifier; "" for every release
+  std::string fingerprint_file;       // "" for none
+  std::vector<std::string> fingerprint;
+  Moment moment = Moment::kImport;
+  std::string use;
+  std::vector<std::pair<std::string, std::vector<ValueSource>>> values;  // in name order
+  std::vector<std::pair<std::string, std::vector<ListItem>>> lists;      // in name order
+  std::string what, source;
+  std::vector<Step> steps;
+
+  // The value or list named `name`, or nullptr.
+  const std::vector<ValueSource>* value(const std::string& name) const;
+  const std::vector<ListItem>* list(const std::string& name) const;
+};
+
+struct PackageRules {
+  std::vector<PackageRule> rules;
+  std::vector<std::pair<std::string, std::string>> sources;  // key, text; in key order
+
+  // The rules of a data/package_loads.json document; nullopt with `error` naming the rule and the
+  // field that is wrong ("rule cudnn-9-sublibraries: steps[1].places[0]: ...").
+  static std::optional<PackageRules> parse(const nlohmann::json& doc, std::string* error);
+  const std::string* source(const std::string& key) const;
+};
+
+// "import", "first-use", "first-compile": as the table writes them.
+const char* moment_name(Moment m);
+
+}  // namespace envdoctor::environment
