@@ -572,7 +572,7 @@ Fix hint_ld_library_path_shadow(const Environment& env, const loader::Process& p
 
   loader::LoaderConfig without = p.config();
   without.ld_library_path.clear();
-  imports::ImportModel::Interpreter python = imports::ImportModel(env).start(without);
+  imports::ImportModel::Interpreter python = imports::ImportModel::start_in(env, without);
   loader::Process& q = python.process;
   loader::Process::DlopenResult again = q.dlopen(consumer.path, false, python.loaded ? python.caller : -1);
   if (again.object < 0 && again.new_objects.empty()) return {};

@@ -4,12 +4,15 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
+#include <mutex>
 
 #include "checks/cuda/target.h"
 #include "cuda/tables.h"
 #include "environment/environment.h"
 #include "environment/knowledge.h"
 #include "imports/load_memo.h"
+#include "imports/python_process.h"
 
 namespace envdoctor::checks {
 
@@ -33,6 +36,16 @@ struct Context {
   const environment::Knowledge& knowledge;
   const cuda::CudaTables& tables;
   const CheckSettings& settings;
+
+  // The one model of a Python process of this run (imports/python_process.h), built on first use
+  // and shared by every check, and by the copies of this context.
+  const imports::ImportModel& model() const;
+
+  struct ModelCache {
+    std::once_flag once;
+    std::unique_ptr<imports::ImportModel> model;
+  };
+  std::shared_ptr<ModelCache> model_cache = std::make_shared<ModelCache>();
 };
 
 }  // namespace envdoctor::checks

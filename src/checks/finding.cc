@@ -37,6 +37,7 @@ const char* code_name(Code c) {
     case Code::kProgramWillNotStart: return "program-will-not-start";
     case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
     case Code::kRuntimeLibraryMissing: return "runtime-library-missing";
+    case Code::kSilentFallback: return "silent-fallback";
     case Code::kPreloadIgnored: return "preload-ignored";
     case Code::kSearchesCurrentDirectory: return "searches-current-directory";
     case Code::kSystemCopyStandsIn: return "system-copy-stands-in";

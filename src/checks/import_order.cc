@@ -24,7 +24,7 @@ namespace {
 // import model builds it (imports/python_process.h).
 class OrderModel {
  public:
-  explicit OrderModel(const Environment& env) : model_(env), python_(model_.start()) {}
+  explicit OrderModel(const imports::ImportModel& model) : model_(model), python_(model_.start()) {}
 
   // The first failure of `import second` in a process that has imported `first`, which
   // `import second` alone does not have; nullopt when `second` imports as well as it does alone.
@@ -66,7 +66,7 @@ class OrderModel {
     return it->second;
   }
 
-  imports::ImportModel model_;
+  const imports::ImportModel& model_;
   imports::ImportModel::Interpreter python_;
   std::map<const Distribution*, std::set<std::string>> alone_;
   std::map<std::pair<const Distribution*, const Distribution*>, std::optional<LoadError>> after_;
@@ -151,7 +151,7 @@ ImportOrderResult check_import_order(const Context& ctx, const ResolutionMap& re
       if (auto opened = env.store->open(path); opened->status == loader::OpenResult::Status::kOk)
         files.emplace(opened->id.dev, opened->id.ino);
     if (users.size() < 2 || files.size() < 2) continue;
-    if (!model) model.emplace(env);
+    if (!model) model.emplace(ctx.model());
 
     bool conflict = false;
     const std::string& library = soname;  // clang 14 cannot capture a structured binding

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "checks/load_findings.h"
+#include "checks/package_load_findings.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
 #include "support/parallel.h"
@@ -45,7 +46,7 @@ struct Base {
 // The steps of one run of the load checks, and what they share.
 class LoadRun {
  public:
-  explicit LoadRun(const Context& ctx) : ctx_(ctx), model_(ctx.env), graph_(ctx.settings.edges) {}
+  explicit LoadRun(const Context& ctx) : ctx_(ctx), model_(ctx.model()), graph_(ctx.settings.edges) {}
 
   Base start_interpreter(std::vector<Finding>& findings);
   std::vector<ImportContext> plan_contexts() const;
@@ -66,7 +67,7 @@ class LoadRun {
 
   const Context& ctx_;
   LoadMemo* memo() const { return ctx_.settings.memo; }
-  imports::ImportModel model_;
+  const imports::ImportModel& model_;
   LoadGraph graph_;
   bool no_interpreter_ = false;
   std::atomic<size_t> files_done_{0};
@@ -172,16 +173,17 @@ bool LoadRun::reuse(ImportContext& c) {
   return true;
 }
 
-// The package imported for real (imports/python_process.h): what it requires first, torch's
-// preload, the modules its __init__.py imports in order (each checked in the context of those
-// before it, then joining it), then every other file of the package in that context.
+// The package imported for real (imports/python_process.h): what it requires first, what it
+// opens itself at import (data/package_loads.json), the modules its __init__.py imports in order
+// (each checked in the context of those before it, then joining it), then every other file of
+// the package in that context.
 void LoadRun::import(const Base& base, ImportContext& c) {
   Process context = base.process;
   std::vector<const ElfRecord*> first;
-  imports::TorchPreloadStop stop, required_stop;
+  std::vector<imports::RuleRun> own, required;
   if (c.dist) {
-    loads_ += model_.import_requirements(context, base.caller, *c.dist, {}, &required_stop);
-    if (c.dist->key() == "torch") loads_ += model_.preload_torch(context, base.caller, *c.dist, {}, &stop);
+    loads_ += model_.import_requirements(context, base.caller, *c.dist, {}, &required);
+    loads_ += model_.import_own_loads(context, base.caller, *c.dist, {}, &own);
     first = model_.init_modules(*c.dist);
   }
   std::set<const ElfRecord*> checked;
@@ -199,17 +201,20 @@ void LoadRun::import(const Base& base, ImportContext& c) {
       check_file(context, base.caller, *file, c);
       file_done(1);
     }
-  if (!stop.pattern.empty()) c.findings.push_back(torch_preload_stopped(ctx_, stop));
-  if (!required_stop.pattern.empty() && c.dist && !(first.empty() && c.files.empty()))
-    c.findings.push_back(
-        torch_requirement_stopped(ctx_, required_stop, *c.dist, first.empty() ? *c.files.front() : *first.front()));
+  for (const imports::RuleRun& run : own)
+    if (std::optional<Finding> f = package_load_finding(ctx_, run)) c.findings.push_back(std::move(*f));
+  // A requirement whose import raises: this package's import fails with it, before its modules.
+  for (const imports::RuleRun& run : required)
+    if (run.end == imports::RuleRun::End::kRaised && c.dist && !(first.empty() && c.files.empty())) {
+      c.findings.push_back(requirement_raised(ctx_, run, *c.dist, first.empty() ? *c.files.front() : *first.front()));
+      break;
+    }
   if (memo()) {
     footprint(context, c.learnt.dirs);
-    // torch's preload globs directories on sys.path: a library added there changes the context.
-    bool torch = std::any_of(c.learnt.dists.begin(), c.learnt.dists.end(),
-                             [](const python::Distribution::Id& id) { return id.key == "torch"; });
-    if (const python::Distribution* t = torch ? ctx_.env.inventory.find("torch") : nullptr)
-      for (const std::string& dir : model_.torch_preload_dirs(*t)) c.learnt.dirs.insert(dir);
+    // A package's own loads glob directories on sys.path: a library added there changes the context.
+    for (const python::Distribution::Id& id : c.learnt.dists)
+      if (const python::Distribution* d = ctx_.env.inventory.find(id.key))
+        for (const std::string& dir : model_.package_loads().directories(*d)) c.learnt.dirs.insert(dir);
   }
   c.learnt.clean = c.findings.empty();
 }

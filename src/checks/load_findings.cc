@@ -354,34 +354,4 @@ Finding program_will_not_start(const Context& ctx, const loader::Process& p, con
   return f;
 }
 
-Finding torch_preload_stopped(const Context& ctx, const imports::TorchPreloadStop& stop) {
-  Finding f;
-  f.code = Code::kMissingLibrary;
-  f.severity = Severity::kError;
-  f.file = normalize_path(stop.global_deps);
-  if (const python::Distribution* d = ctx.env.owner(f.file)) f.package = d->name;
-  f.library = stop.pattern;
-  // torch prints sys.path as a list after these words.
-  f.message = "ValueError: " + stop.pattern + " not found in the system path";
-  std::string wheel = "nvidia-" + stop.folder + (stop.cuda ? "-cu" + std::to_string(*stop.cuda) : "");
-  std::replace(wheel.begin(), wheel.end(), '_', '-');
-  f.hint =
-      "import torch fails with torch's own error: libtorch_global_deps.so did not load, so torch/__init__.py "
-      "loads every library of its list from the CUDA wheels, each one required (docs/torch.md), and no directory "
-      "on sys.path holds nvidia/" +
-      stop.folder + "/lib/" + stop.pattern + "; install the wheel that ships it (" + wheel + ")";
-  return f;
-}
-
-Finding torch_requirement_stopped(const Context& ctx, const imports::TorchPreloadStop& stop,
-                                  const python::Distribution& dist, const environment::ElfRecord& first) {
-  Finding f = torch_preload_stopped(ctx, stop);
-  f.file = normalize_path(first.path);
-  f.package = dist.name;
-  f.caused_by = Cause{
-      Code::kMissingLibrary, normalize_path(stop.global_deps), stop.pattern, std::nullopt,
-      dist.name + " requires torch, whose import raises this ValueError before any module of " + dist.name + " loads"};
-  return f;
-}
-
 }  // namespace envdoctor::checks

@@ -7,7 +7,7 @@
 #include "checks/context.h"
 #include "checks/finding.h"
 #include "environment/environment.h"
-#include "imports/torch_preload.h"
+#include "imports/package_loads.h"
 #include "loader/object_store.h"
 #include "loader/process.h"
 
@@ -22,15 +22,6 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& proces
 // symbols of Python's C API.
 std::vector<Finding> findings_for_load_errors(const Context& ctx, const loader::Process& process,
                                               const std::vector<loader::LoadError>& errors, bool no_interpreter);
-
-// torch's recovery preload stopped at a library no wheel holds (imports/torch_preload.h): `import
-// torch` fails with torch's own ValueError, whatever loads afterwards. missing-library on
-// libtorch_global_deps.so, in torch's words, with the wheel that ships the library.
-Finding torch_preload_stopped(const Context& ctx, const imports::TorchPreloadStop& stop);
-// A package that requires torch, whose import raises torch's ValueError first: the consequence of
-// torch's finding, on the module `first` that its import would load.
-Finding torch_requirement_stopped(const Context& ctx, const imports::TorchPreloadStop& stop,
-                                  const python::Distribution& dist, const environment::ElfRecord& first);
 
 // A file the loader refuses before it maps anything, as `import` (dlopen by path) reports it.
 Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, const loader::Verdict& verdict);

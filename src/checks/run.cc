@@ -7,6 +7,7 @@
 #include "checks/library_checks.h"
 #include "checks/load_checks.h"
 #include "checks/openmp.h"
+#include "checks/package_loads.h"
 #include "checks/preload_checks.h"
 #include "checks/record_checks.h"
 #include "checks/runtime_loads.h"
@@ -56,6 +57,7 @@ CheckRun run_checks(const Context& ctx) {
   for (Finding& f : check_static_tls(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_search_paths(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_preloads(ctx)) run.findings.push_back(std::move(f));
+  for (Finding& f : check_package_loads(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_runtime_loads(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_system_copies(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   run.cuda = index_cuda(ctx, loads.resolutions, loads.findings);

@@ -64,7 +64,7 @@ class Startup {
 };
 
 std::optional<Startup> start(const Environment& env) {
-  imports::ImportModel::Interpreter python = imports::ImportModel(env).start();
+  imports::ImportModel::Interpreter python = imports::ImportModel::start_in(env, env.loader);
   const Process& p = python.process;
   if (!python.loaded || p.objects().empty() || !p.objects()[0].elf) return std::nullopt;
   std::optional<loader::TlsAbi> abi = loader::TlsAbi::for_machine(p.objects()[0].elf->machine);
@@ -156,7 +156,7 @@ struct Imports {
 // Every package imported in the model's order (imports/python_process.h: each after what it
 // requires, torch's preload included), then the modules no package owns, by path. A module two
 // packages own is imported once, with the first.
-Imports import_all(const Startup& s) {
+Imports import_all(const Startup& s, const imports::ImportModel& model) {
   Imports run{s.process(), {}, {}};
   std::set<std::pair<int, bool>> asked;
   std::vector<u32> scratch;
@@ -176,7 +176,6 @@ Imports import_all(const Startup& s) {
       }
     }
   };
-  imports::ImportModel model(s.env());
   std::set<const ElfRecord*> imported;
   for (const python::Distribution* d : model.import_order())
     model.import(run.process, 0, *d, [&](const ElfRecord* module, const std::string&, const Process::DlopenResult& r) {
@@ -313,7 +312,7 @@ std::vector<Finding> check_static_tls(const Context& ctx, const ResolutionMap& r
   if (!s) return {};
   TlsTunables tunables = TlsTunables::parse(env.loader.glibc_tunables);
   if (!may_run_out(*s, resolutions, tunables)) return {};
-  Imports run = import_all(*s);
+  Imports run = import_all(*s, ctx.model());
   std::optional<size_t> failed = first_failure(*s, run.requests, tunables);
   if (!failed) return {};
   return {exhausted(*s, run, *failed, tunables)};

@@ -12,12 +12,20 @@
 #include <string_view>
 
 #include "advice/install.h"
-#include "checks/python_source.h"
 #include "checks/transformer_engine_rule.h"
 #include "imports/python_process.h"
+#include "imports/python_source.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
+
+using imports::find_on_path;
+using imports::GlobListings;
+using imports::ldconfig_print;
+using imports::path_exists;
+using imports::path_is_dir;
+using imports::process_variable;
+using imports::python_glob;
 
 namespace fs = std::filesystem;
 using environment::Environment;
@@ -44,8 +52,8 @@ struct TeRun {
 
 // What every run of the search in one check shares: the import model, and the directories read.
 struct TeShared {
-  explicit TeShared(const Environment& env) : model(env) {}
-  imports::ImportModel model;
+  explicit TeShared(const Environment& env) : env(env) {}
+  const Environment& env;
   GlobListings listings;
 };
 
@@ -57,7 +65,7 @@ class TeImport {
 
   TeRun run() const {
     TeRun out;
-    imports::ImportModel::Interpreter python = shared_.model.start();
+    imports::ImportModel::Interpreter python = imports::ImportModel::start_in(shared_.env, shared_.env.loader);
     if (!python.found || env_.python.paths.purelib.empty()) {
       out.decided = false;
       return out;

@@ -8,9 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "checks/python_source.h"
+#include "imports/python_source.h"
 
 namespace envdoctor::checks {
+
+using imports::literal_at;
 
 namespace {
 

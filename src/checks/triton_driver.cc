@@ -5,11 +5,16 @@
 #include <string>
 #include <string_view>
 
-#include "checks/python_source.h"
 #include "imports/python_process.h"
+#include "imports/python_source.h"
 #include "loader/process.h"
 
 namespace envdoctor::checks {
+
+using imports::ldconfig_print;
+using imports::literal_at;
+using imports::path_exists;
+using imports::process_variable;
 
 namespace fs = std::filesystem;
 using environment::Environment;
@@ -96,8 +101,7 @@ std::string python_list(const std::vector<std::string>& items) {
 // Where the loader finds libcuda.so.1 from the interpreter; nullopt where it finds none (no
 // driver here: the driver note says so, and no Triton verdict is given).
 std::optional<std::string> loaded_driver(const Environment& env) {
-  imports::ImportModel model(env);
-  imports::ImportModel::Interpreter python = model.start();
+  imports::ImportModel::Interpreter python = imports::ImportModel::start_in(env, env.loader);
   if (!python.found) return std::nullopt;
   loader::Process::DlopenResult r = python.process.dlopen("libcuda.so.1", false, python.caller);
   if (r.object < 0) return std::nullopt;

@@ -233,7 +233,13 @@ Place read_place(const json& j, const std::string& where, const PackageRule& rul
     p.exclude = f.texts("exclude", false);
   }
   if (kind == K::kLdLibraryPath && !f.flag("ld_library_path", false)) wrong(f.field(word), "only true");
-  if (kind == K::kDlopen && f.required_text("dlopen") != "caller") wrong(f.field(word), "only \"caller\"");
+  if (kind == K::kDlopen) {
+    std::string caller = f.required_text("dlopen");
+    // "caller", or a file of the environment relative to the site directory, never above it.
+    if (caller.empty() || caller.front() == '/' || caller.find("..") != std::string::npos)
+      wrong(f.field(word), "\"caller\" or a path relative to the site directory");
+    if (caller != "caller") p.caller = caller;
+  }
   return p;
 }
 

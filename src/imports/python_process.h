@@ -11,9 +11,10 @@
 //   select them) are imported before P, since P's modules import them first.
 // - Importing any module of a package runs its __init__.py first: the extension modules
 //   __init__.py imports load first, in its order; the rest of P's modules after them.
-// - torch/__init__.py loads lib/libtorch_global_deps.so with RTLD_GLOBAL before its extension
-//   module, and the CUDA wheels' libraries by path, as its release does (torch_preload.h,
-//   docs/torch.md): after a failure that names one of them, or after libcudart loaded.
+// - What a package opens by itself at import (torch/__init__.py's lib/libtorch_global_deps.so with
+//   RTLD_GLOBAL and the CUDA wheels' libraries by path, as its release does) is data
+//   (data/package_loads.json, docs/package-loads.md), run by package_loads.h before the package's
+//   extension modules.
 #pragma once
 
 #include <functional>
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "environment/environment.h"
-#include "imports/torch_preload.h"
+#include "imports/package_loads.h"
 #include "loader/process.h"
 #include "python/distribution.h"
 
@@ -40,9 +41,10 @@ std::vector<std::string> init_imports(const std::string& package, const std::str
 
 class ImportModel {
  public:
-  explicit ImportModel(const Environment& env);
+  ImportModel(const Environment& env, const environment::PackageRules& rules);
 
   const Environment& env() const { return env_; }
+  const PackageLoads& package_loads() const { return loads_; }
 
   // The interpreter's process as `python` starts it: its program (PythonEnvironment::program())
   // loaded as the main program under `config`.
@@ -52,8 +54,10 @@ class ImportModel {
     bool loaded = false;  // it loaded without a fatal error
     int caller = -1;      // what a module's dlopen is called from: the interpreter (0), or none
   };
-  Interpreter start(const loader::LoaderConfig& config) const;
+  Interpreter start(const loader::LoaderConfig& config) const { return start_in(env_, config); }
   Interpreter start() const { return start(env_.loader); }
+  // The same, for a question about the interpreter alone (no import).
+  static Interpreter start_in(const Environment& env, const loader::LoaderConfig& config);
 
   // `dist`'s extension modules, by path; empty when it has none.
   const std::vector<const ElfRecord*>& modules(const Distribution& dist) const;
@@ -68,33 +72,27 @@ class ImportModel {
   std::vector<const Distribution*> import_order() const;
 
   // Called after each dlopen an import makes, with what it did: `module` is the extension module
-  // opened, or null for a library torch preloads (`path`).
+  // opened, or null for a library the package opens itself (`path`).
   using LoadFn = std::function<void(const ElfRecord* module, const std::string& path,
                                     const loader::Process::DlopenResult& result)>;
 
-  // What `import dist` leaves loaded in `p`, what it requires excluded: torch's preload, then its
-  // modules, those of __init__.py first. Returns the number of dlopen calls.
-  // `stop` (may be null): as preload_torch's, when `dist` is torch.
+  // What `import dist` leaves loaded in `p`, what it requires excluded: its own loads at import
+  // (package_loads.h), then its modules, those of __init__.py first. Returns the number of dlopen
+  // calls. `runs` (may be null) gets the run of its import rule, where one matches.
   size_t import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
-                TorchPreloadStop* stop = nullptr) const;
+                std::vector<RuleRun>* runs = nullptr) const;
   // What `dist` requires, each imported as above, before `dist`. Returns the dlopen calls.
-  // `stop` (may be null) is set where a required torch's import raises its preload's ValueError.
   size_t import_requirements(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
-                             TorchPreloadStop* stop = nullptr) const;
-  // torch/__init__.py's loads before its extension module, as the release installed makes them
-  // (torch_preload.h). Returns the dlopen calls.
-  // `stop` (may be null) is set where the recovery stopped at a library no wheel holds.
-  size_t preload_torch(loader::Process& p, int caller, const Distribution& torch, const LoadFn& on_load = {},
-                       TorchPreloadStop* stop = nullptr) const;
-  // The directories torch's preload globs in: a file added or removed there changes what it loads.
-  std::vector<std::string> torch_preload_dirs(const Distribution& torch) const;
+                             std::vector<RuleRun>* runs = nullptr) const;
+  // `dist`'s own loads at import alone (package_loads.h), before its modules. Returns the dlopen
+  // calls; `runs` as above.
+  size_t import_own_loads(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
+                          std::vector<RuleRun>* runs = nullptr) const;
 
  private:
-  std::string find_preloaded(const TorchPreload& how, std::optional<int> cuda, const TorchPreload::Library& lib) const;
-
   const Environment& env_;
+  PackageLoads loads_;
   std::map<const Distribution*, std::vector<const ElfRecord*>> modules_;
-  std::map<std::string, std::vector<std::string>> elf_names_by_dir_;
 };
 
 }  // namespace envdoctor::imports

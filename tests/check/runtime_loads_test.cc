@@ -80,7 +80,7 @@ class RuntimeLoadsTest : public VenvTest {
   }
 
   // nvidia-cudnn-cu12 9.4.0.58 (nvidia/cudnn/lib: libcudnn.so.9 and its sub-libraries) and
-  // faketorch, whose _C.f() calls cudnnGetVersion. As cuDNN 9 does (data/runtime_loads.json): the
+  // faketorch, whose _C.f() calls cudnnGetVersion. As cuDNN 9 does (data/package_loads.json): the
   // shim opens graph, ops, cnn and adv, and the graph library opens the engines and heuristics.
   void install_cudnn(const Venv& venv) {
     auto names = [](const std::string& sub) {
@@ -276,10 +276,10 @@ TEST(RuntimeLoadsReal, CudnnRowsAreWhatCudnnDoes) {
   const std::string lib = "/usr/local/cuda-13.0/lib";
   if (!fs::exists(lib + "/libcudnn.so.9") || !fs::exists(lib + "/libcudnn_graph.so.9") || !have_tool("gcc"))
     GTEST_SKIP() << "needs the CUDA toolkit's cuDNN 9 in " << lib << " and gcc";
-  json table = json::parse(std::ifstream(std::string(ENVDOCTOR_SOURCE_DIR) + "/data/runtime_loads.json"));
-  auto row = [&](const std::string& opener) {
-    for (const json& r : table["loads"])
-      if (r["opener"] == opener) return r;
+  json table = json::parse(std::ifstream(std::string(ENVDOCTOR_SOURCE_DIR) + "/data/package_loads.json"));
+  auto rule = [&](const std::string& opener) {
+    for (const json& r : table["rules"])
+      if (r.value("opener", "") == opener) return r;
     return json();
   };
   auto bytes = [](const std::string& path) {
@@ -287,14 +287,17 @@ TEST(RuntimeLoadsReal, CudnnRowsAreWhatCudnnDoes) {
     out << std::ifstream(path, std::ios::binary).rdbuf();
     return out.str();
   };
+  // The last name of each step, the unversioned one, is spelled out in the opener.
   for (const std::string opener : {"libcudnn.so.9", "libcudnn_graph.so.9"}) {
-    json r = row(opener);
+    json r = rule(opener);
     ASSERT_TRUE(r.is_object()) << opener;
     std::string content = bytes(lib + "/" + opener);
-    for (const json& entry : r["opens"])
-      EXPECT_NE(content.find(std::string(entry.back()) + '\0'), std::string::npos) << opener << " " << entry.back();
+    for (const json& step : r["steps"]) {
+      std::string last = step["names"].back();
+      EXPECT_NE(content.find(last + '\0'), std::string::npos) << opener << " " << last;
+    }
   }
-  EXPECT_EQ(row("libcudnn_graph.so.9")["words"], "Unable to load any of {{tried}}.");
+  EXPECT_EQ(rule("libcudnn_graph.so.9")["steps"][0]["missing"]["raise"], "Unable to load any of {{{tried}}}.");
   EXPECT_NE(bytes(lib + "/libcudnn_graph.so.9").find("Unable to load any of {%s, %s, %s, %s}."), std::string::npos);
 
   TempDir tmp;
@@ -309,25 +312,31 @@ TEST(RuntimeLoadsReal, CudnnRowsAreWhatCudnnDoes) {
   ASSERT_EQ(built.status, 0) << built.err;
   CommandResult r = run("env LD_DEBUG=libs /lib64/ld-linux-x86-64.so.2 --inhibit-cache " + quote(prog) + " " +
                         quote(tmp / "libcudnn.so.9"));
-  json shim = row("libcudnn.so.9");
-  ASSERT_EQ(shim["symbols"][0], "cudnnGetVersion");
-  std::string words = shim["words"];
-  words.replace(words.find("{symbol}"), 8, "cudnnGetVersion");
-  EXPECT_NE(r.err.find("\n" + words + "\n"), std::string::npos) << r.err;
-  // The names tried: the table's first entry, the version put in as cuDNN does (9.N.M).
+  const json& graph = rule("libcudnn.so.9")["steps"][0];
+  EXPECT_EQ(graph["missing"]["raise"], "Invalid handle. Cannot load symbol cudnnGetVersion");
+  EXPECT_NE(r.err.find("\nInvalid handle. Cannot load symbol cudnnGetVersion\n"), std::string::npos) << r.err;
+  // The names tried: the rule's first step, cuDNN's own version put in (9.N.M) as the engine puts
+  // the distribution's in.
   std::vector<std::string> tried;
   for (size_t at = r.err.find("find library=libcudnn_graph"); at != std::string::npos;
        at = r.err.find("find library=libcudnn_graph", at + 1))
     tried.push_back(r.err.substr(at + 13, r.err.find(' ', at + 13) - at - 13));
   ASSERT_EQ(tried.size(), 4u) << r.err;
   std::string version = tried[0].substr(std::string("libcudnn_graph.so.").size());  // "9.19.0"
-  std::string x = version.substr(0, version.find('.'));
-  std::string y = version.substr(x.size() + 1, version.find('.', x.size() + 1) - x.size() - 1);
-  std::string z = version.substr(x.size() + y.size() + 2);
+  std::vector<std::string> parts;
+  for (size_t at = 0;;) {
+    size_t dot = version.find('.', at);
+    parts.push_back(version.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
+    if (dot == std::string::npos) break;
+    at = dot + 1;
+  }
+  ASSERT_EQ(parts.size(), 3u) << version;
   std::vector<std::string> expected;
-  for (std::string name : shim["opens"][0].get<std::vector<std::string>>()) {
-    for (auto [key, value] : {std::pair<std::string, std::string>{"{x}", x}, {"{y}", y}, {"{z}", z}})
-      if (size_t at = name.find(key); at != std::string::npos) name.replace(at, key.size(), value);
+  for (std::string name : graph["names"].get<std::vector<std::string>>()) {
+    for (size_t i = 0; i < 3; ++i) {
+      std::string key = "{v." + std::to_string(i + 1) + "}";
+      if (size_t at = name.find(key); at != std::string::npos) name.replace(at, key.size(), parts[i]);
+    }
     expected.push_back(name);
   }
   EXPECT_EQ(tried, expected) << r.err;

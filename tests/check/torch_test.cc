@@ -8,7 +8,10 @@
 // it preloads); the referee is a real `import torch`.
 #include <gtest/gtest.h>
 
-#include "imports/torch_preload.h"
+#include <fstream>
+#include <regex>
+
+#include "imports/package_loads.h"
 #include "support/venv.h"
 
 namespace envdoctor::test {
@@ -272,7 +275,7 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
   EXPECT_EQ(status, 1);
   json found;
   for (const json& f : report["findings"])
-    if (f["code"] == "missing-library" && f["file"] == venv.site() + "/torch/lib/libtorch_global_deps.so") found = f;
+    if (f["code"] == "runtime-library-missing" && f["file"] == venv.site() + "/torch/__init__.py") found = f;
   ASSERT_TRUE(found.is_object()) << report.dump(1);
   EXPECT_EQ(found["message"], real.substr(0, real.find(" [")));  // torch's words, before its sys.path
   EXPECT_EQ(found["library"], "libnvToolsExt.so.*[0-9]");
@@ -285,11 +288,11 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
   for (const json& f : report["findings"])
     if (f["package"] == "fakevision") vision = f;
   ASSERT_TRUE(vision.is_object()) << report.dump(1);
-  EXPECT_EQ(vision["code"], "missing-library");
+  EXPECT_EQ(vision["code"], "runtime-library-missing");
   EXPECT_EQ(vision["file"], venv.site() + "/fakevision/_ops" + suffix_);
   EXPECT_EQ(vision["message"], found["message"]);
-  EXPECT_EQ(vision["caused_by"], json({{"code", "missing-library"},
-                                       {"file", venv.site() + "/torch/lib/libtorch_global_deps.so"},
+  EXPECT_EQ(vision["caused_by"], json({{"code", "runtime-library-missing"},
+                                       {"file", venv.site() + "/torch/__init__.py"},
                                        {"library", "libnvToolsExt.so.*[0-9]"},
                                        {"package", "torch"}}));
   std::string vision_hint = vision["hint"];
@@ -307,64 +310,120 @@ TEST_F(TorchPreload, RecoveryPreloadsTheWholeListFrom20) {
   EXPECT_EQ(why.status, 1) << why.out << why.err;
 }
 
+// torch's rules of data/package_loads.json, as the engine reads them.
+const environment::PackageRules& torch_rules() {
+  static const environment::PackageRules rules = [] {
+    std::string error;
+    std::optional<environment::PackageRules> r = environment::PackageRules::parse(
+        json::parse(std::ifstream(std::string(ENVDOCTOR_SOURCE_DIR) + "/data/package_loads.json")), &error);
+    if (!r) ADD_FAILURE() << error;
+    return r.value_or(environment::PackageRules{});
+  }();
+  return rules;
+}
+
+// The first torch rule whose releases hold `version`, as the engine takes it; nullptr for none.
+const environment::PackageRule* torch_rule(const std::string& version) {
+  for (const environment::PackageRule& r : torch_rules().rules)
+    if (std::find(r.packages.begin(), r.packages.end(), "torch") != r.packages.end() &&
+        imports::in_releases(version, r.releases))
+      return &r;
+  return nullptr;
+}
+
+const environment::Step* step_with_id(const environment::PackageRule& r, const std::string& id) {
+  for (const environment::Step& s : r.steps)
+    if (s.id == id) return &s;
+  return nullptr;
+}
+
+size_t list_size(const environment::PackageRule& r, const std::string& name) {
+  for (const auto& [key, items] : r.lists)
+    if (key == name) return items.size();
+  return 0;
+}
+
 // Which release behaves how: the rows of docs/torch.md, with the local label, pre-releases and
 // the versions between rows.
-TEST(TorchPreloadTable, EachReleaseGetsItsRow) {
-  using imports::torch_preload_for;
-  using When = imports::TorchPreload::When;
-  using Search = imports::TorchPreload::Search;
+TEST(TorchPreloadRules, EachReleaseGetsItsRow) {
   struct Row {
     const char* version;
-    const char* since;
-    size_t libraries;
-    When when;
-    Search search;
+    const char* id;
+    size_t libraries;               // the recovery's list (NVTX apart, where it is optional)
+    const char* mapped;             // what the preload after a successful load waits for; "" for none
+    std::vector<std::string> dirs;  // the directories of each sys.path entry searched
+    bool if_nvidia;
     bool each;
   };
-  for (const Row& r :
-       std::vector<Row>{{"1.12.1", "0", 0, When::kNever, Search::kNvidia, false},
-                        {"1.13.0", "0", 0, When::kNever, Search::kNvidia, false},
-                        {"1.13.1+cu117", "1.13.1", 2, When::kNever, Search::kNvidia, false},
-                        {"2.0.1", "2.0", 11, When::kNever, Search::kNvidia, false},
-                        {"2.4.1+cu124", "2.0", 11, When::kNever, Search::kNvidia, false},
-                        {"2.5.0", "2.5", 12, When::kNever, Search::kNvidia, false},
-                        {"2.6.0rc1", "2.6", 13, When::kWheelCudart, Search::kNvidiaThenFolder, false},
-                        {"2.7.1+cu126", "2.7", 14, When::kWheelCudart, Search::kNvidiaOrFolder, false},
-                        {"2.8.0", "2.8", 14, When::kWheelCudart, Search::kNvidiaOrFolder, false},
-                        {"2.9.1+cu130", "2.9", 15, When::kWheelCudart, Search::kNvidiaCudaOrFolder, false},
-                        {"2.10.0.dev20251201", "2.10", 16, When::kAnyCudart, Search::kNvidiaCudaOrFolder, false},
-                        {"2.12.0", "2.11", 17, When::kAnyCudart, Search::kNvidiaCudaOrFolder, false},
-                        {"2.13.0", "2.13", 17, When::kAnyCudart, Search::kNvidiaCudaOrFolder, true}}) {
-    std::optional<imports::TorchPreload> p = torch_preload_for(r.version);
-    ASSERT_TRUE(p) << r.version;
-    EXPECT_STREQ(p->since, r.since) << r.version;
-    EXPECT_EQ(p->libraries.size(), r.libraries) << r.version;
-    EXPECT_EQ(p->when, r.when) << r.version;
-    EXPECT_EQ(p->search, r.search) << r.version;
-    EXPECT_EQ(p->each_on_its_own, r.each) << r.version;
-    EXPECT_EQ(p->opportunistic.empty(), r.when == When::kNever) << r.version;
+  const std::vector<std::string> n{"nvidia/{lib}/lib"}, nf{"nvidia/{lib}/lib", "{lib}/lib"},
+      cu{"nvidia/{lib}/lib", "nvidia/cu{cuda}/lib", "{lib}/lib"};
+  const char* wheel = "nvidia/cuda_runtime/lib/libcudart.so";
+  for (const Row& r : std::vector<Row>{{"1.12.1", "torch-1.13.0", 0, "", {}, false, false},
+                                       {"1.13.0", "torch-1.13.0", 0, "", {}, false, false},
+                                       {"1.13.1+cu117", "torch-1.13.1", 2, "", n, true, false},
+                                       {"2.0.1", "torch-2.0", 11, "", n, true, false},
+                                       {"2.4.1+cu124", "torch-2.0", 11, "", n, true, false},
+                                       {"2.5.0", "torch-2.5", 12, "", n, true, false},
+                                       {"2.6.0rc1", "torch-2.6", 13, wheel, nf, true, false},
+                                       {"2.7.1+cu126", "torch-2.7", 14, wheel, nf, false, false},
+                                       {"2.8.0", "torch-2.7", 14, wheel, nf, false, false},
+                                       {"2.9.1+cu130", "torch-2.9", 15, wheel, cu, false, false},
+                                       {"2.10.0.dev20251201", "torch-2.10", 16, "libcudart.so", cu, false, false},
+                                       {"2.12.0", "torch-2.11", 16, "libcudart.so", cu, false, false},
+                                       {"2.13.0", "torch-2.13", 16, "libcudart.so", cu, false, true}}) {
+    const environment::PackageRule* rule = torch_rule(r.version);
+    ASSERT_TRUE(rule) << r.version;
+    EXPECT_EQ(rule->id, r.id) << r.version;
+    EXPECT_EQ(list_size(*rule, "cuda_libs"), r.libraries) << r.version;
+    const environment::Step* recovery = step_with_id(*rule, "recovery");
+    ASSERT_EQ(recovery != nullptr, r.libraries > 0) << r.version;
+    if (recovery) {
+      const environment::Place& place = recovery->steps.front().places.front();
+      EXPECT_EQ(place.dirs, r.dirs) << r.version;
+      EXPECT_EQ(place.if_dir, r.if_nvidia ? "nvidia" : "") << r.version;
+    }
+    const environment::Step* after = step_with_id(*rule, "after-cudart");
+    ASSERT_EQ(after != nullptr, *r.mapped != 0) << r.version;
+    if (!after) continue;
+    EXPECT_EQ(after->when->parts.back().name, r.mapped) << r.version;
+    using Kind = environment::Outcome::Kind;
+    EXPECT_EQ(after->steps.front().missing.kind, r.each ? Kind::kContinue : Kind::kStop) << r.version;
   }
-  EXPECT_FALSE(torch_preload_for("not a version"));
-  // 2.11's list begins with cuBLASLt and holds NVTX as optional.
-  std::optional<imports::TorchPreload> p = torch_preload_for("2.11.0");
-  EXPECT_STREQ(p->libraries.front().pattern, "libcublasLt.so.*[0-9]");
-  EXPECT_FALSE(p->libraries.back().required);
+  EXPECT_EQ(torch_rule("not a version"), nullptr);
+  // 2.11's list begins with cuBLASLt, and NVTX comes after it, optional.
+  const environment::PackageRule* r211 = torch_rule("2.11.0");
+  ASSERT_TRUE(r211);
+  EXPECT_EQ(r211->lists.front().second.front().names.front(), "libcublasLt.so.*[0-9]");
+  const environment::Step& nvtx = step_with_id(*r211, "recovery")->steps[1];
+  EXPECT_EQ(nvtx.lib, "nvtx");
+  EXPECT_EQ(nvtx.missing.kind, environment::Outcome::Kind::kContinue);
 }
 
-TEST(TorchPreloadTable, CudaMajorFromVersionPy) {
-  EXPECT_EQ(imports::torch_cuda_major("__version__ = '2.9.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\n"),
-            13);
-  EXPECT_EQ(imports::torch_cuda_major("cuda = '12.8'\n"), 12);
-  EXPECT_EQ(imports::torch_cuda_major("cuda: Optional[str] = None\n"), std::nullopt);
-  EXPECT_EQ(imports::torch_cuda_major(""), std::nullopt);
+// The CUDA major torch was built for, as the rule's value reads it from torch/version.py.
+TEST(TorchPreloadRules, CudaMajorFromVersionPy) {
+  const environment::PackageRule* rule = torch_rule("2.11.0");
+  ASSERT_TRUE(rule);
+  ASSERT_FALSE(rule->values.empty());
+  const environment::ValueSource& from = rule->values.front().second.front();
+  EXPECT_EQ(from.name, "torch/version.py");
+  auto major = [&](const std::string& text) -> std::string {
+    std::smatch m;
+    return std::regex_search(text, m, std::regex(from.match)) ? m[1].str() : "";
+  };
+  EXPECT_EQ(major("__version__ = '2.9.0+cu130'\ndebug = False\ncuda: Optional[str] = '13.0'\n"), "13");
+  EXPECT_EQ(major("cuda = '12.8'\n"), "12");
+  EXPECT_EQ(major("cuda: Optional[str] = None\n"), "");
+  EXPECT_EQ(major(""), "");
 }
 
-TEST(TorchPreloadTable, AnErrorNamesALibraryByItsStem) {
-  std::optional<imports::TorchPreload> p = imports::torch_preload_for("2.5.1");
-  EXPECT_TRUE(imports::names_a_preloaded_library(*p, "libcublas.so.12: cannot open shared object file"));
-  EXPECT_TRUE(imports::names_a_preloaded_library(*p, "libnvToolsExt.so.1: cannot open shared object file"));
-  EXPECT_FALSE(imports::names_a_preloaded_library(*p, "libfakecublas.so.12: cannot open shared object file"));
-  EXPECT_FALSE(imports::names_a_preloaded_library(*p, "libgomp.so.1: cannot open shared object file"));
+TEST(TorchPreloadRules, AnErrorNamesALibraryByItsStem) {
+  const environment::PackageRule* rule = torch_rule("2.5.1");
+  ASSERT_TRUE(rule);
+  const std::vector<environment::ListItem>& list = rule->lists.front().second;
+  EXPECT_TRUE(imports::names_a_library(list, "libcublas.so.12: cannot open shared object file"));
+  EXPECT_TRUE(imports::names_a_library(list, "libnvToolsExt.so.1: cannot open shared object file"));
+  EXPECT_FALSE(imports::names_a_library(list, "libfakecublas.so.12: cannot open shared object file"));
+  EXPECT_FALSE(imports::names_a_library(list, "libgomp.so.1: cannot open shared object file"));
 }
 
 }  // namespace

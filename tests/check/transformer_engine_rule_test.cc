@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "checks/python_source.h"
 #include "checks/transformer_engine_rule.h"
+#include "imports/python_source.h"
 #include "support/fixture.h"
 #include "support/transformer_engine_source.h"
 
@@ -206,7 +206,7 @@ TEST(LdconfigPrint, IsWhatLdconfigPrints) {
   if (!have_tool("ldconfig")) GTEST_SKIP() << "needs ldconfig";
   CommandResult host = run("ldconfig -p");
   ASSERT_EQ(host.status, 0) << host.err;
-  std::optional<std::vector<std::string>> model = checks::ldconfig_print(loader::LoaderConfig::for_host());
+  std::optional<std::vector<std::string>> model = imports::ldconfig_print(loader::LoaderConfig::for_host());
   ASSERT_TRUE(model);
   EXPECT_EQ(*model, lines_of(host.out));
 
@@ -220,7 +220,7 @@ TEST(LdconfigPrint, IsWhatLdconfigPrints) {
   build_shared(lib + "/glibc-hwcaps/x86-64-v2/libplain.so.1", "int plain(void) { return 2; }",
                "-Wl,-soname,libplain.so.1", tmp);
   std::ofstream(root + "/etc/ld.so.conf") << "/usr/lib/x86_64-linux-gnu\n";
-  EXPECT_FALSE(checks::ldconfig_print(loader::LoaderConfig::for_host(root)));
+  EXPECT_FALSE(imports::ldconfig_print(loader::LoaderConfig::for_host(root)));
   CommandResult none = run("chroot " + quote(root) + " /sbin/ldconfig -p");
   EXPECT_EQ(none.status, 1);
   EXPECT_EQ(none.out, "");
@@ -229,14 +229,14 @@ TEST(LdconfigPrint, IsWhatLdconfigPrints) {
   CommandResult empty = run("chroot " + quote(root) + " /sbin/ldconfig -p");
   EXPECT_EQ(empty.status, 0) << empty.err;
   EXPECT_EQ(empty.out, "");
-  std::optional<std::vector<std::string>> no_lines = checks::ldconfig_print(loader::LoaderConfig::for_host(root));
+  std::optional<std::vector<std::string>> no_lines = imports::ldconfig_print(loader::LoaderConfig::for_host(root));
   ASSERT_TRUE(no_lines);
   EXPECT_TRUE(no_lines->empty());
   ASSERT_EQ(run("ldconfig -r " + quote(root)).status, 0);
   CommandResult chrooted = run("chroot " + quote(root) + " /sbin/ldconfig -p");
   ASSERT_EQ(chrooted.status, 0) << chrooted.err;
   EXPECT_NE(chrooted.out.find("hwcap: \"x86-64-v2\""), std::string::npos) << chrooted.out;
-  model = checks::ldconfig_print(loader::LoaderConfig::for_host(root));
+  model = imports::ldconfig_print(loader::LoaderConfig::for_host(root));
   ASSERT_TRUE(model);
   EXPECT_EQ(*model, lines_of(chrooted.out));
 }

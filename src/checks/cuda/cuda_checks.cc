@@ -301,8 +301,9 @@ void mixes_in_load_graphs(const Environment& env, const CudaInventory& inv, Majo
 
 // An extension module imported after its package's requirements (Python's import order, as the
 // load model has it): their modules' majors and its own meet in the process.
-void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  imports::ImportModel model(env);
+void mixes_in_import_context(const Context& ctx, MajorGraph& graph, std::vector<Finding>& out) {
+  const Environment& env = ctx.env;
+  const imports::ImportModel& model = ctx.model();
   const auto& modules = model.modules_by_distribution();
   for (const auto& [dist, files] : modules) {
     MajorMask context = 0;
@@ -342,8 +343,9 @@ void mixes_in_import_context(const Environment& env, MajorGraph& graph, std::vec
 // joins two majors is left to the errors above, and so is every package that requires another:
 // their contexts are one.
 // Returns the majors the pairs found.
-MajorMask mixes_between_contexts(const Environment& env, MajorGraph& graph, std::vector<Finding>& out) {
-  imports::ImportModel model(env);
+MajorMask mixes_between_contexts(const Context& ctx, MajorGraph& graph, std::vector<Finding>& out) {
+  const Environment& env = ctx.env;
+  const imports::ImportModel& model = ctx.model();
   const auto& modules = model.modules_by_distribution();
   struct Context {
     MajorMask mask = 0;
@@ -594,10 +596,10 @@ CudaCheckResult check_cuda(const Context& ctx, const CudaInventory& inv, bool dr
 
   MajorGraph graph(env, inv);
   std::vector<Finding> pairs;
-  MajorMask paired = mixes_between_contexts(env, graph, pairs);
+  MajorMask paired = mixes_between_contexts(ctx, graph, pairs);
   mix_in_environment(env, inv, paired, result.findings);
   mixes_in_load_graphs(env, inv, graph, result.findings);
-  mixes_in_import_context(env, graph, result.findings);
+  mixes_in_import_context(ctx, graph, result.findings);
   result.findings.insert(result.findings.end(), pairs.begin(), pairs.end());
   return result;
 }

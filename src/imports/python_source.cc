@@ -1,4 +1,4 @@
-#include "checks/python_source.h"
+#include "imports/python_source.h"
 
 #include <fnmatch.h>
 
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
-namespace envdoctor::checks {
+namespace envdoctor::imports {
 
 namespace fs = std::filesystem;
 using environment::Environment;
@@ -206,4 +206,4 @@ std::optional<std::vector<std::string>> ldconfig_print(const loader::LoaderConfi
   return out;
 }
 
-}  // namespace envdoctor::checks
+}  // namespace envdoctor::imports

@@ -13,7 +13,7 @@
 
 #include "environment/environment.h"
 
-namespace envdoctor::checks {
+namespace envdoctor::imports {
 
 // The Python string literal that starts at `at` ('...' or "..."), unescaped; nullopt when none.
 std::optional<std::string> literal_at(std::string_view text, size_t at);
@@ -57,4 +57,4 @@ std::optional<std::string> find_on_path(const environment::Environment& env, std
 // so on its error output and exits with status 1.
 std::optional<std::vector<std::string>> ldconfig_print(const loader::LoaderConfig& config);
 
-}  // namespace envdoctor::checks
+}  // namespace envdoctor::imports

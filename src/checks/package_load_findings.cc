@@ -1,0 +1,312 @@
+#include "checks/package_load_findings.h"
+
+#include <fnmatch.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <map>
+
+namespace envdoctor::checks {
+
+namespace fs = std::filesystem;
+using environment::Environment;
+using environment::Place;
+using imports::OwnLoad;
+using imports::RuleRun;
+
+namespace {
+
+bool name_matches(const std::string& pattern, const std::string& name) {
+  return ::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0;
+}
+
+// The wheels NVIDIA ships a name of `load` in (data/sonames.json), those of the CUDA major the
+// rule's values name first where one does.
+std::vector<std::string> wheels_for(const Context& ctx, const OwnLoad& load, const std::string& cuda) {
+  std::vector<std::string> out, other;
+  for (const environment::KnownLibrary& k : ctx.knowledge.libraries())
+    for (const std::string& name : load.names) {
+      if (!name_matches(name, k.soname)) continue;
+      std::vector<std::string>& into = cuda.empty() || std::to_string(k.cuda) == cuda ? out : other;
+      if (std::find(into.begin(), into.end(), k.package) == into.end()) into.push_back(k.package);
+    }
+  return out.empty() ? other : out;
+}
+
+// `text` with {lib} and the run's values put in.
+std::string filled(std::string text, const RuleRun& run, const OwnLoad& load) {
+  std::map<std::string, std::string> known = run.values;
+  known["lib"] = load.lib;
+  for (const auto& [key, value] : known)
+    for (size_t at = text.find("{" + key + "}"); at != std::string::npos; at = text.find("{" + key + "}", at))
+      text.replace(at, key.size() + 2, value);
+  return text;
+}
+
+// The places a load was looked for, in words.
+std::string places_words(const RuleRun& run, const OwnLoad& load) {
+  std::string out;
+  for (const Place& at : load.step->places) {
+    std::string one;
+    switch (at.kind) {
+      case Place::Kind::kSysPath:
+        for (const std::string& d : at.dirs) one += (one.empty() ? "" : ", ") + filled(d, run, load);
+        one = "each sys.path entry's " + one;
+        break;
+      case Place::Kind::kPackage: one = "the package's " + at.dirs.front(); break;
+      case Place::Kind::kVariable:
+        for (const std::string& v : at.variables) one += (one.empty() ? "$" : ", $") + v;
+        if (at.fallback) one += ", else " + *at.fallback;
+        break;
+      case Place::Kind::kPath: one = at.dirs.front(); break;
+      case Place::Kind::kLdconfig: one = "the directories of the `ldconfig -p` lines naming " + at.text; break;
+      case Place::Kind::kLdLibraryPath: one = "LD_LIBRARY_PATH"; break;
+      case Place::Kind::kDlopen: one = "dlopen's own search"; break;
+    }
+    out += (out.empty() ? "" : "; ") + one;
+  }
+  return out;
+}
+
+// What fixes a load no place held, by the kind of place the package looks in first.
+std::string missing_fix(const Context& ctx, const RuleRun& run, const OwnLoad& load) {
+  auto cuda = run.values.find("cuda");
+  for (const Place& at : load.step->places) {
+    if (at.kind == Place::Kind::kSysPath || at.kind == Place::Kind::kPackage) {
+      std::vector<std::string> wheels = wheels_for(ctx, load, cuda == run.values.end() ? "" : cuda->second);
+      if (wheels.empty()) continue;
+      std::string list;
+      for (const std::string& w : wheels) list += (list.empty() ? "" : " or ") + w;
+      return "install the wheel that ships it (" + list + ")";
+    }
+    if (at.kind == Place::Kind::kLdconfig) return "run ldconfig as root to bring ld.so.cache up to date";
+  }
+  return "";
+}
+
+Finding base_finding(const RuleRun& run, const OwnLoad& load) {
+  Finding f;
+  f.code = Code::kRuntimeLibraryMissing;
+  f.severity = run.end == RuleRun::End::kFellBack ? Severity::kWarning : Severity::kError;
+  f.file = environment::normalize_path(run.file);
+  if (run.dist) f.package = run.dist->name;
+  if (!load.names.empty()) f.library = load.names.front();
+  f.message = run.words;
+  return f;
+}
+
+// The directories the opener's own DT_RUNPATH (or DT_RPATH) names, $ORIGIN put in.
+std::vector<std::string> own_dirs(const loader::LoadedObject& opener) {
+  std::vector<std::string> out;
+  if (!opener.elf) return out;
+  std::optional<std::string_view> list = opener.elf->runpath ? opener.elf->runpath : opener.elf->rpath;
+  if (!list) return out;
+  std::string origin = fs::path(opener.path).parent_path().string();
+  std::string_view rest = *list;
+  while (true) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    for (std::string key : {"${ORIGIN}", "$ORIGIN"})
+      for (size_t at = dir.find(key); at != std::string::npos; at = dir.find(key)) dir.replace(at, key.size(), origin);
+    if (!dir.empty()) out.push_back(environment::normalize_path(dir));
+    if (colon == std::string_view::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  return out;
+}
+
+// What a library that opens others by name (cuDNN's shim, NVRTC) met, in its own words: a name none
+// of whose copies the dlopen from it finds, or an `own` copy found outside its package.
+class OpenerFindings {
+ public:
+  OpenerFindings(const Environment& env, const RuleRun& run, const loader::LoadedObject& opener)
+      : env_(env), run_(run), opener_(opener), owner_(run.dist) {}
+
+  void add(std::vector<Finding>& out) const {
+    for (size_t i = 0; i < run_.loads.size(); ++i) {
+      const OwnLoad& l = run_.loads[i];
+      // A copy found that does not load is no better to the opener than none: it tries the next
+      // name, and says the same words when none loads.
+      if (static_cast<int>(i) == run_.at && run_.end != RuleRun::End::kDone && l.object < 0) {
+        out.push_back(missing(l));
+      } else if (l.step->own && !l.path.empty() && l.object >= 0 && owner_ &&
+                 env_.owner(environment::normalize_path(l.path)) != owner_) {
+        out.push_back(elsewhere(l));
+      }
+    }
+  }
+
+ private:
+  Finding finding(const OwnLoad& l) const {
+    Finding f;
+    f.code = Code::kRuntimeLibraryMissing;
+    f.severity = run_.end == RuleRun::End::kRaised ? Severity::kError : Severity::kWarning;
+    f.file = environment::normalize_path(run_.file);
+    if (owner_) f.package = owner_->name;
+    f.library = l.names.front();
+    return f;
+  }
+
+  // The file a RECORD puts where the opener's own search looks, and that is missing: the cause.
+  std::optional<Cause> lost_copy(const std::vector<std::string>& tried) const {
+    for (const std::string& dir : own_dirs(opener_))
+      for (const std::string& name : tried) {
+        std::string path = dir + "/" + name;
+        const auto& owners = env_.owners(path);
+        if (owners.empty() || env_.files.exists(path)) continue;
+        return Cause{Code::kRecordMissingFile, path, std::nullopt, std::nullopt,
+                     fs::path(opener_.path).filename().string() + " opens " + name + " at run time from " + dir +
+                         ", where " + owners.front()->name + " " + owners.front()->version +
+                         "'s RECORD lists it but the file is missing"};
+      }
+    return std::nullopt;
+  }
+
+  // Whether the owner's RECORD puts one of `tried` where the opener's own search looks.
+  bool ships(const std::vector<std::string>& tried) const {
+    for (const std::string& dir : own_dirs(opener_))
+      for (const std::string& name : tried)
+        for (const python::Distribution* d : env_.owners(dir + "/" + name))
+          if (d == owner_) return true;
+    return false;
+  }
+
+  std::string searched() const {
+    std::string dirs;
+    for (const std::string& d : own_dirs(opener_)) dirs += (dirs.empty() ? "" : ", ") + d;
+    return "as glibc's dlopen called from " + fs::path(opener_.path).filename().string() + " searches: " +
+           (dirs.empty() ? ""
+                         : "its " + std::string(opener_.elf && opener_.elf->runpath ? "RUNPATH" : "RPATH") + " (" +
+                               dirs + "), ") +
+           "LD_LIBRARY_PATH, ld.so.cache and the default directories";
+  }
+
+  Finding missing(const OwnLoad& l) const {
+    const std::vector<std::string>& tried = l.names;
+    Finding f = finding(l);
+    f.message = run_.words;
+    std::string file = fs::path(run_.file).filename().string();
+    bool needed = run_.end == RuleRun::End::kRaised;
+    std::string who = owner_ ? owner_->name + " " + owner_->version : file;
+    std::string h = file + " (" + env_.owner_label(run_.file) + ") opens " + tried.front() + " at run time (" +
+                    run_.rule->what + "), " + searched() + ", and none of " + std::to_string(tried.size()) +
+                    (tried.size() == 1 ? " name" : " names") + " is found: " + who +
+                    (needed ? " fails at first use" : " works without it, with less");
+    // A copy in the opener's directory: the very name asked for, where this dlopen does not look
+    // (NVRTC 13's wheel: no RUNPATH), or another version (the name asked for is the opener's own).
+    std::string stem = tried.front().substr(0, tried.front().find(".so") + 3);
+    const environment::ElfRecord* same = nullptr;
+    bool beside = false;
+    for (const environment::ElfRecord& other : env_.elf_files) {
+      std::string name = fs::path(other.path).filename().string();
+      if (fs::path(other.path).parent_path() != fs::path(run_.file).parent_path() || name.rfind(stem, 0) != 0) continue;
+      bool exact = std::find(tried.begin(), tried.end(), name) != tried.end();
+      if (!same || (exact && !beside)) same = &other;
+      beside |= exact;
+    }
+    if (same)
+      h += "; " + same->path + " (" + env_.owner_label(same->path) + ") " +
+           (beside ? "is the copy it asks for, in its own directory, where this search does not look; it loads "
+                     "where that directory is on LD_LIBRARY_PATH or in ld.so.cache"
+                   : "is another version than the one " + file + " asks for");
+    f.caused_by = lost_copy(tried);
+    if (f.caused_by) f.caused_by->how = h + "; " + f.caused_by->how;
+    else if (owner_ && !beside)
+      h += "; install a build of " + owner_->name + " that ships " + tried.front() + " beside " + file;
+    f.hint = h;
+    return f;
+  }
+
+  Finding elsewhere(const OwnLoad& l) const {
+    const std::vector<std::string>& tried = l.names;
+    Finding f = finding(l);
+    f.severity = Severity::kWarning;
+    std::string opener_name = fs::path(run_.file).filename().string();
+    f.message = opener_name + " opens " + fs::path(l.path).filename().string() + " at run time from " + l.path + " (" +
+                env_.owner_label(l.path) + ", found by " + l.found_by + "), not " + owner_->name + "'s own copy";
+    f.hint = opener_name + " (" + owner_->name + " " + owner_->version + ") opens " + tried.front() + " at run time (" +
+             run_.rule->what + "), " + searched() + "; ";
+    f.caused_by = lost_copy(tried);
+    if (f.caused_by) {
+      f.hint += owner_->name +
+                "'s own copy is missing, so another build of it serves the process, which may be another "
+                "version: reinstall " +
+                owner_->name + " so that its copy is there";
+      f.caused_by->how = f.hint + "; " + f.caused_by->how;
+    } else if (ships(tried)) {
+      // Its copy is there: the search finds the other one first, and a reinstall changes nothing.
+      f.hint += "the copy found by " + l.found_by + " comes before " + owner_->name +
+                "'s own, so another build of it serves the process, which may be another version: remove that "
+                "copy from the search (" +
+                fs::path(l.path).parent_path().string() + ")";
+    } else {
+      // Reinstalling would bring back nothing: the package never shipped it.
+      f.hint += owner_->name + " " + owner_->version + " ships none of " + std::to_string(tried.size()) +
+                (tried.size() == 1 ? " name" : " names") +
+                " where its search looks, so another build serves the process, which may be another version: "
+                "install a build of " +
+                owner_->name + " that ships " + tried.front() + " beside " + opener_name;
+    }
+    return f;
+  }
+
+  const Environment& env_;
+  const RuleRun& run_;
+  const loader::LoadedObject& opener_;
+  const python::Distribution* owner_;
+};
+
+}  // namespace
+
+std::vector<Finding> opener_findings(const Context& ctx, const RuleRun& run, const loader::LoadedObject& opener) {
+  std::vector<Finding> out;
+  OpenerFindings(ctx.env, run, opener).add(out);
+  return out;
+}
+
+std::optional<Finding> package_load_finding(const Context& ctx, const RuleRun& run) {
+  if (run.end == RuleRun::End::kDone || run.at < 0) return std::nullopt;
+  const OwnLoad& load = run.loads[run.at];
+  bool found = !load.path.empty();
+  // A copy of the environment that does not load: its own load check says why, in the words the
+  // package raises.
+  if (found && run.end == RuleRun::End::kRaised && ctx.env.elf(load.path)) return std::nullopt;
+  Finding f = base_finding(run, load);
+  if (run.end == RuleRun::End::kFellBack) f.code = Code::kSilentFallback;
+  std::string who = run.dist ? run.dist->name : fs::path(run.file).filename().string();
+  const environment::PackageRule& rule = *run.rule;
+  std::string moment = rule.moment == environment::Moment::kImport ? "import " + who
+                       : rule.use.empty()                          ? "its first use"
+                                                                   : rule.use;
+  std::string h;
+  if (run.end == RuleRun::End::kRaised)
+    h = moment + " fails with " + who + "'s own error: " + (load.what.empty() ? rule.what : load.what);
+  else h = who + " goes on without it and runs on " + run.to + " (" + (load.what.empty() ? rule.what : load.what) + ")";
+  if (found)
+    h += "; it found " + load.path + " (" + load.found_by +
+         "), which does not load: " + (load.errors.empty() ? "" : load.errors.front().message);
+  else {
+    h += "; none of " + places_words(run, load) + " holds " + load.names.front();
+    std::string fix = missing_fix(ctx, run, load);
+    if (!fix.empty()) h += "; " + fix;
+  }
+  f.hint = h;
+  return f;
+}
+
+Finding requirement_raised(const Context& ctx, const RuleRun& run, const python::Distribution& dist,
+                           const environment::ElfRecord& first) {
+  std::optional<Finding> cause = package_load_finding(ctx, run);
+  const OwnLoad& load = run.loads[run.at];
+  Finding f = cause ? *cause : base_finding(run, load);
+  f.file = environment::normalize_path(first.path);
+  f.package = dist.name;
+  std::string who = run.dist ? run.dist->name : "";
+  std::string error = run.words.substr(0, run.words.find(':'));
+  f.caused_by = Cause{Code::kRuntimeLibraryMissing, environment::normalize_path(run.file), f.library, std::nullopt,
+                      dist.name + " requires " + who + ", whose import raises this " + error +
+                          " before any module of " + dist.name + " loads"};
+  return f;
+}
+
+}  // namespace envdoctor::checks
