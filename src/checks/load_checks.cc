@@ -9,6 +9,7 @@
 
 #include "checks/load_findings.h"
 #include "checks/package_load_findings.h"
+#include "checks/package_load_fixes.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
 #include "support/parallel.h"
@@ -151,6 +152,9 @@ std::set<python::Distribution::Id> context_dists(const environment::Environment&
 std::vector<ImportContext> LoadRun::plan_contexts() const {
   std::map<const python::Distribution*, std::vector<const ElfRecord*>> groups;
   for (const ElfRecord& r : ctx_.env.elf_files) groups[r.owners.empty() ? nullptr : r.owners.front()].push_back(&r);
+  // A package whose import opens libraries itself is imported even where it has no file of its own.
+  for (const python::Distribution& d : ctx_.env.inventory.distributions)
+    if (!groups.count(&d) && model_.package_loads().rule_for(d, environment::Moment::kImport)) groups[&d];
   std::vector<ImportContext> out;
   for (auto& [dist, files] : groups) {
     ImportContext c{dist, std::move(files), dist ? dist->metadata_dir.string() : "", {}, {}, {}, {}, {}};
@@ -181,19 +185,18 @@ void LoadRun::import(const Base& base, ImportContext& c) {
   Process context = base.process;
   std::vector<const ElfRecord*> first;
   std::vector<imports::RuleRun> own, required;
+  std::set<const ElfRecord*> checked;
   if (c.dist) {
     loads_ += model_.import_requirements(context, base.caller, *c.dist, {}, &required);
-    loads_ += model_.import_own_loads(context, base.caller, *c.dist, {}, &own);
-    first = model_.init_modules(*c.dist);
-  }
-  std::set<const ElfRecord*> checked;
-  for (const ElfRecord* m : first) {
-    if (checked.insert(m).second) {
-      check_file(context, base.caller, *m, c);
-      file_done(1);
-    }
-    ++loads_;
-    context.dlopen(m->path, false, base.caller);
+    loads_ += model_.import_init(
+        context, base.caller, *c.dist,
+        [&](const ElfRecord& m) {
+          first.push_back(&m);
+          checked.insert(&m);
+          check_file(context, base.caller, m, c);
+          file_done(1);
+        },
+        &own);
   }
   for (const loader::LoadedObject& o : context.objects()) c.imported.push_back(o.path);
   for (const ElfRecord* file : c.files)
@@ -201,8 +204,10 @@ void LoadRun::import(const Base& base, ImportContext& c) {
       check_file(context, base.caller, *file, c);
       file_done(1);
     }
-  for (const imports::RuleRun& run : own)
+  for (const imports::RuleRun& run : own) {
     if (std::optional<Finding> f = package_load_finding(ctx_, run)) c.findings.push_back(std::move(*f));
+    for (Finding& w : global_copy_findings(ctx_, run)) c.findings.push_back(std::move(w));
+  }
   // A requirement whose import raises: this package's import fails with it, before its modules.
   for (const imports::RuleRun& run : required)
     if (run.end == imports::RuleRun::End::kRaised && c.dist && !(first.empty() && c.files.empty())) {
@@ -261,14 +266,28 @@ std::string identity(const environment::Environment& env, const std::string& pat
   return ec ? env.host(path) : real.string();
 }
 
-// Whether a library opened by name at run time (data/runtime_loads.json) could be `file`: a
-// name it tries, up to its first version placeholder or glob character, begins the file's name.
+// Whether a library a package opens by itself (data/package_loads.json, or the rows of
+// data/runtime_loads.json not yet rules) could be `file`: a name it tries, up to its first value or
+// glob character, begins the file's name.
 bool opened_at_run_time(const Context& ctx, const std::string& file) {
   std::string base = std::filesystem::path(file).filename().string();
+  auto opens = [&](const std::string& name) { return base.starts_with(name.substr(0, name.find_first_of("{*?["))); };
   for (const environment::RuntimeLoad& load : ctx.knowledge.runtime_loads())
     for (const std::vector<std::string>& names : load.opens)
-      for (const std::string& name : names)
-        if (base.starts_with(name.substr(0, name.find_first_of("{*")))) return true;
+      if (std::any_of(names.begin(), names.end(), opens)) return true;
+  for (const environment::PackageRule& rule : ctx.knowledge.package_rules().rules) {
+    for (const auto& [list, items] : rule.lists)
+      for (const environment::ListItem& item : items)
+        if (std::any_of(item.names.begin(), item.names.end(), opens)) return true;
+    std::vector<const environment::Step*> steps;
+    for (const environment::Step& s : rule.steps) steps.push_back(&s);
+    while (!steps.empty()) {
+      const environment::Step* s = steps.back();
+      steps.pop_back();
+      for (const environment::Step& inner : s->steps) steps.push_back(&inner);
+      if (std::any_of(s->names.begin(), s->names.end(), opens)) return true;
+    }
+  }
   return false;
 }
 
@@ -277,7 +296,8 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
 // no run-time load of data/runtime_loads.json opens it, Python imports no module from it, and
 // either everything that loads it does so without an error about it (scipy's vendored
 // libgfortran, loaded after the libquadmath it cannot find alone), or nothing loads it and
-// data/plugins.json says only a request opens it (cuFile's RDMA plugin, NVSHMEM's bootstraps). A
+// data/plugins.json says only a request opens it (cuFile's RDMA plugin, NVSHMEM's bootstraps), or a
+// rule of data/package_loads.json that falls back without it (ONNX Runtime's CUDA provider). A
 // library nothing loads that no row names keeps its errors: its package may open it itself at
 // import (ctypes), which the model cannot see. They are warnings, in the loader's words, for
 // whoever opens the library, with no command to run.
@@ -296,7 +316,7 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
     auto record = std::lower_bound(env.elf_files.begin(), env.elf_files.end(), f.file,
                                    [](const ElfRecord& r, const std::string& p) { return r.path < p; });
     if (record != env.elf_files.end() && record->path == f.file && !record->extension_module && !record->executable &&
-        !opened_at_run_time(ctx, f.file))
+        (!opened_at_run_time(ctx, f.file) || falls_back_without(ctx, *record)))
       candidates.emplace_back(i, &*record);
   }
   if (candidates.empty()) return;
@@ -317,6 +337,11 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
     if (loaded.count(id)) {
       why = "what loads " + name + " here loads it without this error (what " + name +
             " needs is loaded first); loaded on its own, it fails with these words";
+    } else if (const environment::PackageRule* rule = falls_back_without(ctx, *record)) {
+      const std::string& who = record->owners.front()->name;
+      why = "nothing in this environment loads " + name +
+            " unasked: " + (rule->use.empty() ? "import " + who : rule->use) + " opens it, and " + who +
+            " goes on without it where it does not load (silent-fallback)";
     } else if (const environment::Plugin* plugin =
                    record->owners.empty() ? nullptr : ctx.knowledge.plugin(record->owners.front()->key(), f.file)) {
       why = "nothing in this environment loads " + name + " unasked: " + plugin->why +

@@ -161,6 +161,18 @@ size_t ImportModel::import(loader::Process& p, int caller, const Distribution& d
   return loads;
 }
 
+size_t ImportModel::import_init(loader::Process& p, int caller, const Distribution& dist, const BeforeFn& before,
+                                std::vector<RuleRun>* runs) const {
+  size_t loads = import_own_loads(p, caller, dist, {}, runs);
+  std::set<const ElfRecord*> seen;
+  for (const ElfRecord* m : init_modules(dist)) {
+    if (seen.insert(m).second && before) before(*m);
+    ++loads;
+    p.dlopen(m->path, false, caller);
+  }
+  return loads;
+}
+
 size_t ImportModel::import_requirements(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load,
                                         std::vector<RuleRun>* runs) const {
   size_t loads = 0;

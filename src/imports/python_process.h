@@ -45,6 +45,8 @@ class ImportModel {
 
   const Environment& env() const { return env_; }
   const PackageLoads& package_loads() const { return loads_; }
+  // The node's GPU, as the rules' `gpu` condition reads it (PackageLoads::set_gpu).
+  void set_gpu(std::optional<bool> gpu) { loads_.set_gpu(gpu); }
 
   // The interpreter's process as `python` starts it: its program (PythonEnvironment::program())
   // loaded as the main program under `config`.
@@ -81,6 +83,11 @@ class ImportModel {
   // calls. `runs` (may be null) gets the run of its import rule, where one matches.
   size_t import(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
                 std::vector<RuleRun>* runs = nullptr) const;
+  // The same sequence for `import dist` alone, as the load checks walk it: its own loads, then
+  // only the modules its __init__.py imports, `before` called with each (once) before it joins `p`.
+  using BeforeFn = std::function<void(const ElfRecord& module)>;
+  size_t import_init(loader::Process& p, int caller, const Distribution& dist, const BeforeFn& before,
+                     std::vector<RuleRun>* runs = nullptr) const;
   // What `dist` requires, each imported as above, before `dist`. Returns the dlopen calls.
   size_t import_requirements(loader::Process& p, int caller, const Distribution& dist, const LoadFn& on_load = {},
                              std::vector<RuleRun>* runs = nullptr) const;

@@ -312,7 +312,7 @@ TEST(RuntimeLoadsReal, CudnnRowsAreWhatCudnnDoes) {
   ASSERT_EQ(built.status, 0) << built.err;
   CommandResult r = run("env LD_DEBUG=libs /lib64/ld-linux-x86-64.so.2 --inhibit-cache " + quote(prog) + " " +
                         quote(tmp / "libcudnn.so.9"));
-  const json& graph = rule("libcudnn.so.9")["steps"][0];
+  json graph = rule("libcudnn.so.9")["steps"][0];
   EXPECT_EQ(graph["missing"]["raise"], "Invalid handle. Cannot load symbol cudnnGetVersion");
   EXPECT_NE(r.err.find("\nInvalid handle. Cannot load symbol cudnnGetVersion\n"), std::string::npos) << r.err;
   // The names tried: the rule's first step, cuDNN's own version put in (9.N.M) as the engine puts
