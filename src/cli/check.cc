@@ -102,6 +102,7 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
   std::string digest = format == "prom" ? snapshot::take(*env, run, gpu_target)["digest"].get<std::string>() : "";
   report::Report r = report::environment_report(*env, std::move(run));
   r.change = std::move(change);
+  r.gpu_node = gpu_target.driver.has_value();
   if (format == "json") {
     out = report::render_json(r);
   } else if (format == "nhc") {
@@ -119,6 +120,8 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
   }
   // Under simulation only the errors the change introduces decide the status.
   if (simulating) return scenarios::new_errors(r.findings) ? 1 : 0;
+  // nhc: 1 where its line is a drain reason (a silent fallback on a GPU node too: docs/fleet.md).
+  if (format == "nhc") return report::nhc_status(r);
   return r.errors() ? 1 : 0;
 }
 

@@ -1,5 +1,7 @@
 #include <nlohmann/json.hpp>
 
+#include <set>
+
 #include "checks/causes.h"
 #include "report/report.h"
 
@@ -49,6 +51,15 @@ size_t Report::errors() const {
 size_t Report::warnings() const { return findings.size() - errors(); }
 
 size_t Report::causes() const { return checks::count_causes(findings); }
+
+std::vector<const checks::Finding*> Report::silent_fallbacks() const {
+  std::vector<const checks::Finding*> out;
+  std::set<std::string> packages;
+  for (const checks::Finding& f : findings)
+    if (f.code == checks::Code::kSilentFallback && packages.insert(f.package.value_or(f.file)).second)
+      out.push_back(&f);
+  return out;
+}
 
 Report environment_report(const environment::Environment& env, checks::CheckRun run) {
   Report r;

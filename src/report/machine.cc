@@ -173,10 +173,19 @@ std::vector<const checks::Finding*> error_causes(const Report& report) {
   return causes.empty() ? all : causes;
 }
 
+// What the nhc line names: the error causes; without errors, on a GPU node, the packages that
+// fall back silently (a job that wants the GPU runs on the CPU there, and the GPU sits idle);
+// none: OK.
+std::vector<const checks::Finding*> nhc_reasons(const Report& report) {
+  std::vector<const checks::Finding*> causes = error_causes(report);
+  if (causes.empty() && report.gpu_node) return report.silent_fallbacks();
+  return causes;
+}
+
 }  // namespace
 
 std::string render_nhc(const Report& report) {
-  std::vector<const checks::Finding*> causes = error_causes(report);
+  std::vector<const checks::Finding*> causes = nhc_reasons(report);
   if (causes.empty()) return "envdoctor: OK\n";
   const checks::Finding& first = *causes.front();
   std::string out = std::string("envdoctor: ") + checks::code_name(first.code) + " " + subject(report, first) + " " +
@@ -184,6 +193,8 @@ std::string render_nhc(const Report& report) {
   if (causes.size() > 1) out += " (+" + std::to_string(causes.size() - 1) + " more)";
   return out + "\n";
 }
+
+int nhc_status(const Report& report) { return nhc_reasons(report).empty() ? 0 : 1; }
 
 std::string render_prom(const Report& report, const PromFacts& facts) {
   std::string env = "environment=\"" + label(report.python) + "\"";
@@ -203,6 +214,16 @@ std::string render_prom(const Report& report, const PromFacts& facts) {
     out += "envdoctor_first_cause_info{" + env + ",code=\"" + checks::code_name(first.code) + "\",subject=\"" +
            label(subject(report, first)) + "\",package=\"" + label(first.package.value_or("")) + "\"} 1\n";
   }
+  // The packages that would run without their GPU path: the GPU sits idle under them.
+  std::vector<const checks::Finding*> fallbacks = report.silent_fallbacks();
+  family("envdoctor_silent_fallbacks",
+         "Packages that import but fall back silently and run without their GPU path (silent-fallback).");
+  out += "envdoctor_silent_fallbacks{" + env + "} " + std::to_string(fallbacks.size()) + "\n";
+  if (!fallbacks.empty())
+    family("envdoctor_silent_fallback_info", "Each package that falls back silently, and the library it cannot load.");
+  for (const checks::Finding* f : fallbacks)
+    out += "envdoctor_silent_fallback_info{" + env + ",package=\"" + label(f->package.value_or("")) + "\",subject=\"" +
+           label(subject(report, *f)) + "\"} 1\n";
   family("envdoctor_check_seconds", "Wall time of the check, in seconds.");
   char seconds[32];
   std::snprintf(seconds, sizeof seconds, "%.6f", facts.seconds);

@@ -20,9 +20,14 @@ std::string render_diff_text(const snapshot::Diff& diff);
 std::string render_diff_json(const snapshot::Diff& diff);
 
 // "envdoctor: OK", or "envdoctor: <code> <library or file> <package> (+N more)" for the first
-// error (the report's order: new first, then by package and file). Slurm drain reasons are
-// matched by the "envdoctor:" prefix; N counts the other errors. Warnings alone are OK.
+// error that is a cause (the report's order: new first, then by package and file). Slurm drain
+// reasons are matched by the "envdoctor:" prefix; N counts the other causes. Warnings alone are
+// OK, but for one: without errors, on a GPU node (Report::gpu_node), the first package that falls
+// back silently is named (`silent-fallback`), N counting the others: its jobs would run on the CPU
+// and leave the GPU idle, so the node drains (docs/fleet.md).
 std::string render_nhc(const Report& report);
+// The exit status that goes with render_nhc's line: 0 for "envdoctor: OK", else 1 (a drain reason).
+int nhc_status(const Report& report);
 
 struct PromFacts {
   double seconds = 0;  // the check's wall time

@@ -27,6 +27,9 @@ struct Report {
   std::vector<checks::Finding> findings;  // sorted, de-duplicated
   std::vector<std::string> notes;         // what was not checked, and why (text only)
   bool needs_absent_driver = false;       // files need the NVIDIA driver's libraries, and no driver is here
+  // The node has the NVIDIA driver (its kernel module's version is known, or --driver gave one):
+  // a GPU node, where a package that falls back to the CPU leaves the GPU idle (render_nhc).
+  bool gpu_node = false;
   std::optional<scenarios::ChangeSummary> change;  // with --with/--without: the scenario and its balance
   std::optional<image::ImageFacts> image;          // --image: the image and the interpreter it chose
   // Under --root or --image: the environments there that were not checked, each with its command.
@@ -36,6 +39,9 @@ struct Report {
   size_t errors() const;
   size_t warnings() const;
   size_t causes() const;  // findings that follow from no other (checks/causes.h)
+  // The packages that fall back silently (silent-fallback: they import, and run without what
+  // they could not load): the first such finding of each package, in the findings' order.
+  std::vector<const checks::Finding*> silent_fallbacks() const;
 };
 
 // The environment examined and what one run of the checks found there.

@@ -136,8 +136,25 @@ void render_group(std::ostream& out, const Style& s, const TextOptions& options,
   for (const auto& [code, n] : hidden) out << "  ... and " << n << " more " << code << " (--json lists all)\n";
 }
 
+// The packages that import and run without their GPU path (silent-fallback), named under the
+// counts: a warning that leaves a GPU idle is seen at a glance, and under --only-errors too.
+void render_fallbacks(std::ostream& out, const Style& s, const Report& report, size_t width) {
+  std::vector<const checks::Finding*> fallbacks = report.silent_fallbacks();
+  if (fallbacks.empty()) return;
+  std::string names;
+  for (const checks::Finding* f : fallbacks) names += (names.empty() ? "" : ", ") + f->package.value_or(f->file);
+  std::string text = (report.errors()              ? ""
+                      : report.needs_absent_driver ? "Every library here will load where the NVIDIA driver is, but "
+                                                   : "Every library here will load, but ") +
+                     plural(fallbacks.size(), "package") +
+                     (fallbacks.size() == 1 ? " falls back silently and runs without its GPU path: "
+                                            : " fall back silently and run without their GPU path: ") +
+                     printable(names) + " (silent-fallback)";
+  out << s.yellow() << wrapped("", text, width, "  ") << s.reset() << "\n";
+}
+
 // The verdict: all clear, or the counts (with causes and consequences), and what a change did.
-void render_summary(std::ostream& out, const Style& s, const Report& report) {
+void render_summary(std::ostream& out, const Style& s, const Report& report, size_t width) {
   size_t e = report.errors(), w = report.warnings();
   if (e == 0 && w == 0)
     out << s.bold()
@@ -151,6 +168,7 @@ void render_summary(std::ostream& out, const Style& s, const Report& report) {
       out << " (" << plural(causes, "cause") << ", " << plural(e + w - causes, "consequence") << ")";
     out << "\n";
   }
+  render_fallbacks(out, s, report, width);
   if (report.change) {
     const scenarios::ChangeSummary& c = *report.change;
     out << s.bold() << plural(c.new_errors, "new error") << " (" << c.old_errors << " already there)";
@@ -195,7 +213,7 @@ std::string render_text(const Report& report, const TextOptions& options) {
   for (const std::string& note : report.notes)
     out << wrapped("note: ", printable(note), options.width, "      ") << "\n";
   out << "\n";
-  render_summary(out, s, report);
+  render_summary(out, s, report, options.width);
   // Last, where to read what each code printed above means, in the order they first appeared.
   std::vector<std::string_view> codes;
   for (const std::string& pkg : groups.order)

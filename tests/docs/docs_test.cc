@@ -117,6 +117,21 @@ TEST(Explain, AloneListsEveryCodeOnOneLine) {
   EXPECT_EQ(listed, enum_codes());
 }
 
+// The code for a package that imports and runs without its GPU path: explained as written, in the
+// list with its severity, and reached from a near miss.
+TEST(Explain, SilentFallback) {
+  CommandResult r = run(quote(envdoctor()) + " explain silent-fallback");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, findings_sections()["silent-fallback"]);
+  EXPECT_EQ(r.out.rfind("## silent-fallback\n\n*warning* · ", 0), 0u) << r.out;
+  EXPECT_NE(r.out.find("with error: libcublasLt.so.13: cannot open shared object file"), std::string::npos);
+  CommandResult list = run(quote(envdoctor()) + " explain");
+  EXPECT_TRUE(std::regex_search(list.out, std::regex("\nsilent-fallback +warning · "))) << list.out;
+  CommandResult near = run(quote(envdoctor()) + " explain silent-fallbak");
+  EXPECT_EQ(near.status, 2);
+  EXPECT_NE(near.err.find("did you mean silent-fallback?"), std::string::npos) << near.err;
+}
+
 TEST(Explain, AnUnknownCodeExitsTwoAndSuggestsTheNearest) {
   CommandResult r = run(quote(envdoctor()) + " explain missing-libary");
   EXPECT_EQ(r.status, 2);
