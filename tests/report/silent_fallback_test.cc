@@ -40,7 +40,8 @@ Finding finding(Code code, Severity severity, const std::string& file, const std
 // ONNX Runtime 1.31.1's CUDA provider without libcublasLt.so.13 (docs/findings.md's example).
 Finding onnxruntime_fallback() {
   std::string provider = "onnxruntime/capi/libonnxruntime_providers_cuda.so";
-  Finding f = finding(Code::kSilentFallback, Severity::kWarning, provider, "onnxruntime-gpu", "libcublasLt.so.13",
+  Finding f = finding(Code::kSilentFallback, Severity::kWarning, provider, "onnxruntime-gpu",
+                      "libonnxruntime_providers_cuda.so",
                       "Failed to load library " + kSite + "/" + provider +
                           " with error: libcublasLt.so.13: cannot open shared object file: No such file or directory");
   f.hint = "onnxruntime-gpu goes on without it and runs on the CPU";
@@ -128,7 +129,7 @@ TEST(SilentFallbackText, SeveralPackagesAndErrorsBeside) {
   wide.width = 300;
   // Two findings of one package are one package.
   Finding second = onnxruntime_fallback();
-  second.library = "libcublas.so.13";
+  second.library = "libonnxruntime_providers_tensorrt.so";
   second.file = kSite + "/onnxruntime/capi/libonnxruntime_providers_tensorrt.so";
   Report r = report_of({onnxruntime_fallback(), jax_fallback(), second, missing_library()});
   EXPECT_EQ(summary(report::render_text(r, wide)),
@@ -148,11 +149,11 @@ TEST(SilentFallbackNhc, AGpuNodeDrainsWithThePackageNamed) {
   EXPECT_EQ(report::render_nhc(r), "envdoctor: OK\n");
   EXPECT_EQ(report::nhc_status(r), 0);
   r.gpu_node = true;
-  EXPECT_EQ(report::render_nhc(r), "envdoctor: silent-fallback libcublasLt.so.13 onnxruntime-gpu\n");
+  EXPECT_EQ(report::render_nhc(r), "envdoctor: silent-fallback libonnxruntime_providers_cuda.so onnxruntime-gpu\n");
   EXPECT_EQ(report::nhc_status(r), 1);
   // The others counted, one per package.
   Finding second = onnxruntime_fallback();
-  second.library = "libcublas.so.13";
+  second.library = "libonnxruntime_providers_tensorrt.so";
   second.file = kSite + "/onnxruntime/capi/libonnxruntime_providers_tensorrt.so";
   r = report_of({onnxruntime_fallback(), second, jax_fallback()});
   r.gpu_node = true;
@@ -202,7 +203,7 @@ TEST(SilentFallbackProm, CountedAndEachPackageNamed) {
                       env +
                       ",package=\"jax-cuda12-plugin\",subject=\"libcudart.so.12\"} 1\n"
                       "envdoctor_silent_fallback_info{" +
-                      env + ",package=\"onnxruntime-gpu\",subject=\"libcublasLt.so.13\"} 1\n"),
+                      env + ",package=\"onnxruntime-gpu\",subject=\"libonnxruntime_providers_cuda.so\"} 1\n"),
             std::string::npos)
       << text;
   EXPECT_NE(text.find("envdoctor_findings{" + env + ",code=\"silent-fallback\",severity=\"warning\"} 2\n"),
