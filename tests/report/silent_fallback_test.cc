@@ -8,12 +8,15 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
 #include <sstream>
 
 #include "report/machine.h"
 #include "report/report.h"
 #include "support/schema.h"
+#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {
@@ -231,6 +234,146 @@ TEST(SilentFallbackJson, HoldsToTheCheckSchema) {
   EXPECT_EQ(j["findings"][1]["code"], "silent-fallback");
   EXPECT_EQ(j["findings"][1]["severity"], "warning");
   EXPECT_EQ(schema_errors("check", document), "");
+}
+
+// End to end, with a package of our own that falls back as ONNX Runtime does, and a rule for it in
+// a copy of data/ (ENVDOCTOR_DATA_DIR): `import gpuish` opens gpuish/lib/libgpuish_cuda.so with
+// ctypes and, where it does not load, says so on stderr and runs on the CPU. The referee is the
+// real import: it works either way, and its stderr is the finding's message. `check` exits 0 in
+// every format but nhc, whose line drains where the node has the driver (--driver).
+class SilentFallbackCli : public VenvTest {
+ protected:
+  // gpuish 1.0: its extension module, and its backend, which needs libgpuish_blas.so.1 beside it
+  // (RUNPATH $ORIGIN): shipped where `healthy`, else not.
+  std::string gpuish(bool healthy) {
+    std::string dir = tmp_ / (healthy ? "build/healthy" : "build/broken");
+    std::string blas = dir + "/libgpuish_blas.so.1", backend = dir + "/libgpuish_cuda.so";
+    build_shared(blas, "int blas_fn(void) { return 1; }", "-Wl,-soname,libgpuish_blas.so.1", tmp_);
+    build_shared(backend, "int blas_fn(void);\nint cuda_fn(void) { return blas_fn(); }",
+                 quote(blas) + " -Wl,-rpath,'$ORIGIN'", tmp_);
+    std::string ext = dir + "/_core" + suffix_;
+    build_ext(ext, "_core", "", "0", "");
+    nlohmann::json paths = {{"gpuish/_core" + suffix_, ext}, {"gpuish/lib/libgpuish_cuda.so", backend}};
+    if (healthy) paths["gpuish/lib/libgpuish_blas.so.1"] = blas;
+    return platlib_wheel(
+        "gpuish", "1.0", paths,
+        {{"gpuish/__init__.py",
+          "import ctypes, os, sys\n"
+          "from . import _core\n"
+          "try:\n"
+          "    ctypes.CDLL(os.path.join(os.path.dirname(__file__), 'lib', 'libgpuish_cuda.so'))\n"
+          "    device = 'cuda'\n"
+          "except OSError as e:\n"
+          "    print('gpuish: CUDA backend unavailable (%s); running on the CPU' % e, file=sys.stderr)\n"
+          "    device = 'cpu'\n"}});
+  }
+
+  // data/ with gpuish's rule added.
+  std::string data_dir() {
+    std::string dir = tmp_ / "data";
+    fs::copy(std::string(ENVDOCTOR_SOURCE_DIR) + "/data", dir, fs::copy_options::recursive);
+    nlohmann::json table = nlohmann::json::parse(slurp(dir + "/package_loads.json"));
+    table["sources"]["TEST_GPUISH"] = "tests/report/silent_fallback_test.cc: gpuish/__init__.py, written there";
+    nlohmann::json words = "gpuish: CUDA backend unavailable ({dlerror}); running on the CPU";
+    table["rules"].push_back(
+        {{"id", "gpuish-cuda-backend"},
+         {"package", {"gpuish"}},
+         {"fingerprint", {{"file", "gpuish/__init__.py"}, {"contains", {"'libgpuish_cuda.so'", "running on the CPU"}}}},
+         {"moment", "import"},
+         {"what", "gpuish/__init__.py opens lib/libgpuish_cuda.so by path, and runs on the CPU where it does not load"},
+         {"source", "TEST_GPUISH"},
+         {"steps",
+          {{{"lib", "gpuish_cuda"},
+            {"names", {"libgpuish_cuda.so"}},
+            {"places", {{{"package", "lib"}}}},
+            {"mode", "local"},
+            {"missing", {{"fall_back", words}, {"to", "the CPU"}}},
+            {"failing", {{"fall_back", words}, {"to", "the CPU"}}}}}}});
+    std::ofstream(dir + "/package_loads.json") << table.dump(2);
+    return dir;
+  }
+
+  // The referee: the real import, which prints the device it took.
+  CommandResult import_gpuish(const Venv& venv) {
+    return run("cd / && " + quote(venv.python()) + " -c " + quote("import gpuish; print(gpuish.device)"));
+  }
+
+  CommandResult check(const Venv& venv, const std::string& data, const std::string& args) {
+    return run("ENVDOCTOR_DATA_DIR=" + quote(data) + " " + quote(envdoctor()) + " check --python " +
+               quote(venv.python()) + " " + args);
+  }
+};
+
+TEST_F(SilentFallbackCli, EveryFormatSaysItAndNhcDrainsAGpuNode) {
+  std::string data = data_dir();
+  Venv venv(tmp_, "broken");
+  venv.install({gpuish(false)});
+  CommandResult real = import_gpuish(venv);
+  ASSERT_EQ(real.status, 0) << real.err;
+  EXPECT_EQ(real.out, "cpu\n");
+  std::string words = real.err.substr(0, real.err.find('\n'));
+  EXPECT_EQ(words,
+            "gpuish: CUDA backend unavailable (libgpuish_blas.so.1: cannot open shared object file: No such file or "
+            "directory); running on the CPU");
+
+  CommandResult json_run = check(venv, data, "--json");
+  EXPECT_EQ(json_run.status, 0) << json_run.out << json_run.err;
+  expect_schema_valid("check", json_run.out);
+  nlohmann::json report = nlohmann::json::parse(json_run.out);
+  // The backend's own load is the load checks' (a warning: the import works); the fallback is one.
+  EXPECT_EQ(report["summary"]["errors"], 0) << report.dump(1);
+  std::vector<nlohmann::json> fallbacks;
+  for (const nlohmann::json& f : report["findings"])
+    if (f["code"] == "silent-fallback") fallbacks.push_back(f);
+  ASSERT_EQ(fallbacks.size(), 1u) << report.dump(1);
+  const nlohmann::json& f = fallbacks.front();
+  EXPECT_EQ(f["code"], "silent-fallback");
+  EXPECT_EQ(f["severity"], "warning");
+  EXPECT_EQ(f["package"], "gpuish");
+  EXPECT_EQ(f["library"], "libgpuish_cuda.so");
+  EXPECT_EQ(f["message"], words);
+
+  CommandResult text = check(venv, data, "");
+  EXPECT_EQ(text.status, 0) << text.err;
+  EXPECT_NE(text.out.find(" warnings\nEvery library here will load"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("1 package falls back silently and runs without its GPU path:"), std::string::npos)
+      << text.out;
+  EXPECT_NE(text.out.find("gpuish (silent-fallback)\n"), std::string::npos) << text.out;
+
+  CommandResult nhc = check(venv, data, "--format nhc --driver 595.45.04");
+  EXPECT_EQ(nhc.status, 1) << nhc.err;
+  EXPECT_EQ(nhc.out, "envdoctor: silent-fallback libgpuish_cuda.so gpuish\n");
+  if (!fs::exists("/proc/driver/nvidia/version")) {
+    CommandResult cpu_node = check(venv, data, "--format nhc");
+    EXPECT_EQ(cpu_node.status, 0) << cpu_node.err;
+    EXPECT_EQ(cpu_node.out, "envdoctor: OK\n");
+  }
+  CommandResult prom = check(venv, data, "--format prom --driver 595.45.04");
+  EXPECT_EQ(prom.status, 0) << prom.err;
+  std::string env = "environment=\"" + venv.python() + "\"";
+  EXPECT_NE(prom.out.find("envdoctor_silent_fallbacks{" + env + "} 1\n"), std::string::npos) << prom.out;
+  EXPECT_NE(
+      prom.out.find("envdoctor_silent_fallback_info{" + env + ",package=\"gpuish\",subject=\"libgpuish_cuda.so\"} 1\n"),
+      std::string::npos)
+      << prom.out;
+  expect_families_well_formed(prom.out);
+}
+
+// The backend loads: the real import takes the GPU path, and check has nothing to say.
+TEST_F(SilentFallbackCli, ABackendThatLoadsIsNoFinding) {
+  std::string data = data_dir();
+  Venv venv(tmp_, "healthy");
+  venv.install({gpuish(true)});
+  CommandResult real = import_gpuish(venv);
+  ASSERT_EQ(real.status, 0) << real.err;
+  EXPECT_EQ(real.out, "cuda\n");
+  EXPECT_EQ(real.err, "");
+  CommandResult nhc = check(venv, data, "--format nhc --driver 595.45.04");
+  EXPECT_EQ(nhc.status, 0) << nhc.err;
+  EXPECT_EQ(nhc.out, "envdoctor: OK\n");
+  CommandResult json_run = check(venv, data, "--json");
+  EXPECT_EQ(json_run.status, 0);
+  EXPECT_EQ(nlohmann::json::parse(json_run.out)["findings"], nlohmann::json::array()) << json_run.out;
 }
 
 }  // namespace
