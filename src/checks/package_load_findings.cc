@@ -84,6 +84,103 @@ std::string missing_fix(const Context& ctx, const RuleRun& run, const OwnLoad& l
   return "";
 }
 
+// The directories the DT_RUNPATH (or DT_RPATH) of `e`, the file at `path`, names, $ORIGIN put in.
+std::vector<std::string> runpath_dirs(const elf::ElfFile* e, const std::string& path) {
+  std::vector<std::string> out;
+  if (!e) return out;
+  std::optional<std::string_view> list = e->runpath ? e->runpath : e->rpath;
+  if (!list) return out;
+  std::string origin = fs::path(path).parent_path().string();
+  for (std::string_view rest = *list;;) {
+    size_t colon = rest.find(':');
+    std::string dir(rest.substr(0, colon));
+    for (std::string key : {"${ORIGIN}", "$ORIGIN"})
+      for (size_t at = dir.find(key); at != std::string::npos; at = dir.find(key)) dir.replace(at, key.size(), origin);
+    if (!dir.empty()) out.push_back(environment::normalize_path(dir));
+    if (colon == std::string_view::npos) break;
+    rest = rest.substr(colon + 1);
+  }
+  return out;
+}
+
+// Why a copy the package found does not load, where the loader does not find what it needs, and
+// what makes it load: a copy the environment has, or the wheel that ships the name
+// (data/sonames.json), in a directory the search from the file that needs it reaches (its own
+// RUNPATH), or else on LD_LIBRARY_PATH; a library of the NVIDIA driver comes with the driver.
+std::string unreached_fix(const Context& ctx, const RuleRun& run, const OwnLoad& load) {
+  const Environment& env = ctx.env;
+  std::string site = env.inventory.site_dirs.empty() ? "" : env.inventory.site_dirs.front();
+  for (const std::string& s : env.inventory.site_dirs)
+    if (load.path.rfind(s + "/", 0) == 0) site = s;
+  auto cuda = run.values.find("cuda");
+  std::vector<std::string> names, wheels, dirs, driver;
+  std::vector<std::pair<std::string, std::vector<std::string>>> present;  // a directory, the owners of copies there
+  auto add = [](std::vector<std::string>& to, const std::string& s) {
+    if (std::find(to.begin(), to.end(), s) == to.end()) to.push_back(s);
+  };
+  for (const loader::LoadError& e : load.errors) {
+    if (e.kind != loader::LoadError::Kind::kMissingLibrary || e.library.empty()) continue;
+    if (std::find(names.begin(), names.end(), e.library) != names.end()) continue;
+    names.push_back(e.library);
+    const environment::ElfRecord* needing = env.elf(e.path);
+    std::vector<std::string> reached = needing && needing->opened
+                                           ? runpath_dirs(needing->opened->elf.get(), needing->path)
+                                           : std::vector<std::string>{};
+    auto reaches = [&](const std::string& dir) {
+      return std::find(reached.begin(), reached.end(), dir) != reached.end();
+    };
+    const environment::ElfRecord* copy = nullptr;
+    for (const environment::ElfRecord& r : env.elf_files)
+      if (fs::path(r.path).filename() == e.library) copy = copy ? copy : &r;
+    if (copy) {
+      std::string dir = fs::path(copy->path).parent_path().string();
+      auto in = std::find_if(present.begin(), present.end(), [&](const auto& d) { return d.first == dir; });
+      if (in == present.end()) in = present.insert(present.end(), {dir, {}});
+      add(in->second, env.owner_label(copy->path));
+      if (!reaches(dir)) add(dirs, dir);
+      continue;
+    }
+    if (ctx.knowledge.driver_library(e.library)) {
+      add(driver, e.library);
+      continue;
+    }
+    OwnLoad one;
+    one.names = {e.library};
+    for (const std::string& w : wheels_for(ctx, one, cuda == run.values.end() ? "" : cuda->second)) {
+      add(wheels, w);
+      for (const environment::KnownLibrary& k : ctx.knowledge.libraries())
+        if (k.package == w && k.soname == e.library && !site.empty() && !reaches(site + "/" + k.folder))
+          add(dirs, site + "/" + k.folder);
+    }
+  }
+  if (names.empty()) return "";
+  auto listed = [](const std::vector<std::string>& items) {
+    std::string out;
+    for (size_t i = 0; i < items.size(); ++i) out += (i == 0 ? "" : i + 1 == items.size() ? " and " : ", ") + items[i];
+    return out;
+  };
+  std::string h = load.path + " (found in " + load.found_by + ") needs " + listed(names) +
+                  ", which the loader's search from it does not find";
+  for (const auto& [dir, owners] : present) h += "; the environment has copies in " + dir + " (" + listed(owners) + ")";
+  if (!wheels.empty()) h += "; install " + listed(wheels) + ", which ship" + (wheels.size() == 1 ? "s" : "") + " them";
+  if (!dirs.empty()) h += std::string(wheels.empty() ? "; put " : ", and put ") + listed(dirs) + " on LD_LIBRARY_PATH";
+  if (!driver.empty()) h += "; " + listed(driver) + " comes with the NVIDIA driver, on a machine with a GPU";
+  return h;
+}
+
+// The file of the package's own RECORD that a package place of `load` would have held, and that is
+// missing (record-missing-file): nullptr where none.
+const python::RecordEntry* recorded_but_missing(const Context& ctx, const RuleRun& run, const OwnLoad& load) {
+  if (!run.dist || std::none_of(load.step->places.begin(), load.step->places.end(),
+                                [](const Place& at) { return at.kind == Place::Kind::kPackage; }))
+    return nullptr;
+  for (const python::RecordEntry& e : run.dist->record)
+    if (std::find(load.names.begin(), load.names.end(), e.resolved.filename().string()) != load.names.end() &&
+        !ctx.env.files.exists(e.resolved.string()))
+      return &e;
+  return nullptr;
+}
+
 Finding base_finding(const RuleRun& run, const OwnLoad& load) {
   Finding f;
   f.code = Code::kRuntimeLibraryMissing;
@@ -97,22 +194,7 @@ Finding base_finding(const RuleRun& run, const OwnLoad& load) {
 
 // The directories the opener's own DT_RUNPATH (or DT_RPATH) names, $ORIGIN put in.
 std::vector<std::string> own_dirs(const loader::LoadedObject& opener) {
-  std::vector<std::string> out;
-  if (!opener.elf) return out;
-  std::optional<std::string_view> list = opener.elf->runpath ? opener.elf->runpath : opener.elf->rpath;
-  if (!list) return out;
-  std::string origin = fs::path(opener.path).parent_path().string();
-  std::string_view rest = *list;
-  while (true) {
-    size_t colon = rest.find(':');
-    std::string dir(rest.substr(0, colon));
-    for (std::string key : {"${ORIGIN}", "$ORIGIN"})
-      for (size_t at = dir.find(key); at != std::string::npos; at = dir.find(key)) dir.replace(at, key.size(), origin);
-    if (!dir.empty()) out.push_back(environment::normalize_path(dir));
-    if (colon == std::string_view::npos) break;
-    rest = rest.substr(colon + 1);
-  }
-  return out;
+  return runpath_dirs(opener.elf.get(), opener.path);
 }
 
 // What a library that opens others by name (cuDNN's shim, NVRTC) met, in its own words: a name none
@@ -258,6 +340,27 @@ class OpenerFindings {
 
 }  // namespace
 
+const environment::PackageRule* falls_back_without(const Context& ctx, const environment::ElfRecord& file) {
+  std::string base = fs::path(file.path).filename().string();
+  for (const environment::PackageRule& rule : ctx.knowledge.package_rules().rules) {
+    if (std::none_of(file.owners.begin(), file.owners.end(), [&](const python::Distribution* d) {
+          return std::find(rule.packages.begin(), rule.packages.end(), d->key()) != rule.packages.end();
+        }))
+      continue;
+    std::vector<const environment::Step*> steps;
+    for (const environment::Step& s : rule.steps) steps.push_back(&s);
+    while (!steps.empty()) {
+      const environment::Step* s = steps.back();
+      steps.pop_back();
+      for (const environment::Step& inner : s->steps) steps.push_back(&inner);
+      if (s->failing.kind != environment::Outcome::Kind::kFallBack) continue;
+      for (const std::string& name : s->names)
+        if (name.find('{') == std::string::npos && name_matches(name, base)) return &rule;
+    }
+  }
+  return nullptr;
+}
+
 std::vector<Finding> opener_findings(const Context& ctx, const RuleRun& run, const loader::LoadedObject& opener) {
   std::vector<Finding> out;
   OpenerFindings(ctx.env, run, opener).add(out);
@@ -282,13 +385,23 @@ std::optional<Finding> package_load_finding(const Context& ctx, const RuleRun& r
   if (run.end == RuleRun::End::kRaised)
     h = moment + " fails with " + who + "'s own error: " + (load.what.empty() ? rule.what : load.what);
   else h = who + " goes on without it and runs on " + run.to + " (" + (load.what.empty() ? rule.what : load.what) + ")";
-  if (found)
-    h += "; it found " + load.path + " (" + load.found_by +
-         "), which does not load: " + (load.errors.empty() ? "" : load.errors.front().message);
-  else {
-    h += "; none of " + places_words(run, load) + " holds " + load.names.front();
-    std::string fix = missing_fix(ctx, run, load);
+  if (found) {
+    std::string fix = unreached_fix(ctx, run, load);
     if (!fix.empty()) h += "; " + fix;
+    else
+      h += "; it found " + load.path + " (" + load.found_by +
+           "), which does not load: " + (load.errors.empty() ? "" : load.errors.front().message);
+    // The silent fallback is about the copy that does not load, as its own load check is.
+    if (run.end == RuleRun::End::kFellBack && ctx.env.elf(load.path)) f.file = environment::normalize_path(load.path);
+  } else {
+    h += "; none of " + places_words(run, load) + " holds " + load.names.front();
+    if (const python::RecordEntry* lost = recorded_but_missing(ctx, run, load)) {
+      h += "; " + run.dist->name + " " + run.dist->version + "'s RECORD lists " + lost->path +
+           ", but the file is missing: reinstall " + run.dist->name;
+      if (run.end == RuleRun::End::kFellBack) f.file = environment::normalize_path(lost->resolved.string());
+    } else if (std::string fix = missing_fix(ctx, run, load); !fix.empty()) {
+      h += "; " + fix;
+    }
   }
   f.hint = h;
   return f;

@@ -29,6 +29,11 @@ std::optional<Finding> package_load_finding(const Context& ctx, const imports::R
 std::vector<Finding> opener_findings(const Context& ctx, const imports::RuleRun& run,
                                      const loader::LoadedObject& opener);
 
+// The package rule that opens `file` itself (a file of one of the rule's packages, by a name of one
+// of its steps) and goes on without it where it does not load (ONNX Runtime's CUDA provider): the
+// load fails nothing, and the rule's silent-fallback finding says so. nullptr where none.
+const environment::PackageRule* falls_back_without(const Context& ctx, const environment::ElfRecord& file);
+
 // `dist` requires the package whose import raised (`run`): its import fails with the same words
 // before any module of its own loads; the finding is on `first`, the module it would load first.
 Finding requirement_raised(const Context& ctx, const imports::RuleRun& run, const python::Distribution& dist,

@@ -41,7 +41,7 @@ std::string in_quotes(const std::string& s) { return "\"" + s + "\""; }
 // The words a rule's texts may use besides its values (docs/package-loads.md, "Outcomes"): names
 // know only the step's library; words also know what happened.
 const std::vector<std::string> kNameWords = {"lib", "LIB"};
-const std::vector<std::string> kOutcomeWords = {"name", "tried", "lib", "LIB", "dlerror", "sys_path", "listed"};
+const std::vector<std::string> kOutcomeWords = {"name", "tried", "lib", "LIB", "dlerror", "path", "sys_path", "listed"};
 
 // One JSON object of the table, read field by field against the fields it may have: one it may
 // not is an error (a misspelt field never passes unseen), and so is one of the wrong type.

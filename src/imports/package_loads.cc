@@ -553,6 +553,18 @@ class PackageLoads::Runner {
     return s;
   }
 
+  // The copy a load opened; where no place held one, the first name in the first directory its
+  // first place names (the path a package that opens by path puts in its error), or the name
+  // itself for a dlopen place.
+  std::string path_of(const OwnLoad& l) {
+    if (!l.path.empty() || l.names.empty() || !l.step || l.step->places.empty()) return l.path;
+    const Place& first = l.step->places.front();
+    if (first.kind == Place::Kind::kDlopen) return l.names.front();
+    OwnLoad scratch = l;  // an ldconfig place notes its lines in the load it is given
+    std::vector<std::pair<std::string, std::string>> dirs = directories(first, scratch);
+    return dirs.empty() ? "" : dirs.front().first + "/" + l.names.front();
+  }
+
   // The outcome's words with what happened put in, as Python's str.format: {{ and }} are braces.
   std::string words(const std::string& text, const OwnLoad& l) {
     std::string tried;
@@ -562,6 +574,7 @@ class PackageLoads::Runner {
                                              {"lib", l.lib},
                                              {"LIB", upper(l.lib)},
                                              {"dlerror", l.errors.empty() ? "" : l.errors.front().message},
+                                             {"path", path_of(l)},
                                              {"sys_path", python_list(env_.python.sys_path)},
                                              {"listed", python_list(l.listed)}};
     std::string out;

@@ -464,7 +464,7 @@ TEST(PackageRules, OtherMistakesAreRefusedWithTheirField) {
   r = refused(with_step({{"missing", {{"raise", "E: {nmae}"}}}}));
   EXPECT_EQ(r.error,
             "rule r: steps[0].missing.raise: {nmae} is no value of the rule nor a word of the format "
-            "(name, tried, lib, LIB, dlerror, sys_path, listed)");
+            "(name, tried, lib, LIB, dlerror, path, sys_path, listed)");
   r = refused(with_step({{"missing", {{"raise", "Unable to load any of {{tried}."}}}}));
   EXPECT_EQ(r.error, "rule r: steps[0].missing.raise: a } that no { opens (a brace of the words is written }})");
   r = refused(with_step({{"missing", {{"raise", "Unable to load any of {tried"}}}}));
