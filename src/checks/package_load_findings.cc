@@ -53,7 +53,9 @@ std::string places_words(const RuleRun& run, const OwnLoad& load) {
         for (const std::string& d : at.dirs) one += (one.empty() ? "" : ", ") + filled(d, run, load);
         one = "each sys.path entry's " + one;
         break;
-      case Place::Kind::kPackage: one = "the package's " + at.dirs.front(); break;
+      case Place::Kind::kPackage:
+        one = at.dirs.front() == "." ? "the package's own directory" : "the package's " + at.dirs.front();
+        break;
       case Place::Kind::kVariable:
         for (const std::string& v : at.variables) one += (one.empty() ? "$" : ", $") + v;
         if (at.fallback) one += ", else " + *at.fallback;
@@ -354,8 +356,13 @@ const environment::PackageRule* falls_back_without(const Context& ctx, const env
       steps.pop_back();
       for (const environment::Step& inner : s->steps) steps.push_back(&inner);
       if (s->failing.kind != environment::Outcome::Kind::kFallBack) continue;
-      for (const std::string& name : s->names)
-        if (name.find('{') == std::string::npos && name_matches(name, base)) return &rule;
+      for (const std::string& name : s->names) {
+        // A name with a value ("libbitsandbytes_cuda{bnb}.so"): the part before it begins the file's
+        // name, as opened_at_run_time (load_checks.cc) reads it.
+        size_t value = name.find('{');
+        if (value == std::string::npos ? name_matches(name, base) : base.rfind(name.substr(0, value), 0) == 0)
+          return &rule;
+      }
     }
   }
   return nullptr;

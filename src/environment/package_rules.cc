@@ -251,6 +251,7 @@ Condition read_condition(const json& j, const std::string& where) {
                                   {"loaded", K::kLoaded},
                                   {"mapped", K::kMapped},
                                   {"found", K::kFound},
+                                  {"gpu", K::kGpu},
                                   {"all", K::kAll},
                                   {"any", K::kAny},
                                   {"not", K::kNot}});
@@ -269,6 +270,11 @@ Condition read_condition(const json& j, const std::string& where) {
   }
   if (kind == K::kNot) {
     c.parts.push_back(read_condition(f.need("not"), f.field("not")));
+    return c;
+  }
+  if (kind == K::kGpu) {
+    if (!f.need("gpu").is_boolean()) wrong(f.field("gpu"), "not true or false");
+    c.set = f.need("gpu").get<bool>();
     return c;
   }
   c.name = f.required_text(word.c_str());
@@ -393,14 +399,17 @@ ValueSource read_value_source(const json& j, const std::string& where) {
   using K = ValueSource::Kind;
   auto [word, kind] =
       kind_of<K>(j, where, "value source", {{"variable", K::kVariable}, {"file", K::kFile}, {"version", K::kVersion}});
-  Fields f(j, where, kind == K::kFile ? std::vector<std::string>{"file", "package", "match"} : std::vector{word});
+  Fields f(j, where,
+           kind == K::kFile       ? std::vector<std::string>{"file", "package", "match"}
+           : kind == K::kVariable ? std::vector<std::string>{"variable", "match"}
+                                  : std::vector{word});
   ValueSource v;
   v.kind = kind;
   if (kind == K::kVersion && f.required_text("version") != "self") wrong(f.field("version"), "only \"self\"");
   if (kind == K::kVariable) v.name = f.required_text("variable");
-  if (kind != K::kFile) return v;
-  v.name = f.required_text("file");
-  v.package = python::normalize_name(f.text("package"));
+  if (kind == K::kVersion || (kind == K::kVariable && !f.has("match"))) return v;
+  if (kind == K::kFile) v.name = f.required_text("file");
+  if (kind == K::kFile) v.package = python::normalize_name(f.text("package"));
   v.match = f.required_text("match");
   try {
     std::regex(v.match, std::regex::ECMAScript);

@@ -57,10 +57,12 @@ struct Outcome {
 };
 
 struct Condition {
-  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot };
+  // kGpu: the node has (`set`) or has not an NVIDIA GPU, as the run knows it (PackageLoads::set_gpu);
+  // where it does not know, neither holds.
+  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot, kGpu };
   Kind kind = Kind::kAll;
   std::string name;              // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped: the text
-  bool set = true;               // kVariable
+  bool set = true;               // kVariable; kGpu: a GPU (true) or none (false)
   std::string naming;            // kFailed: a list's name ("" for any error)
   int place = -1;                // kFound
   std::vector<Condition> parts;  // kAll, kAny, kNot (one)
@@ -95,7 +97,9 @@ struct ValueSource {
   Kind kind = Kind::kVersion;
   std::string name;     // kVariable: the variable; kFile: the file (relative to the site directory)
   std::string package;  // kFile: its distribution, normalized ("" for the rule's own)
-  std::string match;    // kFile: ECMAScript regex: its group 1 is the value (its whole match where it has none)
+  // kFile, kVariable (optional): ECMAScript regex: its group 1 is the value (its whole match where it
+  // has none); a variable's value that does not match is no value
+  std::string match;
 };
 
 struct PackageRule {

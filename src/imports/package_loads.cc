@@ -312,7 +312,8 @@ class PackageLoads::Runner {
       case Place::Kind::kPackage:
         for (const std::string& dir : package_dirs())
           for (const std::string& rel : at.dirs)
-            if (std::optional<std::string> d = fill(rel, l.lib)) out.emplace_back(dir + "/" + *d, "the package");
+            if (std::optional<std::string> d = fill(rel, l.lib))
+              out.emplace_back(*d == "." ? dir : dir + "/" + *d, "the package");
         break;
       case Place::Kind::kVariable: variable_dirs(at, l, out); break;
       case Place::Kind::kPath:
@@ -440,6 +441,7 @@ class PackageLoads::Runner {
         const OwnLoad* l = done();
         return l && !l->path.empty() && l->place == c.place;
       }
+      case Condition::Kind::kGpu: return self_.gpu_ && *self_.gpu_ == c.set;
       case Condition::Kind::kMapped:
         for (size_t i = 0; i < p_.objects().size(); ++i)
           if (p_.mapped(static_cast<int>(i)) && p_.objects()[i].path.find(c.name) != std::string::npos) return true;
@@ -496,7 +498,7 @@ class PackageLoads::Runner {
       case ValueSource::Kind::kVariable: {
         std::optional<std::string> v = variable(s.name);
         if (!v || v->empty()) return std::nullopt;
-        return split(*v);
+        return s.match.empty() ? split(*v) : matched(*v, s.match);
       }
       case ValueSource::Kind::kVersion: {
         if (!run_.dist) return std::nullopt;
@@ -511,19 +513,24 @@ class PackageLoads::Runner {
         if (!d) return std::nullopt;
         std::string path = recorded(*d, s.name);
         if (path.empty()) return std::nullopt;
-        std::string text = env_.files.read_text(path, 1 << 20);
-        std::smatch m;
-        try {
-          if (!std::regex_search(text, m, std::regex(s.match))) return std::nullopt;
-        } catch (const std::regex_error&) {
-          return std::nullopt;
-        }
-        std::vector<std::string> out{m.size() > 1 ? m[1].str() : m[0].str()};
-        for (size_t i = 1; i < m.size(); ++i) out.push_back(m[i].str());
-        return out;
+        return matched(env_.files.read_text(path, 1 << 20), s.match);
       }
     }
     return std::nullopt;
+  }
+
+  // The first match of `regex` in `text`: its group 1 (its whole match where it has none), then its
+  // groups; nullopt where it does not match.
+  static std::optional<std::vector<std::string>> matched(const std::string& text, const std::string& regex) {
+    std::smatch m;
+    try {
+      if (!std::regex_search(text, m, std::regex(regex))) return std::nullopt;
+    } catch (const std::regex_error&) {
+      return std::nullopt;
+    }
+    std::vector<std::string> out{m.size() > 1 ? m[1].str() : m[0].str()};
+    for (size_t i = 1; i < m.size(); ++i) out.push_back(m[i].str());
+    return out;
   }
 
   // A name or directory with {lib}, {LIB} and the rule's values put in; nullopt where one is not

@@ -106,6 +106,11 @@ class PackageLoads {
   void set_variables(std::vector<std::pair<std::string, std::string>> overrides) { overrides_ = std::move(overrides); }
   std::optional<std::string> variable(const std::string& name) const;
 
+  // Whether the node has an NVIDIA GPU (the `gpu` condition): true where the run knows one (--gpu,
+  // --node, this machine's detection), false where it knows none and no driver, nullopt where it
+  // cannot say (a driver without a GPU listed); then neither `gpu` condition holds.
+  void set_gpu(std::optional<bool> gpu) { gpu_ = gpu; }
+
  private:
   class Runner;
   bool fingerprint_holds(const PackageRule& rule, const Distribution& dist, std::string* file) const;
@@ -120,6 +125,7 @@ class PackageLoads {
   // index's order (a simulated install's files included).
   std::map<std::string, std::vector<std::string>> elf_names_by_dir_;
   std::vector<std::pair<std::string, std::string>> overrides_;
+  std::optional<bool> gpu_;
   // Shared by the threads that check import contexts.
   mutable std::mutex listings_mutex_;
   mutable GlobListings listings_;
