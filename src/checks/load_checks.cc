@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -266,6 +267,34 @@ std::string identity(const environment::Environment& env, const std::string& pat
   return ec ? env.host(path) : real.string();
 }
 
+// Whether a step opens `file`: a name it tries (a place's own, or the step's, its {lib} put in)
+// `opens` it; a name that says no more than "lib" (TransformerEngine's lib*.so.*[0-9]) only in the
+// directories of the step's sys_path places.
+bool step_opens(const environment::Step& s, const std::string& file,
+                const std::function<bool(const std::string&)>& opens) {
+  auto filled = [&](std::string text) {
+    for (size_t at = text.find("{lib}"); at != std::string::npos; at = text.find("{lib}", at + s.lib.size()))
+      text.replace(at, 5, s.lib);
+    return text;
+  };
+  std::string dir = std::filesystem::path(file).parent_path().string();
+  auto in_places = [&]() {
+    for (const environment::Place& at : s.places)
+      if (at.kind == environment::Place::Kind::kSysPath)
+        for (const std::string& rel : at.dirs)
+          if (dir.ends_with("/" + filled(rel))) return true;
+    return false;
+  };
+  auto name_opens = [&](const std::string& name) {
+    std::string n = filled(name);
+    return n.find_first_of("{*?[") > 3 ? opens(n) : opens(n) && in_places();
+  };
+  if (std::any_of(s.names.begin(), s.names.end(), name_opens)) return true;
+  for (const environment::Place& at : s.places)
+    if (std::any_of(at.names.begin(), at.names.end(), name_opens)) return true;
+  return false;
+}
+
 // Whether a library a package opens by itself (data/package_loads.json, or the rows of
 // data/runtime_loads.json not yet rules) could be `file`: a name it tries, up to its first value or
 // glob character, begins the file's name.
@@ -285,7 +314,7 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
       const environment::Step* s = steps.back();
       steps.pop_back();
       for (const environment::Step& inner : s->steps) steps.push_back(&inner);
-      if (std::any_of(s->names.begin(), s->names.end(), opens)) return true;
+      if (step_opens(*s, file, opens)) return true;
     }
   }
   return false;

@@ -1,5 +1,7 @@
 #include "checks/package_load_findings.h"
 
+#include "checks/package_load_fixes.h"
+
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -400,15 +402,24 @@ std::optional<Finding> package_load_finding(const Context& ctx, const RuleRun& r
            "), which does not load: " + (load.errors.empty() ? "" : load.errors.front().message);
     // The silent fallback is about the copy that does not load, as its own load check is.
     if (run.end == RuleRun::End::kFellBack && ctx.env.elf(load.path)) f.file = environment::normalize_path(load.path);
-  } else {
+  } else if (!load.step->outcome) {  // a step with an outcome looked nowhere: its `what` says what failed
     h += "; none of " + places_words(run, load) + " holds " + load.names.front();
     if (const python::RecordEntry* lost = recorded_but_missing(ctx, run, load)) {
       h += "; " + run.dist->name + " " + run.dist->version + "'s RECORD lists " + lost->path +
            ", but the file is missing: reinstall " + run.dist->name;
       if (run.end == RuleRun::End::kFellBack) f.file = environment::normalize_path(lost->resolved.string());
-    } else if (std::string fix = missing_fix(ctx, run, load); !fix.empty()) {
+    } else if (std::string fix = reads_variables(rule) ? "" : missing_fix(ctx, run, load); !fix.empty()) {
       h += "; " + fix;
     }
+  }
+  // A search that reads the process's variables: the file its wheel lost, or the variable that
+  // makes it pass, tried on the model (package_load_fixes.h).
+  if (reads_variables(rule)) {
+    f.caused_by = missing_recorded_copy(ctx, run);
+    if (f.caused_by) f.caused_by->how = h + "; " + f.caused_by->how;
+    else if (std::string fix = passing_variable(ctx, run); !fix.empty())
+      h += "; set " + fix + " before starting Python, and " + moment + " passes";
+    else if (std::string other = found ? "" : search_fix(ctx, run, f); !other.empty()) h += "; " + other;
   }
   f.hint = h;
   return f;

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "advice/install.h"
-#include "checks/transformer_engine.h"
 #include "checks/triton_driver.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
@@ -23,12 +22,11 @@ namespace fs = std::filesystem;
 
 std::vector<Finding> check_runtime_loads(const Context& ctx) {
   std::vector<Finding> out;
-  // A package's own search (Triton's libcuda_dirs, TransformerEngine's loads), read from the
-  // package itself.
+  // A package's own search (Triton's libcuda_dirs), read from the package itself; TransformerEngine's
+  // loads are rules of data/package_loads.json.
   for (const RuntimeLoad& row : ctx.knowledge.runtime_loads()) {
     std::vector<Finding> own;
     if (row.search == "triton") own = check_triton_driver(ctx, row);
-    else if (row.search == "transformer_engine") own = check_transformer_engine(ctx, row);
     for (Finding& f : own) out.push_back(std::move(f));
   }
   return out;

@@ -214,12 +214,20 @@ Place read_place(const json& j, const std::string& where, const PackageRule& rul
                                   {"ldconfig", K::kLdconfig},
                                   {"ld_library_path", K::kLdLibraryPath},
                                   {"dlopen", K::kDlopen}});
-  std::vector<std::string> known = {word};
+  std::vector<std::string> known = {word, "names"};
   if (kind == K::kSysPath) known.push_back("if_dir");
   if (kind == K::kVariable) known.insert(known.end(), {"default", "below", "recursive", "exclude"});
+  if (kind == K::kPath) known.insert(known.end(), {"recursive", "exclude"});
+  if (kind == K::kLdconfig) known.insert(known.end(), {"lines", "exclude"});
   Fields f(j, where, known);
   Place p;
   p.kind = kind;
+  p.names = f.texts("names", false);
+  if (f.has("names") && p.names.empty()) wrong(f.field("names"), "not a list of strings, or empty");
+  for (size_t i = 0; i < p.names.size(); ++i) check_braces(p.names[i], at(f.field("names"), i), rule, false);
+  if (kind == K::kPath || kind == K::kLdconfig) p.exclude = f.texts("exclude", false);
+  if (kind == K::kPath) p.recursive = f.flag("recursive", false);
+  p.lines = f.flag("lines", false);
   if (kind == K::kSysPath) p.dirs = f.texts("sys_path", true), p.if_dir = f.text("if_dir");
   if (kind == K::kPackage || kind == K::kPath) p.dirs = {f.required_text(word.c_str())};
   for (size_t i = 0; i < p.dirs.size(); ++i)
@@ -243,6 +251,23 @@ Place read_place(const json& j, const std::string& where, const PackageRule& rul
   return p;
 }
 
+// A variable condition's test: `set` (the default), `present` or `int`, one of them.
+void read_variable_test(const Fields& f, Condition& c) {
+  int tests = f.has("set") + f.has("present") + f.has("int");
+  if (tests > 1) wrong(f.field("variable"), "one of set, present and int");
+  if (f.has("present")) {
+    if (!f.flag("present", true)) wrong(f.field("present"), "only true (not present: {\"not\": ...})");
+    c.test = Condition::Test::kPresent;
+  }
+  if (f.has("int")) {
+    if (!f.flag("int", true)) wrong(f.field("int"), "only true (false to int(): {\"not\": ...})");
+    c.test = Condition::Test::kInt;
+    c.fallback = f.text("default", "0");
+  } else if (f.has("default")) {
+    wrong(f.field("default"), "only with int");
+  }
+}
+
 Condition read_condition(const json& j, const std::string& where) {
   using K = Condition::Kind;
   auto [word, kind] = kind_of<K>(j, where, "condition",
@@ -252,11 +277,12 @@ Condition read_condition(const json& j, const std::string& where) {
                                   {"mapped", K::kMapped},
                                   {"found", K::kFound},
                                   {"gpu", K::kGpu},
+                                  {"on_path", K::kOnPath},
                                   {"all", K::kAll},
                                   {"any", K::kAny},
                                   {"not", K::kNot}});
   std::vector<std::string> known = {word};
-  if (kind == K::kVariable) known.push_back("set");
+  if (kind == K::kVariable) known.insert(known.end(), {"set", "present", "int", "default"});
   if (kind == K::kFailed) known.push_back("naming");
   if (kind == K::kFound) known.push_back("place");
   Fields f(j, where, known);
@@ -280,6 +306,7 @@ Condition read_condition(const json& j, const std::string& where) {
   c.name = f.required_text(word.c_str());
   c.set = f.flag("set", true);
   c.naming = f.text("naming");
+  if (kind == K::kVariable) read_variable_test(f, c);
   if (kind == K::kFound) {
     const json& place = f.need("place");
     if (!place.is_number_integer() || place.get<long long>() < 0 || place.get<long long>() > 1000)
@@ -291,7 +318,7 @@ Condition read_condition(const json& j, const std::string& where) {
 
 // The fields of a step that opens names (or a list's items); a group carries none of them.
 const std::vector<std::string> kOpeningFields = {"lib",  "names",   "places",  "sort", "take",
-                                                 "mode", "missing", "failing", "own"};
+                                                 "mode", "missing", "failing", "own",  "outcome"};
 
 // Which of names, each and steps the step has: exactly one.
 void check_step_shape(const Fields& f, const std::string& where) {
@@ -323,6 +350,15 @@ void read_opening(const Fields& f, Step& s, const PackageRule& rule) {
       wrong(f.field("each"), in_quotes(s.each) + " names no list of the rule" +
                                  (lists.empty() ? " (it has none)" : " (" + support::join(lists) + ")"));
     }
+  }
+  if (f.has("outcome")) {
+    // A step that opens nothing: what it names is for the words; where it would look, it does not.
+    for (const char* key : {"places", "sort", "take", "mode", "missing", "failing", "own", "each"})
+      if (f.has(key)) wrong(f.field(key), "a step with an outcome opens nothing, so it has none");
+    s.outcome = read_outcome(*f.find("outcome"), f.field("outcome"), rule);
+    if (s.outcome->kind != Outcome::Kind::kRaise && s.outcome->kind != Outcome::Kind::kFallBack)
+      wrong(f.field("outcome"), "raise or fall_back: a step that opens nothing has nothing to stop or go on from");
+    return;
   }
   const json& places = f.need("places");
   if (!places.is_array() || places.empty()) wrong(f.field("places"), "not a list of places, or empty");

@@ -43,6 +43,12 @@ struct Place {
   // _versions.so", loaded first where it is not); "" for the rule's caller (the opener, or the
   // interpreter for ctypes).
   std::string caller;
+  // The names tried in this place instead of the step's (a package that globs another pattern in
+  // each of its places); empty for the step's.
+  std::vector<std::string> names;
+  // kLdconfig: the paths the lines name (`line.split(">")[1].strip()`) are the matches themselves,
+  // in the cache's order, `exclude` applied to the lines, not files looked for in their directories.
+  bool lines = false;
 };
 
 // What a package does when a step finds no copy, or the copy does not load.
@@ -59,10 +65,17 @@ struct Outcome {
 struct Condition {
   // kGpu: the node has (`set`) or has not an NVIDIA GPU, as the run knows it (PackageLoads::set_gpu);
   // where it does not know, neither holds.
-  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot, kGpu };
+  // kOnPath: the program is found on the process's PATH (os.defpath, /bin:/usr/bin, where unset); `name`
+  // is the program.
+  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot, kGpu, kOnPath };
   Kind kind = Kind::kAll;
-  std::string name;              // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped: the text
-  bool set = true;               // kVariable; kGpu: a GPU (true) or none (false)
+  std::string name;  // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped: the text
+  bool set = true;   // kVariable; kGpu: a GPU (true) or none (false)
+  // kVariable: what is asked of it instead of `set`: that it is in the environment at all, empty
+  // included (Python's `NAME in os.environ`); or `bool(int(os.getenv(NAME, fallback)))`.
+  enum class Test { kSet, kPresent, kInt };
+  Test test = Test::kSet;
+  std::string fallback = "0";
   std::string naming;            // kFailed: a list's name ("" for any error)
   int place = -1;                // kFound
   std::vector<Condition> parts;  // kAll, kAny, kNot (one)
@@ -83,7 +96,10 @@ struct Step {
   Outcome failing{Outcome::Kind::kRaise, "OSError: {dlerror}", "", ""};
   bool own = false;
   std::optional<Condition> when;
-  std::string each;         // a list's name: one step per item
+  std::string each;  // a list's name: one step per item
+  // An outcome the package meets where `when` holds, opening nothing (a subprocess that raises):
+  // the step's `names` and `lib` only name the library for the words and the finding.
+  std::optional<Outcome> outcome;
   std::vector<Step> steps;  // a group
 };
 

@@ -23,6 +23,26 @@ namespace {
 
 bool is_glob(const std::string& name) { return name.find_first_of("*?[") != std::string::npos; }
 
+// Python's int() of a string: blanks around it, a sign, '_' between digits; nullopt where int()
+// raises (or the value is too long to matter: only whether it is 0 is asked).
+std::optional<long long> python_int(std::string text) {
+  const char* blanks = " \t\n\r\f\v";
+  size_t first = text.find_first_not_of(blanks), last = text.find_last_not_of(blanks);
+  if (first == std::string::npos) return std::nullopt;
+  text = text.substr(first, last - first + 1);
+  bool negative = text[0] == '-';
+  if (text[0] == '-' || text[0] == '+') text.erase(0, 1);
+  if (text.empty() || text.front() == '_' || text.back() == '_' || text.find("__") != std::string::npos)
+    return std::nullopt;
+  std::erase(text, '_');
+  long long value = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9' || value > 100000000000LL) return std::nullopt;
+    value = value * 10 + (c - '0');
+  }
+  return negative ? -value : value;
+}
+
 bool matches(const std::string& pattern, const std::string& name) {
   return is_glob(pattern) ? ::fnmatch(pattern.c_str(), name.c_str(), FNM_PERIOD) == 0 : pattern == name;
 }
@@ -133,7 +153,7 @@ class PackageLoads::Runner {
   enum class Flow { kNext, kStopGroup, kEnd };
 
   Flow step(const Step& s) {
-    if (s.when && !holds(*s.when)) return Flow::kNext;
+    if (s.when && !holds(*s.when)) return run_.decided ? Flow::kNext : Flow::kEnd;
     if (!s.what.empty()) whats_.push_back(s.what);
     Flow f = step_body(s);
     if (!s.what.empty()) whats_.pop_back();
@@ -183,6 +203,11 @@ class PackageLoads::Runner {
     l.global = s.global;
     l.names = names_for(lib, raw);
     if (l.names.empty()) return Flow::kNext;  // no name can be known: no verdict
+    if (s.outcome) {                          // opens nothing: the package meets the outcome
+      if (!s.id.empty()) ids_[s.id] = run_.loads.size();
+      run_.loads.push_back(std::move(l));
+      return outcome(*s.outcome, run_.loads.back());
+    }
     for (size_t i = 0; i < s.places.size() && l.path.empty(); ++i) search(s, static_cast<int>(i), l);
     if (!s.id.empty()) ids_[s.id] = run_.loads.size();
     run_.loads.push_back(std::move(l));
@@ -214,21 +239,52 @@ class PackageLoads::Runner {
       open_by_name(s, place, l);
       return;
     }
+    if (at.kind == Place::Kind::kLdconfig && at.lines) {
+      take(s, place, ldconfig_paths(at, l), "ld.so.cache (ldconfig -p)", l);
+      return;
+    }
+    std::vector<std::string> names = at.names.empty() ? l.names : names_for(l.lib, at.names);
     for (const auto& [dir, by] : directories(at, l)) {
-      for (const std::string& name : l.names) {
+      for (const std::string& name : names) {
         std::vector<std::string> found = matches_in(at, dir, name, s.sort);
         if (found.empty()) continue;
-        l.place = place;
-        l.place_kind = at.kind;
-        l.found_by = by;
-        for (const std::string& path : s.every ? found : std::vector<std::string>{found.front()}) {
-          l.path = path;
-          open(path, l);
-          if (l.object < 0) break;  // the package's own call raises at the first that fails
-        }
+        take(s, place, found, by, l);
         return;
       }
     }
+  }
+
+  // Opens the first of `found` (or every one, in order, up to the first that does not load).
+  void take(const Step& s, int place, const std::vector<std::string>& found, const std::string& by, OwnLoad& l) {
+    if (found.empty()) return;
+    l.place = place;
+    l.place_kind = s.places[place].kind;
+    l.found_by = by;
+    for (const std::string& path : s.every ? found : std::vector<std::string>{found.front()}) {
+      l.path = path;
+      open(path, l);
+      if (l.object < 0) break;  // the package's own call raises at the first that fails
+    }
+  }
+
+  // The paths the `ldconfig -p` lines holding the place's text name (`line.split(">")[1].strip()`),
+  // in the cache's order, lines holding one of `exclude` left out.
+  std::vector<std::string> ldconfig_paths(const Place& at, OwnLoad& l) {
+    std::vector<std::string> out;
+    for (const std::string& line : self_.ldconfig_lines()) {
+      size_t arrow = line.find('>');
+      if (line.find(at.text) == std::string::npos || arrow == std::string::npos) continue;
+      if (std::any_of(at.exclude.begin(), at.exclude.end(),
+                      [&](const std::string& x) { return line.find(x) != std::string::npos; }))
+        continue;
+      std::string path = line.substr(arrow + 1);
+      size_t first = path.find_first_not_of(" \t\n\r\f\v"), last = path.find_last_not_of(" \t\n\r\f\v");
+      if (first == std::string::npos) continue;
+      path = path.substr(first, last - first + 1);
+      l.listed.push_back(path);
+      out.push_back(path);
+    }
+    return out;
   }
 
   // dlopen(NAME) for each name in order, from the caller: the first that loads is taken; where
@@ -419,15 +475,31 @@ class PackageLoads::Runner {
     return items && !l.errors.empty() && names_a_library(*items, l.errors.front().message);
   }
 
+  bool holds_variable(const Condition& c) {
+    std::optional<std::string> v = variable(c.name);
+    switch (c.test) {
+      case Condition::Test::kSet: return (v && !v->empty()) == c.set;
+      case Condition::Test::kPresent: return v.has_value();
+      case Condition::Test::kInt: break;
+    }
+    std::optional<long long> n = python_int(v.value_or(c.fallback));
+    if (!n) run_.decided = false;  // int() raises ValueError: not modelled
+    return n && *n != 0;
+  }
+
   bool holds(const Condition& c) {
     auto done = [&]() -> const OwnLoad* {
       auto it = ids_.find(c.name);
       return it == ids_.end() ? nullptr : &run_.loads[it->second];
     };
     switch (c.kind) {
-      case Condition::Kind::kVariable: {
-        std::optional<std::string> v = variable(c.name);
-        return (v && !v->empty()) == c.set;
+      case Condition::Kind::kVariable: return holds_variable(c);
+      case Condition::Kind::kOnPath: {
+        // execvp's search (os.get_exec_path: os.defpath where PATH is unset); an element it cannot
+        // decide (a relative one) gives no verdict.
+        std::optional<std::string> found = find_on_path(env_, variable("PATH").value_or("/bin:/usr/bin"), c.name);
+        if (!found) run_.decided = false;
+        return found && !found->empty();
       }
       case Condition::Kind::kFailed: {
         const OwnLoad* l = done();

@@ -62,6 +62,9 @@ struct RuleRun {
   // The rule's values that were asked for, each as its whole text ("cuda": "12"): a value named
   // `cuda` is the CUDA major the package was built for, which the fixes read.
   std::map<std::string, std::string> values;
+  // false where a condition could not be decided (a value Python's int() refuses, which raises
+  // ValueError before the loads): the rule gives no verdict, and has stopped there.
+  bool decided = true;
 };
 
 // Whether `version` is in a rule's `releases` (a PEP 440 specifier; "" for every release): its

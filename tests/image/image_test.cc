@@ -1435,104 +1435,14 @@ TEST_F(TritonDriver, KnobsNameTheVariableInNewerReleases) {
   EXPECT_EQ(triton_findings(root, "TRITON_LIBCUDA_PATH=", &report).size(), 1u) << report;
 }
 
-// TransformerEngine's own loads at import (checks/transformer_engine.h), refereed by the import
+// TransformerEngine's own loads at import (the rules transformer-engine-* of data/package_loads.json),
+// refereed by the import
 // itself in a chroot: a transformer_engine whose common/__init__.py has the shape of TE 2.11 and
 // later (written here in this test's words), NVIDIA-shaped wheels of CUDA 12 built by gcc, each
 // library telling which copy it is (where()), and a CUDA toolkit under /usr/local/cuda where a
 // case needs one. The messages are compared with the last line of the real traceback, the copy
 // the model says TE loads with the one the process really serves, and each variable a hint
 // offers with the import it makes pass.
-std::string te_common_init() {
-  return R"(import ctypes
-import functools
-import glob
-import os
-import sysconfig
-
-
-@functools.lru_cache(maxsize=None)
-def _get_sys_extension():
-    return ".so"
-
-
-@functools.lru_cache(maxsize=None)
-def _load_cuda_library_from_python(lib_name, strict=False):
-    ext = _get_sys_extension()
-    nvidia_dir = os.path.join(sysconfig.get_path("purelib"), "nvidia")
-    path_found = False
-    if os.path.isdir(os.path.join(nvidia_dir, "cu13", lib_name)):
-        so_paths = glob.glob(os.path.join(nvidia_dir, "cu13", lib_name, f"lib/lib*{ext}.*[0-9]"))
-        path_found = len(so_paths) > 0
-    if not path_found and os.path.isdir(os.path.join(nvidia_dir, "cu13")):
-        so_paths = glob.glob(os.path.join(nvidia_dir, "cu13", f"lib/lib{lib_name}*{ext}.*[0-9]"))
-        path_found = len(so_paths) > 0
-    if not path_found and os.path.isdir(os.path.join(nvidia_dir, lib_name)):
-        so_paths = glob.glob(os.path.join(nvidia_dir, lib_name, f"lib/lib*{ext}.*[0-9]"))
-        path_found = len(so_paths) > 0
-    if not path_found:
-        so_paths = glob.glob(os.path.join(nvidia_dir, f"cuda_{lib_name}", f"lib/lib*{ext}.*[0-9]"))
-        path_found = len(so_paths) > 0
-    handles = []
-    if path_found:
-        for so_path in so_paths:
-            handles.append(ctypes.CDLL(so_path, mode=ctypes.RTLD_GLOBAL))
-    if strict and not path_found:
-        raise RuntimeError(f"{lib_name} shared object not found.")
-    return path_found, handles
-
-
-@functools.lru_cache(maxsize=None)
-def _load_cuda_library_from_system(lib_name):
-    paths = (
-        os.environ.get(f"{lib_name.upper()}_HOME"),
-        os.environ.get(f"{lib_name.upper()}_PATH"),
-        os.environ.get("CUDA_HOME"),
-        os.environ.get("CUDA_PATH"),
-        "/usr/local/cuda",
-    )
-    for path in paths:
-        if path is None:
-            continue
-        libs = glob.glob(f"{path}/**/lib{lib_name}{_get_sys_extension()}*", recursive=True)
-        libs = [lib for lib in libs if "stub" not in lib]
-        libs.sort(reverse=True, key=os.path.basename)
-        if libs:
-            return True, ctypes.CDLL(libs[0], mode=ctypes.RTLD_GLOBAL)
-    try:
-        handle = ctypes.CDLL(f"lib{lib_name}{_get_sys_extension()}", mode=ctypes.RTLD_GLOBAL)
-        return True, handle
-    except OSError:
-        return False, None
-
-
-@functools.lru_cache(maxsize=None)
-def _load_cuda_library(lib_name):
-    found, handle = _load_cuda_library_from_system(lib_name)
-    if found:
-        return True, handle
-    found, handle = _load_cuda_library_from_python(lib_name)
-    if found:
-        return False, handle
-    raise RuntimeError(f"{lib_name} shared object not found.")
-
-
-def _load_core_library():
-    return None
-
-
-if "NVTE_PROJECT_BUILDING" not in os.environ or bool(int(os.getenv("NVTE_RELEASE_BUILD", "0"))):
-    _, _CUDNN = _load_cuda_library("cudnn")
-    system_nvrtc, _NVRTC = _load_cuda_library("nvrtc")
-    system_curand, _CURAND = _load_cuda_library("curand")
-    load_libs_for_no_ctk = not system_nvrtc and not system_curand
-    if load_libs_for_no_ctk:
-        _CUBLAS = _load_cuda_library_from_python("cublas", strict=True)
-        _CUDART = _load_cuda_library_from_python("cudart", strict=True)
-        _CUDNN_ALL = _load_cuda_library_from_python("cudnn", strict=True)
-    _TE = _load_core_library()
-)";
-}
-
 // A library `soname` whose where() returns `copy`, built at `path`.
 void where_library(const TempDir& tmp, const std::string& path, const std::string& soname, int copy,
                    const std::string& flags = "") {
@@ -1594,7 +1504,7 @@ std::vector<json> te_findings(const std::string& root, const std::string& variab
 }
 
 TEST_F(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
-  install_te(tmp, site, "2.11.0", te_common_init());
+  install_te(tmp, site, "2.11.0", te_shared_init());
   auto te = [&](const std::string& variables, std::string* report) { return te_findings(root, variables, report); };
   std::string report;
   const std::string nvidia = venv_site + "/nvidia";
@@ -1771,8 +1681,10 @@ TEST_F(TransformerEngineLoads, PerLibraryReleasesInTheirOwnWords) {
 
   // 2.10's file in its place: it runs ["ldconfig", "-p"] itself, which raises FileNotFoundError
   // off PATH, and on it gives the cache's line.
+  for (const fs::directory_entry& e : fs::directory_iterator(site))
+    if (e.path().filename().string().starts_with("transformer_engine-")) fs::remove_all(e.path());
   install_unpacked(
-      tmp, site, "transformer_engine", "2.8.0",
+      tmp, site, "transformer_engine", "2.10.0",
       {{"transformer_engine/__init__.py", "import transformer_engine.common\n"},
        {"transformer_engine/common/__init__.py", te_per_library_init({false, true, false, true, true, true})}},
       json::object());

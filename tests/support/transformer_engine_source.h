@@ -1,7 +1,7 @@
-// transformer_engine/common/__init__.py in the shape of its 2.4 to 2.10 releases, written in the
-// tests' own words: the statements that envdoctor reads (checks/transformer_engine_rule.h) are
-// those of the release, the comments and layout are not. Shared by the rule's unit tests and the
-// import refereed in a chroot (tests/image).
+// transformer_engine/common/__init__.py in the shapes of its releases, written in the tests' own
+// words: the statements that the rules transformer-engine-* of data/package_loads.json model (and
+// their fingerprints hold) are those of the release, the comments and layout are not. Shared by the
+// rules' unit tests (tests/check) and the import refereed in a chroot (tests/root).
 #pragma once
 
 #include <string>
@@ -17,6 +17,11 @@ struct TePerLibraryShape {
   bool sanity_checks = false;      // 2.9 on: sanity_checks_for_pypi_installation() first
 };
 
+// 2.4 to 2.10: a function per library.
 std::string te_per_library_init(const TePerLibraryShape& shape);
+
+// 2.11 and later: one search for every library, then the loads required from the wheels where
+// neither NVRTC nor cuRAND came from the system.
+std::string te_shared_init();
 
 }  // namespace envdoctor::test
