@@ -176,9 +176,25 @@ std::vector<json> expect_agree(const CommandResult& real, const json& report) {
   }
   // A file its RECORD lists that is missing is an error of its own (record-missing-file); no load is.
   for (const json& f : report["findings"])
-    if (f["severity"] == "error" && f["code"] != "record-missing-file")
+    if (f["severity"] == "error" && f["code"] != "record-missing-file") {
       EXPECT_NE(f.value("package", ""), "onnxruntime-gpu") << "an error where the session runs: " << f.dump(1);
+    }
   return fallbacks;
+}
+
+// The referee and check on one venv with one LD_LIBRARY_PATH, held to what they agree on.
+struct Both {
+  CommandResult real;
+  json report;
+  int status = -1;
+  std::vector<json> fallbacks;
+};
+Both both(const std::string& venv, const std::string& ld_library_path) {
+  Both out;
+  out.real = session(venv, ld_library_path);
+  out.report = check(venv, ld_library_path, &out.status);
+  out.fallbacks = expect_agree(out.real, out.report);
+  return out;
 }
 
 class OnnxRuntimeRules : public ::testing::Test {
@@ -195,10 +211,7 @@ class OnnxRuntimeRules : public ::testing::Test {
 TEST_F(OnnxRuntimeRules, WithoutCudaWheelsTheSessionRunsOnTheCpu) {
   std::string why, venv = bare_venv(&why);
   ASSERT_FALSE(venv.empty()) << why;
-  CommandResult real = session(venv, "");
-  int status = -1;
-  json report = check(venv, "", &status);
-  std::vector<json> fallbacks = expect_agree(real, report);
+  auto [real, report, status, fallbacks] = both(venv, "");
   ASSERT_EQ(fallbacks.size(), 1u);
   const json& f = fallbacks.front();
   std::string provider = capi(venv) + "/libonnxruntime_providers_cuda.so";
@@ -225,10 +238,7 @@ TEST_F(OnnxRuntimeRules, WithoutCudaWheelsTheSessionRunsOnTheCpu) {
 TEST_F(OnnxRuntimeRules, WheelsThatTheProviderCannotReach) {
   std::string why, venv = wheels_venv(&why);
   ASSERT_FALSE(venv.empty()) << why;
-  CommandResult real = session(venv, "");
-  int status = -1;
-  json report = check(venv, "", &status);
-  std::vector<json> fallbacks = expect_agree(real, report);
+  auto [real, report, status, fallbacks] = both(venv, "");
   ASSERT_EQ(fallbacks.size(), 1u);
   const json& f = fallbacks.front();
   EXPECT_EQ(f["message"], "Failed to load library " + capi(venv) +
@@ -258,24 +268,20 @@ TEST_F(OnnxRuntimeRules, LdLibraryPathReachesTheWheelsAndTheProviderLoads) {
   fs::copy_file(stub_file, tmp / "stub/libcuda.so.1");  // a copy: the toolkit is hidden
   std::string lib = site(venv) + "/nvidia/cu13/lib";
 
-  CommandResult real = session(venv, lib + ":" + (tmp / "stub"));
-  int status = -1;
-  json report = check(venv, lib + ":" + (tmp / "stub"), &status);
-  expect_agree(real, report);
-  EXPECT_EQ(real.err.find(kProviderLog), std::string::npos) << real.err;
-  EXPECT_NE(real.out.find("CUDA driver is a stub library"), std::string::npos) << real.out << real.err;
-  EXPECT_TRUE(findings(report, "silent-fallback").empty()) << report["findings"].dump(1);
-  EXPECT_EQ(status, 0) << report["findings"].dump(1);
+  Both loads = both(venv, lib + ":" + (tmp / "stub"));
+  EXPECT_EQ(loads.real.err.find(kProviderLog), std::string::npos) << loads.real.err;
+  EXPECT_NE(loads.real.out.find("CUDA driver is a stub library"), std::string::npos)
+      << loads.real.out << loads.real.err;
+  EXPECT_TRUE(loads.fallbacks.empty()) << loads.report["findings"].dump(1);
+  EXPECT_EQ(loads.status, 0) << loads.report["findings"].dump(1);
 
-  CommandResult no_driver = session(venv, lib);
-  json without = check(venv, lib, &status);
-  std::vector<json> fallbacks = expect_agree(no_driver, without);
-  if (no_driver.err.find("with error: libcuda.so.1: cannot open shared object file") == std::string::npos)
-    GTEST_SKIP() << "this machine has a driver's libcuda.so.1: " << no_driver.err;
-  ASSERT_EQ(fallbacks.size(), 1u);
-  EXPECT_NE(fallbacks.front()["hint"].get<std::string>().find("libcuda.so.1 comes with the NVIDIA driver"),
+  Both no_driver = both(venv, lib);
+  if (no_driver.real.err.find("with error: libcuda.so.1: cannot open shared object file") == std::string::npos)
+    GTEST_SKIP() << "this machine has a driver's libcuda.so.1: " << no_driver.real.err;
+  ASSERT_EQ(no_driver.fallbacks.size(), 1u);
+  EXPECT_NE(no_driver.fallbacks.front()["hint"].get<std::string>().find("libcuda.so.1 comes with the NVIDIA driver"),
             std::string::npos)
-      << fallbacks.front()["hint"];
+      << no_driver.fallbacks.front()["hint"];
 }
 
 // A copy of the shared venv (hard links: removing a file unlinks it here only) without `file`.
@@ -293,10 +299,7 @@ TEST_F(OnnxRuntimeRules, ProviderLibraryRemoved) {
   TempDir tmp;
   std::string venv = without(tmp, shared, "libonnxruntime_providers_cuda.so");
   std::string provider = capi(venv) + "/libonnxruntime_providers_cuda.so";
-  CommandResult real = session(venv, "");
-  int status = -1;
-  json report = check(venv, "", &status);
-  std::vector<json> fallbacks = expect_agree(real, report);
+  auto [real, report, status, fallbacks] = both(venv, "");
   ASSERT_EQ(fallbacks.size(), 1u);
   EXPECT_EQ(fallbacks.front()["message"], "Failed to load library " + provider + " with error: " + provider +
                                               ": cannot open shared object file: No such file or directory");
@@ -316,10 +319,7 @@ TEST_F(OnnxRuntimeRules, ProviderBridgeRemoved) {
   ASSERT_FALSE(shared.empty()) << why;
   TempDir tmp;
   std::string venv = without(tmp, shared, "libonnxruntime_providers_shared.so");
-  CommandResult real = session(venv, "");
-  int status = -1;
-  json report = check(venv, "", &status);
-  std::vector<json> fallbacks = expect_agree(real, report);
+  auto [real, report, status, fallbacks] = both(venv, "");
   ASSERT_EQ(fallbacks.size(), 1u);
   EXPECT_NE(real.err.find("CreateOrtEnv] Init provider bridge failed."), std::string::npos) << real.err;
   EXPECT_EQ(fallbacks.front()["message"], "Init provider bridge failed.");
