@@ -295,19 +295,24 @@ bool step_opens(const environment::Step& s, const std::string& file,
   return false;
 }
 
-// Whether a library a package opens by itself (data/package_loads.json, or the rows of
-// data/runtime_loads.json not yet rules) could be `file`: a name it tries, up to its first value or
-// glob character, begins the file's name.
+// Whether a library a package of the environment opens by itself (data/package_loads.json's
+// rules of an installed package, and every opener rule) could be `file`: a name it tries, {lib} put
+// in, up to its first other value or glob character, begins the file's name (step_opens).
 bool opened_at_run_time(const Context& ctx, const std::string& file) {
   std::string base = std::filesystem::path(file).filename().string();
   auto opens = [&](const std::string& name) { return base.starts_with(name.substr(0, name.find_first_of("{*?["))); };
-  for (const environment::RuntimeLoad& load : ctx.knowledge.runtime_loads())
-    for (const std::vector<std::string>& names : load.opens)
-      if (std::any_of(names.begin(), names.end(), opens)) return true;
   for (const environment::PackageRule& rule : ctx.knowledge.package_rules().rules) {
+    bool installed =
+        rule.packages.empty() || std::any_of(rule.packages.begin(), rule.packages.end(),
+                                             [&](const std::string& p) { return ctx.env.inventory.find(p); });
+    if (!installed) continue;
     for (const auto& [list, items] : rule.lists)
       for (const environment::ListItem& item : items)
-        if (std::any_of(item.names.begin(), item.names.end(), opens)) return true;
+        for (std::string name : item.names) {
+          for (size_t at = name.find("{lib}"); at != std::string::npos; at = name.find("{lib}"))
+            name.replace(at, 5, item.lib);
+          if (opens(name)) return true;
+        }
     std::vector<const environment::Step*> steps;
     for (const environment::Step& s : rule.steps) steps.push_back(&s);
     while (!steps.empty()) {

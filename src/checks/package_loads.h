@@ -10,9 +10,18 @@
 
 #include "checks/context.h"
 #include "checks/finding.h"
+#include "imports/load_graph.h"
 
 namespace envdoctor::checks {
 
-std::vector<Finding> check_package_loads(const Context& ctx);
+struct PackageLoadResult {
+  std::vector<Finding> findings;
+  // The copies the rules of later moments and the openers opened: soname -> path -> the file each
+  // rule is about (the opener, or the package's file), as the load graph's resolutions say who
+  // loaded which copy.
+  imports::ResolutionMap opened;
+};
+
+PackageLoadResult check_package_loads(const Context& ctx);
 
 }  // namespace envdoctor::checks

@@ -10,7 +10,6 @@
 #include "checks/package_loads.h"
 #include "checks/preload_checks.h"
 #include "checks/record_checks.h"
-#include "checks/runtime_loads.h"
 #include "checks/search_path_checks.h"
 #include "checks/static_tls.h"
 #include "checks/system_copy.h"
@@ -57,10 +56,15 @@ CheckRun run_checks(const Context& ctx) {
   for (Finding& f : check_static_tls(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_search_paths(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_preloads(ctx)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_package_loads(ctx)) run.findings.push_back(std::move(f));
-  for (Finding& f : check_runtime_loads(ctx)) run.findings.push_back(std::move(f));
+  PackageLoadResult own = check_package_loads(ctx);
+  for (Finding& f : own.findings) run.findings.push_back(std::move(f));
   for (Finding& f : check_system_copies(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
-  run.cuda = index_cuda(ctx, loads.resolutions, loads.findings);
+  // What packages open at first use or first compile is loaded too: JAX's plugins load both CUDA
+  // runtimes when both are installed, and neither is then a library "nothing loads".
+  imports::ResolutionMap loaded = loads.resolutions;
+  for (const auto& [soname, by_path] : own.opened)
+    for (const auto& [path, openers] : by_path) loaded[soname][path].insert(openers.begin(), openers.end());
+  run.cuda = index_cuda(ctx, loaded, loads.findings);
   CudaCheckResult gpu = check_cuda(ctx, run.cuda, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   // --image: whether the NVIDIA container toolkit starts it on this node at all.
