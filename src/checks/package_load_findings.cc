@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <map>
 
+#include "loader/process.h"
+
 namespace envdoctor::checks {
 
 namespace fs = std::filesystem;
@@ -72,6 +74,73 @@ std::string places_words(const RuleRun& run, const OwnLoad& load) {
   return out;
 }
 
+// The steps from the rule's top down to `target`: its groups, then itself; empty where it is none of
+// `steps`.
+std::vector<const environment::Step*> enclosing(const std::vector<environment::Step>& steps,
+                                                const environment::Step* target) {
+  for (const environment::Step& s : steps) {
+    if (&s == target) return {&s};
+    std::vector<const environment::Step*> inner = enclosing(s.steps, target);
+    if (inner.empty()) continue;
+    inner.insert(inner.begin(), &s);
+    return inner;
+  }
+  return {};
+}
+
+// The variables whose being set skips the load (a `when` of its step or of a group around it that
+// holds where one is unset, alone or in an `all`): the package takes the variable's value instead
+// of its search.
+std::vector<std::string> skipping_variables(const RuleRun& run, const OwnLoad& load) {
+  using environment::Condition;
+  std::vector<std::string> out;
+  std::vector<const Condition*> conditions;
+  for (const environment::Step* s : enclosing(run.rule->steps, load.step))
+    if (s->when) conditions.push_back(&*s->when);
+  while (!conditions.empty()) {
+    const Condition* c = conditions.back();
+    conditions.pop_back();
+    if (c->kind == Condition::Kind::kVariable && !c->set) out.push_back(c->name);
+    if (c->kind == Condition::Kind::kAll)
+      for (const Condition& part : c->parts) conditions.push_back(&part);
+  }
+  return out;
+}
+
+// What fixes a load that the directories of the `ldconfig -p` lines did not hold. A copy that an
+// earlier step opened (the loader's own search found it) under the very name comes into the cache
+// with ldconfig; one that is a versioned file of the name (libcuda.so.1 for libcuda.so) needs the
+// link name beside it first. A variable that skips the search is offered too, set to the copy's
+// directory.
+std::string ldconfig_fix(const Context& ctx, const RuleRun& run, const OwnLoad& load) {
+  const std::string& name = load.names.front();
+  const OwnLoad* copy = nullptr;
+  for (int i = 0; i < run.at && !copy; ++i) {
+    const OwnLoad& l = run.loads[i];
+    std::string base = fs::path(l.path).filename().string();
+    if (l.object >= 0 && (base == name || base.rfind(name + ".", 0) == 0)) copy = &l;
+  }
+  std::string out;
+  if (!load.listed.empty()) {
+    std::string listed;
+    for (const std::string& p : load.listed) listed += (listed.empty() ? "" : ", ") + p;
+    out = "ld.so.cache names " + listed + "; ";
+  }
+  if (!copy) return out + "run ldconfig as root to bring ld.so.cache up to date";
+  std::string dir = fs::path(copy->path).parent_path().string();
+  std::string base = fs::path(copy->path).filename().string();
+  out += "the loader finds " + copy->path + " (" + copy->found_by + "): ";
+  bool link = base != name && !imports::path_exists(ctx.env, dir + "/" + name);
+  if (link) out += "create the link " + dir + "/" + name + " -> " + base + " and ";
+  // ldconfig caches the directories of ld.so.conf and the default ones, not LD_LIBRARY_PATH's.
+  if (copy->found_by == loader::rule_name(loader::Rule::kLdSoCache) ||
+      copy->found_by == loader::rule_name(loader::Rule::kDefault))
+    out += link ? "run ldconfig as root" : "run ldconfig as root to bring ld.so.cache up to date";
+  else out += "add " + dir + ", where ldconfig does not look, to a file of /etc/ld.so.conf.d and run ldconfig as root";
+  for (const std::string& variable : skipping_variables(run, load)) out += ", or set " + variable + "=" + dir;
+  return out;
+}
+
 // What fixes a load no place held, by the kind of place the package looks in first.
 std::string missing_fix(const Context& ctx, const RuleRun& run, const OwnLoad& load) {
   auto cuda = run.values.find("cuda");
@@ -83,7 +152,7 @@ std::string missing_fix(const Context& ctx, const RuleRun& run, const OwnLoad& l
       for (const std::string& w : wheels) list += (list.empty() ? "" : " or ") + w;
       return "install the wheel that ships it (" + list + ")";
     }
-    if (at.kind == Place::Kind::kLdconfig) return "run ldconfig as root to bring ld.so.cache up to date";
+    if (at.kind == Place::Kind::kLdconfig) return ldconfig_fix(ctx, run, load);
   }
   return "";
 }

@@ -6,7 +6,6 @@
 #include <string>
 
 #include "advice/install.h"
-#include "checks/triton_driver.h"
 #include "imports/python_process.h"
 #include "loader/process.h"
 
@@ -21,15 +20,11 @@ using environment::RuntimeLoad;
 namespace fs = std::filesystem;
 
 std::vector<Finding> check_runtime_loads(const Context& ctx) {
-  std::vector<Finding> out;
-  // A package's own search (Triton's libcuda_dirs), read from the package itself; TransformerEngine's
-  // loads are rules of data/package_loads.json.
-  for (const RuntimeLoad& row : ctx.knowledge.runtime_loads()) {
-    std::vector<Finding> own;
-    if (row.search == "triton") own = check_triton_driver(ctx, row);
-    for (Finding& f : own) out.push_back(std::move(f));
-  }
-  return out;
+  // What packages open by themselves is data/package_loads.json's rules (checks/package_loads.h):
+  // Triton's libcuda_dirs() and TransformerEngine's loads are rules there, and no row of
+  // data/runtime_loads.json has a search of its own left.
+  (void)ctx;
+  return {};
 }
 
 }  // namespace envdoctor::checks

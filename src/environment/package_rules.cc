@@ -276,6 +276,7 @@ Condition read_condition(const json& j, const std::string& where) {
                                   {"loaded", K::kLoaded},
                                   {"mapped", K::kMapped},
                                   {"found", K::kFound},
+                                  {"ldconfig", K::kLdconfig},
                                   {"gpu", K::kGpu},
                                   {"on_path", K::kOnPath},
                                   {"all", K::kAll},
@@ -509,9 +510,16 @@ void read_subject(const Fields& f, PackageRule& rule) {
   if (!rule.releases.empty() && !python::parse_specifier(rule.releases))
     wrong(f.field("releases"), in_quotes(rule.releases) + " is not a PEP 440 version specifier");
   if (const json* fp = f.find("fingerprint")) {
-    Fields print(*fp, f.field("fingerprint"), {"file", "contains"});
+    Fields print(*fp, f.field("fingerprint"), {"file", "contains", "also"});
     rule.fingerprint_file = print.required_text("file");
     rule.fingerprint = print.texts("contains", false);
+    if (const json* also = print.find("also")) {
+      if (!also->is_array() || also->empty()) wrong(print.field("also"), "not a list of files, or empty");
+      for (size_t i = 0; i < also->size(); ++i) {
+        Fields other((*also)[i], at(print.field("also"), i), {"file", "contains"});
+        rule.fingerprint_also.emplace_back(other.required_text("file"), other.texts("contains", true));
+      }
+    }
   }
 }
 

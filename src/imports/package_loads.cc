@@ -118,6 +118,13 @@ bool PackageLoads::fingerprint_holds(const PackageRule& rule, const Distribution
   std::string text = env_.files.read_text(path, 4 << 20);
   for (const std::string& s : rule.fingerprint)
     if (text.find(s) == std::string::npos) return false;
+  for (const auto& [rel, strings] : rule.fingerprint_also) {
+    std::string other = recorded(dist, rel);
+    if (other.empty()) return false;
+    std::string other_text = env_.files.read_text(other, 4 << 20);
+    for (const std::string& s : strings)
+      if (other_text.find(s) == std::string::npos) return false;
+  }
   if (file) *file = path;
   return true;
 }
@@ -514,6 +521,9 @@ class PackageLoads::Runner {
         return l && !l->path.empty() && l->place == c.place;
       }
       case Condition::Kind::kGpu: return self_.gpu_ && *self_.gpu_ == c.set;
+      case Condition::Kind::kLdconfig:
+        return std::any_of(self_.ldconfig_lines().begin(), self_.ldconfig_lines().end(),
+                           [&](const std::string& line) { return line.find(c.name) != std::string::npos; });
       case Condition::Kind::kMapped:
         for (size_t i = 0; i < p_.objects().size(); ++i)
           if (p_.mapped(static_cast<int>(i)) && p_.objects()[i].path.find(c.name) != std::string::npos) return true;

@@ -493,4 +493,35 @@ TEST(PackageRules, OtherMistakesAreRefusedWithTheirField) {
   EXPECT_EQ(error_of(doc), "schema: 2 is not 1, the format this envdoctor reads");
 }
 
+// A fingerprint's other files (`also`: Triton's knobs.py, through which its driver.py reads the
+// variable) and the `ldconfig` condition (a line of `ldconfig -p` holds a text) are read, and an
+// `also` that names no file or no string is refused by the parser and the schema alike.
+TEST(PackageRules, AFingerprintsOtherFilesAndTheLdconfigConditionAreRead) {
+  json rule = small_rule();
+  rule["fingerprint"] = json::parse(R"({"file": "p/a.py", "contains": ["def f("],
+                                        "also": [{"file": "p/b.py", "contains": ["X = 1", "Y"]}]})");
+  rule["steps"][0]["when"] = json::parse(R"({"not": {"ldconfig": "libx.so.1"}})");
+  ASSERT_FALSE(schema_refuses(table_of(rule)));
+  PackageRules rules = parsed(table_of(rule));
+  ASSERT_EQ(rules.rules.size(), 1u);
+  const PackageRule& r = rules.rules[0];
+  ASSERT_EQ(r.fingerprint_also.size(), 1u);
+  EXPECT_EQ(r.fingerprint_also[0].first, "p/b.py");
+  EXPECT_EQ(r.fingerprint_also[0].second, (std::vector<std::string>{"X = 1", "Y"}));
+  const Condition& when = *r.steps[0].when;
+  ASSERT_EQ(when.parts.size(), 1u);
+  EXPECT_EQ(when.parts[0].kind, Condition::Kind::kLdconfig);
+  EXPECT_EQ(when.parts[0].name, "libx.so.1");
+
+  Refused e = refused({{"fingerprint", {{"file", "p/a.py"}, {"also", json::array()}}}});
+  EXPECT_EQ(e.error, "rule r: fingerprint.also: not a list of files, or empty");
+  EXPECT_EQ(e.by_schema, have_jsonschema());
+  e = refused({{"fingerprint", {{"file", "p/a.py"}, {"also", {{{"file", "p/b.py"}}}}}}});
+  EXPECT_EQ(e.error, "rule r: fingerprint.also[0].contains: missing");
+  EXPECT_EQ(e.by_schema, have_jsonschema());
+  e = refused(with_step({{"when", {{"ldconfig", ""}}}}));
+  EXPECT_EQ(e.error, "rule r: steps[0].when.ldconfig: not a string, or empty");
+  EXPECT_EQ(e.by_schema, have_jsonschema());
+}
+
 }  // namespace envdoctor::test::package_rules
