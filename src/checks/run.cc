@@ -59,12 +59,9 @@ CheckRun run_checks(const Context& ctx) {
   PackageLoadResult own = check_package_loads(ctx);
   for (Finding& f : own.findings) run.findings.push_back(std::move(f));
   for (Finding& f : check_system_copies(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
-  // What packages open at first use or first compile is loaded too: JAX's plugins load both CUDA
+  // What packages open at first use or first compile is used too: JAX's plugins load both CUDA
   // runtimes when both are installed, and neither is then a library "nothing loads".
-  imports::ResolutionMap loaded = loads.resolutions;
-  for (const auto& [soname, by_path] : own.opened)
-    for (const auto& [path, openers] : by_path) loaded[soname][path].insert(openers.begin(), openers.end());
-  run.cuda = index_cuda(ctx, loaded, loads.findings);
+  run.cuda = index_cuda(ctx, loads.resolutions, loads.findings, own.opened);
   CudaCheckResult gpu = check_cuda(ctx, run.cuda, run.needs_absent_driver);
   run.findings.insert(run.findings.end(), gpu.findings.begin(), gpu.findings.end());
   // --image: whether the NVIDIA container toolkit starts it on this node at all.

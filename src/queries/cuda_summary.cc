@@ -1,5 +1,7 @@
 #include "queries/cuda_summary.h"
 
+#include "checks/package_loads.h"
+
 namespace envdoctor::queries {
 
 using checks::check_loads;
@@ -125,7 +127,9 @@ CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& 
   settings.edges = false;
   checks::Context ctx{env, knowledge, tables, settings};
   LoadCheckResult loads = check_loads(ctx);
-  auto inventory = std::make_shared<const CudaInventory>(index_cuda(ctx, loads.resolutions, loads.findings));
+  // As check's inventory: what packages open at first use counts as used (checks/run.cc).
+  auto inventory = std::make_shared<const CudaInventory>(
+      index_cuda(ctx, loads.resolutions, loads.findings, checks::check_package_loads(ctx).opened));
   CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
   summary.inventory = std::move(inventory);
   return summary;

@@ -309,7 +309,7 @@ std::vector<std::string> CudaInventory::user_names(const Environment& env, const
 }
 
 CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
-                         const std::vector<Finding>& load_findings) {
+                         const std::vector<Finding>& load_findings, const ResolutionMap& opened) {
   const Environment& env = ctx.env;
   const Knowledge& knowledge = ctx.knowledge;
   CudaInventory inv;
@@ -351,6 +351,9 @@ CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
         inv.needs[canon_of(consumer)].insert(canon_of(target));
         inv.users[canon_of(target)].insert(canon_of(consumer));
       }
+  for (const auto& [soname, by_path] : opened)
+    for (const auto& [target, openers] : by_path)
+      for (const std::string& opener : openers) inv.users[canon_of(target)].insert(canon_of(opener));
 
   // CUDA libraries: the environment's own, then those its files reach outside it.
   std::set<std::string> seen;

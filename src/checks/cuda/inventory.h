@@ -104,9 +104,11 @@ struct CudaInventory {
 
 // Reads every ELF file's fatbinaries (headers only, in parallel) and sorts the CUDA libraries
 // of the environment and of the resolutions by major; the runtimes that `load_findings`
-// (missing-library) say are not found are the missing ones.
+// (missing-library) say are not found are the missing ones. `opened`: the copies packages open by
+// themselves at first use (checks/package_loads.h), which count as used by whoever opened them
+// without joining anyone's load graph (an RTLD_LOCAL dlopen by path binds nothing between them).
 CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
-                         const std::vector<Finding>& load_findings);
+                         const std::vector<Finding>& load_findings, const ResolutionMap& opened = {});
 
 // The driver the runtimes talk to: the kernel module's, raised by a newer forward-compatibility
 // libcuda. nullopt when no driver is known.
