@@ -37,8 +37,8 @@ class TritonDriver : public ChrootVenv {};
 // Triton 3's libcuda_dirs() as its releases write it (triton/backends/nvidia/driver.py): `head`
 // (the imports, the decorator and how the variable is read, Python lines ending in newlines), then
 // the search of the ld.so.cache and LD_LIBRARY_PATH and the assertion. Installed as triton `version`
-// (with `files` beside it) into `site`, ld.so.cache made while /opt/drv/libcuda.so.1 was there, and
-// the driver then moved to a default directory.
+// (with `files` beside it) into `site` in place of any triton there; the first time, ld.so.cache
+// made while /opt/drv/libcuda.so.1 was there, and the driver then moved to a default directory.
 void install_triton3(const TempDir& tmp, const std::string& root, const std::string& site, const std::string& version,
                      const std::string& head, json files) {
   std::string driver =
@@ -71,8 +71,10 @@ void install_triton3(const TempDir& tmp, const std::string& root, const std::str
   fs::create_directories(tmp / "wheels");
   std::string wheel =
       make_wheel(tmp / "wheels", {{"name", "triton"}, {"version", version}, {"tag", "py3-none-any"}, {"files", files}});
+  sh("rm -rf " + quote(site + "/triton") + " " + quote(site) + "/triton-*.dist-info");
   sh("python3 -m zipfile -e " + quote(wheel) + " " + quote(site));
-  sh("ldconfig -r " + quote(root));  // the cache names /opt/drv/libcuda.so.1
+  if (!fs::exists(root + "/opt/drv/libcuda.so.1")) return;  // installed again: the root as it is
+  sh("ldconfig -r " + quote(root));                         // the cache names /opt/drv/libcuda.so.1
   sh("mv " + quote(root + "/opt/drv/libcuda.so.1") + " " + quote(root + "/usr/lib/x86_64-linux-gnu/"));
 }
 
@@ -346,15 +348,15 @@ TEST_F(TritonDriver, KnobsNameTheVariableInNewerReleases) {
       "    libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")\n"
       "\n"
       "nvidia = nvidia_knobs()\n";
-  install_triton3(tmp, root, site, "3.5.0",
-                  "import functools, os, subprocess\n"
-                  "from triton import knobs\n"
-                  "\n"
-                  "@functools.lru_cache()\n"
-                  "def libcuda_dirs():\n"
-                  "    if env_libcuda_path := knobs.nvidia.libcuda_path:\n"
-                  "        return [env_libcuda_path]\n",
-                  {{"triton/knobs.py", knobs}});
+  const std::string head =
+      "import functools, os, subprocess\n"
+      "from triton import knobs\n"
+      "\n"
+      "@functools.lru_cache()\n"
+      "def libcuda_dirs():\n"
+      "    if env_libcuda_path := knobs.nvidia.libcuda_path:\n"
+      "        return [env_libcuda_path]\n";
+  install_triton3(tmp, root, site, "3.5.0", head, {{"triton/knobs.py", knobs}});
   auto triton = [&](const std::string& variables = "") { return triton3_search(root, variables); };
   std::string report;
   CommandResult stale = triton();
@@ -371,6 +373,17 @@ TEST_F(TritonDriver, KnobsNameTheVariableInNewerReleases) {
   // Empty: false to Python, so the search runs and fails as before.
   EXPECT_EQ(triton("TRITON_LIBCUDA_PATH=").out, stale.out);
   EXPECT_EQ(triton_findings(root, "TRITON_LIBCUDA_PATH=", &report).size(), 1u) << report;
+
+  // A knobs.py that names no libcuda_path: the driver.py is the same, but what it does is not the
+  // rule's (Python raises AttributeError before any search), so no rule matches and there is no verdict.
+  std::string other = knobs;
+  other.replace(other.find("    libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")\n"),
+                std::string("    libcuda_path: env_opt_str = env_opt_str(\"TRITON_LIBCUDA_PATH\")\n").size(),
+                "    pass\n");
+  install_triton3(tmp, root, site, "3.5.0", head, {{"triton/knobs.py", other}});
+  CommandResult unknown = in_root(root, "from triton.backends.nvidia.driver import libcuda_dirs; libcuda_dirs()");
+  EXPECT_NE(unknown.err.find("AttributeError"), std::string::npos) << unknown.err;
+  EXPECT_TRUE(triton_findings(root, "", &report).empty()) << report;
 }
 
 }  // namespace
