@@ -63,6 +63,7 @@ std::string places_words(const RuleRun& run, const OwnLoad& load) {
       case Place::Kind::kVariable:
         for (const std::string& v : at.variables) one += (one.empty() ? "$" : ", $") + v;
         if (at.fallback) one += ", else " + *at.fallback;
+        if (!at.below.empty()) one = at.below + " of " + one;
         break;
       case Place::Kind::kPath: one = at.dirs.front(); break;
       case Place::Kind::kLdconfig: one = "the directories of the `ldconfig -p` lines naming " + at.text; break;
@@ -445,15 +446,37 @@ std::vector<Finding> opener_findings(const Context& ctx, const RuleRun& run, con
   return out;
 }
 
+// The first error of a copy's load that the NVIDIA driver does not answer: a missing driver library
+// (libcuda.so.1), or a symbol waiting for one, is there wherever the driver is, and the load checks
+// account for it (checks/cuda/driver_libraries.h); nullptr where every error is of that kind.
+const loader::LoadError* first_without_driver(const Context& ctx, const OwnLoad& load) {
+  auto driver = [&](const std::string& name) {
+    return !name.empty() && ctx.knowledge.driver_library(fs::path(name).filename().string()) != nullptr;
+  };
+  for (const loader::LoadError& e : load.errors) {
+    bool ours = (e.kind == loader::LoadError::Kind::kMissingLibrary && driver(e.library)) ||
+                (e.kind == loader::LoadError::Kind::kUndefinedSymbol && driver(e.waiting_for));
+    if (!ours) return &e;
+  }
+  return nullptr;
+}
+
 std::optional<Finding> package_load_finding(const Context& ctx, const RuleRun& run) {
   if (run.end == RuleRun::End::kDone || run.at < 0) return std::nullopt;
   const OwnLoad& load = run.loads[run.at];
   bool found = !load.path.empty();
+  // A copy that fails only for the NVIDIA driver's libraries loads wherever the driver is; with
+  // other errors besides, the package meets the first of those there.
+  const loader::LoadError* beyond_driver = found && !load.errors.empty() ? first_without_driver(ctx, load) : nullptr;
+  if (found && !load.errors.empty() && !beyond_driver) return std::nullopt;
   // A copy of the environment that does not load: its own load check says why, in the words the
   // package raises.
   if (found && run.end == RuleRun::End::kRaised && ctx.env.elf(load.path)) return std::nullopt;
   Finding f = base_finding(run, load);
   if (run.end == RuleRun::End::kFellBack) f.code = Code::kSilentFallback;
+  if (beyond_driver && beyond_driver != &load.errors.front())
+    if (size_t at = f.message.find(load.errors.front().message); at != std::string::npos)
+      f.message.replace(at, load.errors.front().message.size(), beyond_driver->message);
   std::string who = run.dist ? run.dist->name : fs::path(run.file).filename().string();
   const environment::PackageRule& rule = *run.rule;
   std::string moment = rule.moment == environment::Moment::kImport ? "import " + who
