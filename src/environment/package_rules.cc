@@ -277,8 +277,8 @@ Condition read_condition(const json& j, const std::string& where) {
                                   {"mapped", K::kMapped},
                                   {"found", K::kFound},
                                   {"ldconfig", K::kLdconfig},
-                                  {"gpu", K::kGpu},
                                   {"on_path", K::kOnPath},
+                                  {"gpu", K::kGpu},
                                   {"all", K::kAll},
                                   {"any", K::kAny},
                                   {"not", K::kNot}});

@@ -63,14 +63,14 @@ struct Outcome {
 };
 
 struct Condition {
+  // kLdconfig: a line of `ldconfig -p` holds the text (a search that asks the cache before another place).
+  // kOnPath: the program is found on the process's PATH (os.defpath, /bin:/usr/bin, where unset).
   // kGpu: the node has (`set`) or has not an NVIDIA GPU, as the run knows it (PackageLoads::set_gpu);
   // where it does not know, neither holds.
-  // kOnPath: the program is found on the process's PATH (os.defpath, /bin:/usr/bin, where unset); `name`
-  // is the program.
-  // kLdconfig: a line of `ldconfig -p` holds the text (a search that asks the cache before another place).
-  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot, kGpu, kOnPath, kLdconfig };
+  enum class Kind { kVariable, kFailed, kLoaded, kMapped, kFound, kAll, kAny, kNot, kLdconfig, kOnPath, kGpu };
   Kind kind = Kind::kAll;
-  // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped, kLdconfig: the text
+  // kVariable: the variable; kFailed, kLoaded, kFound: the step's id; kMapped, kLdconfig: the text;
+  // kOnPath: the program
   std::string name;
   bool set = true;  // kVariable; kGpu: a GPU (true) or none (false)
   // kVariable: what is asked of it instead of `set`: that it is in the environment at all, empty

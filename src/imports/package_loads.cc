@@ -520,10 +520,10 @@ class PackageLoads::Runner {
         const OwnLoad* l = done();
         return l && !l->path.empty() && l->place == c.place;
       }
-      case Condition::Kind::kGpu: return self_.gpu_ && *self_.gpu_ == c.set;
       case Condition::Kind::kLdconfig:
         return std::any_of(self_.ldconfig_lines().begin(), self_.ldconfig_lines().end(),
                            [&](const std::string& line) { return line.find(c.name) != std::string::npos; });
+      case Condition::Kind::kGpu: return self_.gpu_ && *self_.gpu_ == c.set;
       case Condition::Kind::kMapped:
         for (size_t i = 0; i < p_.objects().size(); ++i)
           if (p_.mapped(static_cast<int>(i)) && p_.objects()[i].path.find(c.name) != std::string::npos) return true;

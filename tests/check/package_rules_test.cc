@@ -357,7 +357,7 @@ TEST(PackageRules, UnknownKindsAreRefused) {
   r = refused(with_step({{"when", {{"exists", "a"}}}}));
   EXPECT_EQ(r.error,
             "rule r: steps[0].when: \"exists\" is not a kind of condition (variable, failed, loaded, "
-            "mapped, found, gpu, on_path, all, any, not)");
+            "mapped, found, ldconfig, on_path, gpu, all, any, not)");
   EXPECT_EQ(r.by_schema, have_jsonschema());
   r = refused({{"values", {{"v", {{{"env", "X"}}}}}}});
   EXPECT_EQ(r.error, "rule r: values.v[0]: \"env\" is not a kind of value source (variable, file, version)");
