@@ -196,8 +196,8 @@ TEST_F(BitsandbytesRule, WithAFakedGpuTheBuildOfTorchsCudaThenTheNearestOfItsMaj
 
 // GPU FAKED, BNB_CUDA_VERSION set: the build it names and no other. A CUDA 12 build in this CUDA 13
 // environment cannot find libcudart.so.12; a build that is not there is named in the error; a value
-// that is not digits bitsandbytes refuses in words the rule does not give, and envdoctor says
-// nothing of it.
+// that is not digits (an empty one included) bitsandbytes refuses in words the rule does not give,
+// and envdoctor says nothing of it.
 TEST_F(BitsandbytesRule, WithAFakedGpuBnbCudaVersionNamesTheOneBuild) {
   Referee cuda12 = gpu_referee("BNB_CUDA_VERSION=124");
   EXPECT_EQ(cuda12.result["lib"], "ErrorHandlerMockBNBNativeLibrary") << cuda12.err;
@@ -213,6 +213,17 @@ TEST_F(BitsandbytesRule, WithAFakedGpuBnbCudaVersionNamesTheOneBuild) {
       dotted.load_error,
       "bitsandbytes library load error: BNB_CUDA_VERSION='12.4': value must be digits only (e.g. '124' for 12.4).");
   EXPECT_EQ(gpu_check("BNB_CUDA_VERSION=12.4"), std::vector<json>{}) << "no verdict on a value bitsandbytes refuses";
+  // Set and empty is refused too (`is not None`), not taken for unset.
+  Referee empty = gpu_referee("BNB_CUDA_VERSION=");
+  EXPECT_EQ(empty.load_error,
+            "bitsandbytes library load error: BNB_CUDA_VERSION='': value must be digits only (e.g. '124' for 12.4).");
+  EXPECT_EQ(gpu_check("BNB_CUDA_VERSION="), std::vector<json>{}) << "no verdict on a value bitsandbytes refuses";
+  // Not taken for unset either, which would judge the automatic choice: with no CUDA 13 build left,
+  // the automatic choice falls back, and the empty value still gets no verdict.
+  ASSERT_TRUE(fs::remove(package_ + "/libbitsandbytes_cuda130.so"));
+  ASSERT_TRUE(fs::remove(package_ + "/libbitsandbytes_cuda132.so"));
+  EXPECT_EQ(gpu_check().size(), 1u);
+  EXPECT_EQ(gpu_check("BNB_CUDA_VERSION="), std::vector<json>{});
 }
 
 }  // namespace

@@ -133,11 +133,17 @@ TEST_F(CupyNvrtcRule, WithoutNvrtcTheFirstUseRaisesPathfindersErrorAndTheWheelIt
   EXPECT_EQ(own[0]["file"], v.site() + "/cupy_backends/cuda/libs/__init__.py");
   EXPECT_EQ(own[0]["library"], "libnvrtc.so.13");
   EXPECT_EQ(own[0]["message"], raised);
+  // The fix: NVIDIA's NVRTC wheel of CuPy's own CUDA major (13), offered as a command where one is.
   std::string hint = own[0]["hint"];
-  EXPECT_NE(hint.find("install the wheel that ships it (nvidia-cuda-nvrtc)"), std::string::npos) << hint;
+  EXPECT_NE(hint.find("nvidia-cuda-nvrtc"), std::string::npos) << hint;
+  if (own[0].contains("fix_command")) {
+    std::string fix = own[0]["fix_command"];
+    EXPECT_TRUE(fix.ends_with(" nvidia-cuda-nvrtc")) << fix;
+  }
 
-  // The healthy case: the wheel named, and the real first use finds it in site-packages' nvidia/cu13/lib,
-  // preloads its builtins there and compiles a kernel to PTX (as far as NVRTC goes without a GPU).
+  // The healthy case: that wheel installed (offline, from the corpus), and the real first use finds it in
+  // site-packages' nvidia/cu13/lib, preloads its builtins there and compiles a kernel to PTX (as far as NVRTC goes
+  // without a GPU).
   CommandResult installed = run("UV_CACHE_DIR=" + quote(test_cache_dir() + "/uv-cache") + " " + quote(uv_) +
                                 " pip install -q --offline --no-index --find-links " + quote(corpus_dir()) +
                                 " --python " + quote(v.python()) + " nvidia-cuda-nvrtc==13.0.88");
