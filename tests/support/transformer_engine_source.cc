@@ -78,11 +78,11 @@ std::string te_per_library_init(const TePerLibraryShape& shape) {
       "\n\ndef sanity_checks_for_pypi_installation():\n    pass\n\n\ndef _load_core_library():\n    return None\n\n\n"
       "if \"NVTE_PROJECT_BUILDING\" not in os.environ or bool(int(os.getenv(\"NVTE_RELEASE_BUILD\", \"0\"))):\n";
   if (shape.sanity_checks) out += "    sanity_checks_for_pypi_installation()\n";
-  out += "    _CUDNN = _load_cudnn()\n    _NVRTC = _load_nvrtc()\n";
-  if (shape.curand) out += "    _CURAND = _load_curand()\n";
+  out += "    _CUDNN_LIB_CTYPES = _load_cudnn()\n    _NVRTC_LIB_CTYPES = _load_nvrtc()\n";
+  if (shape.curand) out += "    _CURAND_LIB_CTYPES = _load_curand()\n";
   out +=
-      "    _CUBLAS = _load_nvidia_cuda_library(\"cublas\")\n"
-      "    _CUDART = _load_nvidia_cuda_library(\"cuda_runtime\")\n    _TE = _load_core_library()\n";
+      "    _CUBLAS_LIB_CTYPES = _load_nvidia_cuda_library(\"cublas\")\n"
+      "    _CUDART_LIB_CTYPES = _load_nvidia_cuda_library(\"cuda_runtime\")\n    _TE_LIB_CTYPES = _load_core_library()\n";
   return out;
 }
 
@@ -165,15 +165,15 @@ def _load_core_library():
 
 
 if "NVTE_PROJECT_BUILDING" not in os.environ or bool(int(os.getenv("NVTE_RELEASE_BUILD", "0"))):
-    _, _CUDNN = _load_cuda_library("cudnn")
-    system_nvrtc, _NVRTC = _load_cuda_library("nvrtc")
-    system_curand, _CURAND = _load_cuda_library("curand")
+    _, _CUDNN_LIB_CTYPES = _load_cuda_library("cudnn")
+    system_nvrtc, _NVRTC_LIB_CTYPES = _load_cuda_library("nvrtc")
+    system_curand, _CURAND_LIB_CTYPES = _load_cuda_library("curand")
     load_libs_for_no_ctk = not system_nvrtc and not system_curand
     if load_libs_for_no_ctk:
-        _CUBLAS = _load_cuda_library_from_python("cublas", strict=True)
-        _CUDART = _load_cuda_library_from_python("cudart", strict=True)
-        _CUDNN_ALL = _load_cuda_library_from_python("cudnn", strict=True)
-    _TE = _load_core_library()
+        _CUBLAS_LIB_CTYPES = _load_cuda_library_from_python("cublas", strict=True)
+        _CUDART_LIB_CTYPES = _load_cuda_library_from_python("cudart", strict=True)
+        _CUDNN_ALL_LIB_CTYPES = _load_cuda_library_from_python("cudnn", strict=True)
+    _TE_LIB_CTYPES = _load_core_library()
 )";
 }
 
