@@ -118,6 +118,23 @@ TEST_F(TransformerEngineLoads, TheImportsOwnSearchInItsOwnWords) {
   CommandResult release = in_root(root, "import transformer_engine", "NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=1");
   EXPECT_EQ(last_line(release.err), "RuntimeError: cudart shared object not found.") << release.err;
   EXPECT_EQ(te("NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=1", &report).size(), 1u) << report;
+  // A value int() refuses: the import raises ValueError before the loads, which the rule does not
+  // model, so it gives no verdict.
+  CommandResult refused = in_root(root, "import transformer_engine", "NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=x");
+  EXPECT_EQ(last_line(refused.err), "ValueError: invalid literal for int() with base 10: 'x'") << refused.err;
+  EXPECT_TRUE(te("NVTE_PROJECT_BUILDING=1 NVTE_RELEASE_BUILD=x", &report).empty()) << report;
+  // CUDA 13's layout, every library in nvidia/cu13/lib: the strict loads take cudart from there
+  // (lib{lib}*.so.*[0-9] in that folder, the others' lib*.so.*[0-9] in theirs), and the import passes.
+  std::string cudart13 = tmp / "build/libcudart.so.13";
+  where_library(tmp, cudart13, "libcudart.so.13", 1);
+  install_unpacked(tmp, site, "nvidia-cuda-runtime", "13.0.96", json::object(),
+                   {{"nvidia/cu13/lib/libcudart.so.13", cudart13}});
+  CommandResult cu13 = in_root(root, "import transformer_engine");
+  EXPECT_EQ(cu13.status, 0) << cu13.err;
+  EXPECT_TRUE(te("", &report).empty()) << report;
+  fs::remove_all(site + "/nvidia/cu13");
+  for (const fs::directory_entry& e : fs::directory_iterator(site))
+    if (e.path().filename().string().starts_with("nvidia_cuda_runtime-")) fs::remove_all(e.path());
   // The variable the hint offers: the import passes, and the model says so.
   CommandResult fixed = in_root(root, "import transformer_engine", variable);
   EXPECT_EQ(fixed.status, 0) << fixed.err;
