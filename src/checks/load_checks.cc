@@ -36,6 +36,7 @@ struct ImportContext {
   std::vector<std::string> imported;  // what the import's own steps loaded (preload, __init__ modules)
   LoadMemo::Context learnt;
   LoadGraph::Seen seen;
+  std::optional<Process> process;  // what `import dist` left, where dist has rules of its own
 };
 
 // The interpreter as the main program, the base every import context starts from.
@@ -223,6 +224,7 @@ void LoadRun::import(const Base& base, ImportContext& c) {
         for (const std::string& dir : model_.package_loads().directories(*d)) c.learnt.dirs.insert(dir);
   }
   c.learnt.clean = c.findings.empty();
+  if (c.dist && model_.package_loads().has_rules(*c.dist)) c.process.emplace(std::move(context));
 }
 
 // In parallel, on every core; a context is reused only when the memo's run left nothing the
@@ -400,6 +402,8 @@ LoadCheckResult check_loads(const Context& ctx) {
   std::vector<ImportContext> contexts = run.plan_contexts();
   size_t reused = run.reuse_or_import_each(base, contexts);
   LoadCheckResult result = run.merge(std::move(findings), contexts);
+  for (ImportContext& c : contexts)
+    if (c.process) result.processes.emplace(c.dist, std::move(*c.process));
   mark_unloaded_libraries(ctx, result.resolutions, run.imported(), run.own_loads(), result.findings);
   run.remember(base, contexts, reused);
   return result;

@@ -13,12 +13,14 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <vector>
 
 #include "checks/context.h"
 #include "checks/finding.h"
 #include "imports/load_graph.h"
 #include "imports/load_memo.h"
+#include "loader/process.h"
 
 namespace envdoctor::checks {
 
@@ -33,6 +35,10 @@ struct LoadCheckResult {
   ResolutionMap resolutions;
   std::vector<Edge> edges;  // sorted by consumer, then needed; each pair once
   size_t loads = 0;         // simulated dlopen/exec calls
+  // The process `import P` left, for each package P with rules of its own (data/package_loads.json)
+  // whose context was imported (not reused from a memo): its first use and the libraries it loads
+  // that open others run there next (checks/package_loads.h), without importing it again.
+  std::map<const python::Distribution*, loader::Process> processes;
 };
 
 // Reads ctx.settings' on_file (progress), memo (reuse across a simulated change) and edges

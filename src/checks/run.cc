@@ -56,7 +56,7 @@ CheckRun run_checks(const Context& ctx) {
   for (Finding& f : check_static_tls(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   for (Finding& f : check_search_paths(ctx)) run.findings.push_back(std::move(f));
   for (Finding& f : check_preloads(ctx)) run.findings.push_back(std::move(f));
-  PackageLoadResult own = check_package_loads(ctx);
+  PackageLoadResult own = check_package_loads(ctx, loads.resolutions, &loads.processes);
   for (Finding& f : own.findings) run.findings.push_back(std::move(f));
   for (Finding& f : check_system_copies(ctx, loads.resolutions)) run.findings.push_back(std::move(f));
   // What packages open at first use or first compile is used too: JAX's plugins load both CUDA

@@ -129,7 +129,8 @@ CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& 
   LoadCheckResult loads = check_loads(ctx);
   // As check's inventory: what packages open at first use counts as used (checks/run.cc).
   auto inventory = std::make_shared<const CudaInventory>(
-      index_cuda(ctx, loads.resolutions, loads.findings, checks::check_package_loads(ctx).opened));
+      index_cuda(ctx, loads.resolutions, loads.findings,
+                 checks::check_package_loads(ctx, loads.resolutions, &loads.processes).opened));
   CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
   summary.inventory = std::move(inventory);
   return summary;

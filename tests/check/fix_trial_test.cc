@@ -179,7 +179,9 @@ TEST(CupyAdvice, FixesFollowTheConsumersCudaMajor) {
     }
     if (f["code"] == "cuda-major-mix") {
       EXPECT_EQ(hint.find("uninstall"), std::string::npos) << hint;
-      EXPECT_NE(hint.find("CUDA 12 is needed by cupy-cuda12x"), std::string::npos) << hint;
+      // cupy's own first use opens nvidia-cuda-nvrtc-cu12's libnvrtc.so.12 (data/package_loads.json),
+      // so CUDA 12 is used, not only needed.
+      EXPECT_NE(hint.find("CUDA 12 is used by cupy-cuda12x"), std::string::npos) << hint;
     }
   }
   EXPECT_TRUE(cusolver) << r.out;
