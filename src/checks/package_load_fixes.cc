@@ -10,6 +10,7 @@
 #include "advice/install.h"
 #include "imports/python_process.h"
 #include "imports/python_source.h"
+#include "support/text.h"
 
 namespace envdoctor::checks {
 
@@ -153,6 +154,19 @@ std::string moment_words(const environment::PackageRule& rule) {
   return rule.moment == environment::Moment::kImport ? "at import" : "at " + rule.use;
 }
 
+// The packages of the environment (but `provider`) whose files name `soname` in a NEEDED entry:
+// those a copy loaded with RTLD_GLOBAL serves.
+std::string served_packages(const Environment& env, const std::string& soname, const python::Distribution* provider) {
+  std::set<std::string> names;
+  for (const environment::ElfRecord& r : env.elf_files) {
+    const auto& elf = r.opened ? r.opened->elf : nullptr;
+    if (!elf || std::find(elf->needed.begin(), elf->needed.end(), soname) == elf->needed.end()) continue;
+    for (const python::Distribution* d : r.owners)
+      if (d != provider) names.insert(d->name);
+  }
+  return support::join_some({names.begin(), names.end()});
+}
+
 // The warning for a copy `l` opened globally ahead of `wheel`, with the variable that makes the
 // package take the wheel's copy instead, tried on the model.
 Finding ahead_of_wheel(const Context& ctx, const RuleRun& run, const OwnLoad& l, const environment::ElfRecord& wheel) {
@@ -168,10 +182,11 @@ Finding ahead_of_wheel(const Context& ctx, const RuleRun& run, const OwnLoad& l,
   f.message = who(run) + " loads " + l.path + " (" + env.owner_label(l.path) + ", found by " + l.found_by +
               ") with RTLD_GLOBAL " + moment_words(*run.rule) + ", not " + provider->name + "'s " + wheel.path +
               ": every later need of " + soname + " in the process is served by it";
-  std::string h = "the first copy of a SONAME loaded serves it to the whole process, and " + who(run) + " looks in " +
-                  l.found_by + " before the wheels, so every later user of " + soname +
-                  " (torch's libraries included) gets that build, which may be another version than " + provider->name +
-                  " " + provider->version + "'s";
+  std::string served = served_packages(env, soname, provider);
+  std::string h =
+      "the first copy of a SONAME loaded serves it to the whole process, and " + who(run) + " looks in " + l.found_by +
+      " before the wheels, so every later user of " + soname + (served.empty() ? "" : " (" + served + "'s libraries)") +
+      " gets that build, which may be another version than " + provider->name + " " + provider->version + "'s";
   std::string dir = fs::path(wheel.path).parent_path().string();
   for (const Place& at : l.step->places) {
     if (at.kind != Place::Kind::kVariable || !at.below.empty()) continue;
