@@ -329,7 +329,7 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
 
 // The errors a shared library's own load gives about it (`own_loads`: dlopen'd alone, not in an
 // import model's step such as torch's preload) fail no import or program of this environment when
-// no run-time load of data/runtime_loads.json opens it, Python imports no module from it, and
+// no rule of data/package_loads.json opens it, Python imports no module from it, and
 // either everything that loads it does so without an error about it (scipy's vendored
 // libgfortran, loaded after the libquadmath it cannot find alone), or nothing loads it and
 // data/plugins.json says only a request opens it (cuFile's RDMA plugin, NVSHMEM's bootstraps), or a

@@ -61,23 +61,6 @@ DriverLibrary driver_library_row(const nlohmann::json& lib) {
   return {lib.at("prefix").get<std::string>(), lib.at("capability").get<std::string>()};
 }
 
-// data/runtime_loads.json's rows.
-RuntimeLoad runtime_load_row(const nlohmann::json& row) {
-  RuntimeLoad r;
-  r.opener = row.at("opener").get<std::string>();
-  r.what = row.value("what", "");
-  r.opens = row.at("opens").get<std::vector<std::vector<std::string>>>();
-  r.search = row.at("search").get<std::string>();
-  r.same_package = row.value("same_package", false);
-  r.needed = row.value("needed", true);
-  r.words = row.at("words").get<std::string>();
-  r.symbols = row.value("symbols", std::vector<std::string>{});
-  if (!r.symbols.empty() && r.symbols.size() != r.opens.size())
-    throw std::runtime_error(r.opener + ": one symbol per entry of \"opens\"");
-  r.source = row.at("source").get<std::string>();
-  return r;
-}
-
 // data/plugins.json's rows.
 Plugin plugin_row(const nlohmann::json& row) {
   return {row.at("packages").get<std::vector<std::string>>(), row.at("files").get<std::vector<std::string>>(),
@@ -130,7 +113,6 @@ std::optional<Knowledge> Knowledge::load(const std::string& data_dir, std::strin
     for (const auto& p : j.value("placeholders", nlohmann::json::array()))
       k.placeholders_.push_back({p.at("name").get<std::string>(), p.value("note", "")});
     if (!load_table(data_dir + "/driver_libraries.json", "libraries", k.driver_libraries_, error, driver_library_row) ||
-        !load_table(data_dir + "/runtime_loads.json", "loads", k.runtime_loads_, error, runtime_load_row) ||
         !load_table(data_dir + "/plugins.json", "plugins", k.plugins_, error, plugin_row) ||
         !load_package_rules(data_dir + "/package_loads.json", k.package_rules_, error))
       return std::nullopt;

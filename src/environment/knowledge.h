@@ -2,9 +2,8 @@
 // SONAMEs (NVIDIA's CUDA 11/12/13 wheels, into which folder), and which releases are known
 // placeholders. Read once from data/sonames.json. And which libraries are the NVIDIA driver's
 // (libcuda.so.1, libnvidia-ml.so.1): they come with the driver, never from a package
-// (data/driver_libraries.json, the NVIDIA container toolkit's list). And which libraries open
-// others at run time by name (data/runtime_loads.json), and what packages open by themselves
-// (data/package_loads.json, package_rules.h).
+// (data/driver_libraries.json, the NVIDIA container toolkit's list). And what packages and
+// libraries open by themselves, by name or by path (data/package_loads.json, package_rules.h).
 #pragma once
 
 #include <optional>
@@ -29,23 +28,6 @@ struct DriverLibrary {
   std::string capability;  // "compute", "utility", "video" (NVIDIA_DRIVER_CAPABILITIES)
 };
 
-// A library that another opens at run time by name (dlopen), from data/runtime_loads.json: cuDNN 9's
-// shim and its sub-libraries, NVRTC and its builtins.
-struct RuntimeLoad {
-  std::string opener;  // the SONAME of the library that opens
-  std::string what;
-  // Each entry: the names tried in order, with {x}, {y}, {z} for the opener's version.
-  std::vector<std::vector<std::string>> opens;
-  std::string search;         // "caller": glibc's dlopen called from the opener
-  bool same_package = false;  // a copy from elsewhere is another build
-  bool needed = true;         // the package cannot work without it
-  std::string words;          // what the opener prints when none loads ({tried}, {name}, {symbol})
-  // For each entry of `opens`, the function whose first call makes the opener open it (the
-  // {symbol} of its words); empty when the words name none.
-  std::vector<std::string> symbols;
-  std::string source;
-};
-
 // A plugin a package ships that only a request opens (data/plugins.json): its load errors are
 // warnings.
 struct Plugin {
@@ -61,7 +43,7 @@ struct KnownPlaceholder {
 
 class Knowledge {
  public:
-  // Reads `<data_dir>/sonames.json`, `driver_libraries.json`, `runtime_loads.json`, `plugins.json`
+  // Reads `<data_dir>/sonames.json`, `driver_libraries.json`, `plugins.json`
   // and `package_loads.json`; nullopt with `error` set when missing or malformed
   // (the file, the entry and the field named: "data/sonames.json: libraries[3].cuda: ...").
   static std::optional<Knowledge> load(const std::string& data_dir, std::string* error);
@@ -75,8 +57,6 @@ class Knowledge {
   const std::vector<KnownLibrary>& libraries() const { return libraries_; }
   // The driver library `name` (a NEEDED entry or SONAME: "libcuda.so.1") is, or nullptr.
   const DriverLibrary* driver_library(std::string_view name) const;
-  // The run-time loads of data/runtime_loads.json, in table order.
-  const std::vector<RuntimeLoad>& runtime_loads() const { return runtime_loads_; }
   // The row of data/plugins.json that names `path`, a file of distribution `package` (normalized),
   // or nullptr.
   const Plugin* plugin(std::string_view package, const std::string& path) const;
@@ -87,7 +67,6 @@ class Knowledge {
   std::vector<KnownLibrary> libraries_;
   std::vector<KnownPlaceholder> placeholders_;
   std::vector<DriverLibrary> driver_libraries_;
-  std::vector<RuntimeLoad> runtime_loads_;
   std::vector<Plugin> plugins_;
   PackageRules package_rules_;
 };

@@ -65,7 +65,7 @@ const PackageRule* rule_of(const PackageRules& rules, const std::string& id) {
   return nullptr;
 }
 
-// The opener rules that were data/runtime_loads.json's cuDNN and NVRTC rows.
+// The opener rules of cuDNN and NVRTC.
 const std::vector<std::string> kOpenerRules = {"cudnn-9-sublibraries", "cudnn-9-graph-engines", "nvrtc-12-builtins",
                                                "nvrtc-13-builtins"};
 
@@ -102,7 +102,7 @@ TEST(PackageRules, KnowledgeReadsTheTableAndNamesItsFileOnAnError) {
   EXPECT_EQ(rule_of(k->package_rules(), "nvrtc-13-builtins")->opener, "libnvrtc.so.13");
 
   TempDir tmp;
-  for (const char* f : {"sonames.json", "driver_libraries.json", "runtime_loads.json", "plugins.json"})
+  for (const char* f : {"sonames.json", "driver_libraries.json", "plugins.json"})
     fs::copy_file(kData + "/" + f, tmp / f);
   json doc = shipped();
   for (json& r : doc["rules"])

@@ -1,4 +1,4 @@
-// Libraries opened at run time by name (issue 31, item 1; data/runtime_loads.json). A cuDNN-shaped
+// Libraries opened at run time by name (issue 31, item 1; the opener rules of data/package_loads.json). A cuDNN-shaped
 // wheel: libcudnn.so.9 (RUNPATH $ORIGIN) opens its sub-libraries by name when first called, and the
 // graph library its engines, trying NAME.so.9.4.0, NAME.so.9.4, NAME.so.9 and NAME.so as cuDNN 9
 // does, and each prints cuDNN's words when none loads; an NVRTC-shaped wheel whose libnvrtc.so.12 opens the builtins of

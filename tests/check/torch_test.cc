@@ -116,7 +116,7 @@ class TorchPreload : public VenvTest {
                  tmp_);
     built_[soname] = lib;
     json paths = {{"nvidia/" + folder + "/lib/" + soname, lib}};
-    // NVRTC opens the builtins of its own release at run time (data/runtime_loads.json).
+    // NVRTC opens the builtins of its own release at run time (data/package_loads.json).
     if (folder == "cuda_nvrtc") {
       std::string builtins = tmp_ / "build/nvidia/cuda_nvrtc/libnvrtc-builtins.so.12.4";
       build_shared(builtins, "int builtins_fn(void) { return 1; }", "-Wl,-soname,libnvrtc-builtins.so.12.4", tmp_);
