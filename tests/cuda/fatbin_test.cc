@@ -83,10 +83,16 @@ std::set<std::string> our_archs(const FatbinInfo& info) {
   return out;
 }
 
+// The caller skips where cuobjdump is not installed (cuobjdump_missing): a comparison that cannot
+// run is said, never passed in silence.
 void expect_matches_cuobjdump(const std::string& path) {
-  if (!test::have_tool("cuobjdump")) return;
   Read r = read_file(path);
   EXPECT_EQ(our_archs(r.info), cuobjdump_archs(path)) << path;
+}
+
+// Why a comparison with cuobjdump cannot run here; "" where it can.
+std::string cuobjdump_missing() {
+  return test::have_tool("cuobjdump") ? "" : "cuobjdump (the CUDA toolkit's) not installed";
 }
 
 // --- committed fixtures (tests/data/cuda/build.sh made them with nvcc 13.0) ---
@@ -189,15 +195,25 @@ TEST(FatbinToolkit, CudnnCnnListsEveryArchitecture) {
   EXPECT_TRUE(r.info.problems.empty());
   EXPECT_GT(r.info.entries.size(), 0u);
   EXPECT_TRUE(our_archs(r.info).count("sm_80"));
+}
+
+TEST(FatbinToolkit, CudnnCnnListingIsCuobjdumps) {
+  std::string path = kCudaLib + "libcudnn_cnn.so.9";
+  if (!std::filesystem::exists(path)) GTEST_SKIP() << path << " not installed";
+  if (std::string why = cuobjdump_missing(); !why.empty()) GTEST_SKIP() << why;
   expect_matches_cuobjdump(path);
 }
 
 TEST(FatbinToolkit, HugeLibrariesListFromHeadersOnly) {
   // cuBLASLt (hundreds of MB, thousands of containers) and cuDNN's precompiled engines. Their
   // cuobjdump comparison is recorded in docs/cuda.md, not repeated here: it takes long.
+  std::vector<std::string> absent;
   for (std::string name : {"libcublasLt.so.13", "libcudnn_engines_precompiled.so.9"}) {
     std::string path = kCudaLib + name;
-    if (!std::filesystem::exists(path)) continue;
+    if (!std::filesystem::exists(path)) {
+      absent.push_back(path);
+      continue;
+    }
     Read r = read_file(path);
     EXPECT_EQ(r.info.problems, std::vector<std::string>{}) << name;
     EXPECT_GT(r.info.containers, 1000u) << name;
@@ -205,6 +221,7 @@ TEST(FatbinToolkit, HugeLibrariesListFromHeadersOnly) {
     for (const char* arch : {"sm_75", "sm_80", "sm_86", "sm_90", "sm_90a", "sm_100", "sm_120"})
       EXPECT_TRUE(archs.count(arch)) << name << " lacks " << arch;
   }
+  if (absent.size() == 2) GTEST_SKIP() << absent[0] << " and " << absent[1] << " not installed";
 }
 
 TEST(FatbinToolkit, RuntimeLibraryWithoutDeviceCode) {
@@ -220,6 +237,7 @@ TEST(FatbinToolkit, RuntimeLibraryWithoutDeviceCode) {
 // One test, so that ctest (which runs each test in its own process) builds the fixtures once.
 TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
   if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
+  if (std::string why = cuobjdump_missing(); !why.empty()) GTEST_SKIP() << why << " (nvcc's fixtures are held to it)";
   TempDir tmp;
   std::string cu = tmp.write("k.cu", "__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }\n");
   struct Fixture {
