@@ -74,13 +74,6 @@ std::optional<std::string> release_of(const std::string& version) {
   return r.str();
 }
 
-// The file of `dist` whose RECORD path is `rel`; "" when its records list none.
-std::string recorded(const Distribution& dist, const std::string& rel) {
-  for (const python::RecordEntry& e : dist.record)
-    if (e.path == rel) return e.resolved.string();
-  return "";
-}
-
 }  // namespace
 
 bool in_releases(const std::string& version, const std::string& specifier) {
@@ -113,13 +106,13 @@ PackageLoads::PackageLoads(const Environment& env, const environment::PackageRul
 
 bool PackageLoads::fingerprint_holds(const PackageRule& rule, const Distribution& dist, std::string* file) const {
   if (rule.fingerprint_file.empty()) return true;
-  std::string path = recorded(dist, rule.fingerprint_file);
+  std::string path = recorded_file(dist, rule.fingerprint_file);
   if (path.empty()) return false;
   std::string text = env_.files.read_text(path, 4 << 20);
   for (const std::string& s : rule.fingerprint)
     if (text.find(s) == std::string::npos) return false;
   for (const auto& [rel, strings] : rule.fingerprint_also) {
-    std::string other = recorded(dist, rel);
+    std::string other = recorded_file(dist, rel);
     if (other.empty()) return false;
     std::string other_text = env_.files.read_text(other, 4 << 20);
     for (const std::string& s : strings)
@@ -145,15 +138,20 @@ bool PackageLoads::opens(const std::string& soname) const { return by_opener_.co
 class PackageLoads::Runner {
  public:
   Runner(const PackageLoads& self, loader::Process& p, int caller, RuleRun& run, const OpenFn& on_open)
-      : self_(self), env_(self.env_), p_(p), caller_(caller), run_(run), rule_(*run.rule), on_open_(on_open) {}
+      : self_(self),
+        env_(self.env_),
+        p_(p),
+        caller_(caller),
+        run_(run),
+        rule_(*run.rule),
+        on_open_(on_open),
+        values_(self.env_, *run.rule, run.dist, [&self](const std::string& name) { return self.variable(name); }) {}
 
   void run() {
     // A stop at the top ends the rule as quietly as one in a group ends the group.
     for (const Step& s : rule_.steps)
       if (step(s) != Flow::kNext) break;
-    for (const auto& [name, sources] : rule_.values)
-      if (const std::vector<std::string>* parts = values(name); parts && !parts->empty())
-        run_.values[name] = parts->front();
+    run_.values = values_.known();
   }
 
  private:
@@ -537,110 +535,9 @@ class PackageLoads::Runner {
     return false;
   }
 
-  // The value of `key` ("cuda", "v.2"): nullopt where it is not known.
-  std::optional<std::string> value(const std::string& key) {
-    std::string name = key.substr(0, key.find('.'));
-    size_t part = 0;
-    if (key.size() > name.size()) {
-      std::string digits = key.substr(name.size() + 1);
-      if (digits.empty() || digits.find_first_not_of("0123456789") != std::string::npos) return std::nullopt;
-      part = std::stoul(digits);
-    }
-    const std::vector<std::string>* parts = values(name);
-    if (!parts || part >= parts->size() || (*parts)[part].empty()) return std::nullopt;
-    return (*parts)[part];
-  }
-
-  // A value's whole text (0) and its parts (1...), resolved once.
-  const std::vector<std::string>* values(const std::string& name) {
-    auto cached = values_.find(name);
-    if (cached != values_.end()) return cached->second ? &*cached->second : nullptr;
-    std::optional<std::vector<std::string>>& out = values_[name];
-    for (const auto& [key, sources] : rule_.values) {
-      if (key != name) continue;
-      for (const ValueSource& s : sources)
-        if ((out = resolve(s))) break;
-    }
-    return out ? &*out : nullptr;
-  }
-
-  std::optional<std::vector<std::string>> resolve(const ValueSource& s) {
-    auto split = [](const std::string& text) {
-      std::vector<std::string> out{text};
-      size_t at = 0;
-      while (at <= text.size()) {
-        size_t dot = text.find('.', at);
-        out.push_back(text.substr(at, dot == std::string::npos ? std::string::npos : dot - at));
-        if (dot == std::string::npos) break;
-        at = dot + 1;
-      }
-      return out;
-    };
-    switch (s.kind) {
-      case ValueSource::Kind::kVariable: {
-        std::optional<std::string> v = variable(s.name);
-        if (!v || v->empty()) return std::nullopt;
-        return s.match.empty() ? split(*v) : matched(*v, s.match);
-      }
-      case ValueSource::Kind::kVersion: {
-        if (!run_.dist) return std::nullopt;
-        std::optional<python::Version> v = python::Version::parse(run_.dist->version);
-        if (!v) return std::nullopt;
-        std::vector<std::string> out{run_.dist->version};
-        for (u64 n : v->release) out.push_back(std::to_string(n));
-        return out;
-      }
-      case ValueSource::Kind::kFile: {
-        const Distribution* d = s.package.empty() ? run_.dist : env_.inventory.find(s.package);
-        if (!d) return std::nullopt;
-        std::string path = recorded(*d, s.name);
-        if (path.empty()) return std::nullopt;
-        return matched(env_.files.read_text(path, 1 << 20), s.match);
-      }
-    }
-    return std::nullopt;
-  }
-
-  // The first match of `regex` in `text`: its group 1 (its whole match where it has none), then its
-  // groups; nullopt where it does not match.
-  static std::optional<std::vector<std::string>> matched(const std::string& text, const std::string& regex) {
-    std::smatch m;
-    try {
-      if (!std::regex_search(text, m, std::regex(regex))) return std::nullopt;
-    } catch (const std::regex_error&) {
-      return std::nullopt;
-    }
-    std::vector<std::string> out{m.size() > 1 ? m[1].str() : m[0].str()};
-    for (size_t i = 1; i < m.size(); ++i) out.push_back(m[i].str());
-    return out;
-  }
-
-  // A name or directory with {lib}, {LIB} and the rule's values put in; nullopt where one is not
-  // known.
-  std::optional<std::string> fill(const std::string& text, const std::string& lib) {
-    std::string out;
-    for (size_t i = 0; i < text.size(); ++i) {
-      if (text[i] != '{') {
-        out += text[i];
-        continue;
-      }
-      size_t close = text.find('}', i);
-      if (close == std::string::npos) return std::nullopt;
-      std::string key = text.substr(i + 1, close - i - 1);
-      std::optional<std::string> v = key == "lib"   ? std::optional<std::string>(lib)
-                                     : key == "LIB" ? std::optional<std::string>(upper(lib))
-                                                    : value(key);
-      if (!v) return std::nullopt;
-      out += *v;
-      i = close;
-    }
-    return out;
-  }
-
-  static std::string upper(std::string s) {
-    for (char& c : s) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return s;
-  }
+  std::optional<std::string> value(const std::string& key) { return values_.value(key); }
+  std::optional<std::string> fill(const std::string& text, const std::string& lib) { return values_.fill(text, lib); }
+  static std::string upper(const std::string& s) { return RuleValues::upper(s); }
 
   // The copy a load opened; where no place held one, the first name in the first directory its
   // first place names (the path a package that opens by path puts in its error), or the name
@@ -695,7 +592,7 @@ class PackageLoads::Runner {
   const OpenFn& on_open_;
   std::map<std::string, size_t> ids_;
   std::vector<std::string> whats_;
-  std::map<std::string, std::optional<std::vector<std::string>>> values_;
+  RuleValues values_;
 };
 
 std::optional<std::string> PackageLoads::variable(const std::string& name) const {

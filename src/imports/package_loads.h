@@ -19,6 +19,7 @@
 #include "environment/environment.h"
 #include "environment/package_rules.h"
 #include "imports/python_source.h"
+#include "imports/rule_values.h"
 #include "loader/process.h"
 
 namespace envdoctor::imports {
