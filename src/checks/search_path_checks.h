@@ -4,7 +4,7 @@
 // open_path then opens "" + "glibc-hwcaps/x86-64-v3/" + name, ..., "" + name: relative paths, so
 // the loader looks in the current working directory of the process, whatever it is, before the
 // directories that follow and before ld.so.cache and the system directories. The load model
-// searches there too (loader/process.cc); this check says that it happens.
+// searches there too (loader/search.cc); this check says that it happens.
 #pragma once
 
 #include <vector>

@@ -195,6 +195,13 @@ class Process {
   void add_name(int object, std::string_view name);
   void forget_dead();
   bool is_directory(const std::string& dir) const;
+  // Shared by the files of the load model: whether an object answers to a name (process.cc), the
+  // error a failed resolution gives (search.cc), the assertion that ends ld.so when an unversioned
+  // copy of a versioned library is bound to (binding.cc).
+  static bool answers_to(const LoadedObject& o, std::string_view name);
+  static LoadError resolution_error(const Resolution& r, int obj, const std::string& requester, u8 host_class);
+  static std::optional<LoadError> unversioned_abort(const std::vector<LoadedObject>& objects,
+                                                    const std::vector<int>& order, const std::vector<int>& scope);
   int add_object(const std::string& path, std::shared_ptr<const OpenResult> opened, int loader, Rule rule);
 
   // `trace`: ldd's trace mode (load_main), in which a missing auxiliary object is listed.
