@@ -51,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (auto s = elf->symbol(idx)) sink += s->name.size();
   for (const auto& sec : elf->sections()) sink += sec.name.size() + sec.size;
   // PT_TLS's numbers through the static TLS model's arithmetic, and the relocations reaching it.
-  for (const auto& t : elf->static_tls_targets()) sink += t.symbol.size() + t.optional;
+  for (const auto& t : envdoctor::loader::static_tls_targets(*elf)) sink += t.symbol.size() + t.optional;
   if (elf->tls) {
     envdoctor::loader::TlsBlock block = envdoctor::loader::TlsBlock::of(*elf->tls);
     envdoctor::loader::StaticTls area(*envdoctor::loader::TlsAbi::for_machine(EM_X86_64), {}, {block, block});

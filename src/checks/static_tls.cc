@@ -98,7 +98,7 @@ bool may_run_out(const Startup& s, const ResolutionMap& resolutions, const TlsTu
   std::set<const elf::ElfFile*> needed, optional;
   std::vector<u32> scratch;
   for (const elf::ElfFile* f : files) {
-    for (const elf::StaticTlsTarget& t : f->static_tls_targets()) {
+    for (const loader::StaticTlsTarget& t : loader::static_tls_targets(*f)) {
       const elf::ElfFile* owner = nullptr;
       if (t.symbol.empty()) {
         owner = f->tls ? f : nullptr;
@@ -165,7 +165,7 @@ Imports import_all(const Startup& s, const imports::ImportModel& model) {
     for (auto it = r.new_objects.rbegin(); it != r.new_objects.rend(); ++it) {
       const loader::LoadedObject& o = run.process.objects()[*it];
       if (!o.elf) continue;
-      for (const elf::StaticTlsTarget& t : o.elf->static_tls_targets()) {
+      for (const loader::StaticTlsTarget& t : loader::static_tls_targets(*o.elf)) {
         int owner =
             t.symbol.empty() ? (o.elf->tls ? *it : -1) : tls_definer(run.process, s.objects(), *it, t.symbol, scratch);
         if (owner < 0 || static_cast<size_t>(owner) < s.objects()) continue;  // placed at start-up

@@ -211,7 +211,7 @@ std::unique_ptr<ElfFile> Parser::parse(std::shared_ptr<const MappedFile> file, s
 
   f->read_symbol_ = &read_symbol<E>;
   f->scan_relocations_ = &scan_relocations<E>;
-  f->scan_tls_relocations_ = &scan_tls_relocations<E>;
+  f->scan_relocations_of_ = &scan_relocations_of<E>;
   f->gnu_lookup_ = &gnu_lookup<E>;
   f->sysv_lookup_ = &sysv_lookup<E>;
   f->read_sections_ = &read_sections<E>;

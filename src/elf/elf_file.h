@@ -73,17 +73,11 @@ struct TlsSegment {
   u64 align = 0;
 };
 
-// One TLS block a dynamic relocation asks ld.so to place in the static TLS block: the object's
-// own (symbol index 0, a local symbol, or one it defines) or the block of the object that
-// defines `symbol`. `optional`: a TLS descriptor (R_X86_64_TLSDESC, R_386_TLS_DESC,
-// R_AARCH64_TLSDESC), which glibc places there only while the optional surplus lasts and
-// otherwise resolves dynamically (elf/dl-static-tls.h, TRY_STATIC_TLS); otherwise an initial-exec
-// relocation (R_X86_64_TPOFF64, R_386_TLS_TPOFF, R_386_TLS_TPOFF32, R_AARCH64_TLS_TPREL), which
-// fails the load when there is no room (CHECK_STATIC_TLS).
-struct StaticTlsTarget {
-  std::string_view symbol;  // "" for the object's own block
-  bool optional = false;
-  bool operator==(const StaticTlsTarget&) const = default;
+// One dynamic relocation, as r_info holds it: its type (R_X86_64_*, ...) and its symbol's index
+// in the dynamic symbol table (0: none).
+struct Relocation {
+  u32 type = 0;
+  u32 symbol = 0;
 };
 
 struct Section {
@@ -183,12 +177,10 @@ class ElfFile {
   // required symbol did not bind, to know whether it matters and where its error comes.
   std::vector<u32> relocation_order() const;
 
-  // The TLS blocks this object's dynamic relocations want in the static TLS block, each
-  // (symbol, optional) once, in the order glibc relocates (DT_RELA/DT_REL, then DT_JMPREL). A pass
-  // over the relocation tables on each call, made only for an object with PT_TLS or DF_STATIC_TLS
-  // (the linkers' mark for initial-exec TLS, set also by an object that reaches another's TLS, as
-  // libm.so.6 reaches libc's): any other object has none, and is answered without a read.
-  std::vector<StaticTlsTarget> static_tls_targets() const;
+  // The dynamic relocations whose type `wanted(machine, type)` accepts, in the order glibc
+  // processes them (DT_RELA/DT_REL, then DT_JMPREL), leading R_*_RELATIVE entries left out. A
+  // pass over the relocation tables on each call.
+  std::vector<Relocation> relocations(bool (*wanted)(u16 machine, u32 type)) const;
 
   // Asks for [off, off + len) of the file to be read ahead, before a reader walks it
   // (MappedFile::will_read).
@@ -239,7 +231,7 @@ class ElfFile {
   // Class/endian-specific readers, chosen once at parse time.
   std::optional<Symbol> (*read_symbol_)(const ElfFile&, u32, bool) = nullptr;
   std::vector<u32> (*scan_relocations_)(const ElfFile&) = nullptr;
-  std::vector<StaticTlsTarget> (*scan_tls_relocations_)(const ElfFile&) = nullptr;
+  std::vector<Relocation> (*scan_relocations_of_)(const ElfFile&, bool (*)(u16, u32)) = nullptr;
   void (*gnu_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   void (*sysv_lookup_)(const ElfFile&, const SymbolKey&, std::vector<u32>&) = nullptr;
   std::vector<Section> (*read_sections_)(const ElfFile&) = nullptr;

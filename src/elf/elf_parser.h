@@ -18,8 +18,8 @@ namespace envdoctor::elf {
 // elf_file.h's types, declared only: that header includes none of this one, and the files that
 // define Parser's members include both.
 class ElfFile;
+struct Relocation;
 struct Section;
-struct StaticTlsTarget;
 struct Symbol;
 struct SymbolKey;
 
@@ -68,10 +68,12 @@ struct Parser {
   static std::optional<Symbol> read_symbol(const ElfFile& f, u32 index, bool with_name);
   template <typename E>
   static std::vector<u32> scan_required(const ElfFile& f);
+  template <typename E, typename Visit>
+  static void for_each_relocation(const ElfFile& f, Visit visit);
   template <typename E>
   static std::vector<u32> scan_relocations(const ElfFile& f);
   template <typename E>
-  static std::vector<StaticTlsTarget> scan_tls_relocations(const ElfFile& f);
+  static std::vector<Relocation> scan_relocations_of(const ElfFile& f, bool (*wanted)(u16, u32));
   template <typename E>
   static bool name_equals(const ElfFile& f, u32 index, std::string_view name);
   template <typename E>

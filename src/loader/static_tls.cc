@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "loader/tunables.h"
 
@@ -35,7 +37,52 @@ u64 roundup(u64 x, u64 y) { return (x + y - 1) / y * y; }
 // libc-pointer-arith.h's ALIGN_UP, for a power of two (as glibc assumes p_align is).
 u64 align_up(u64 x, u64 a) { return (x + a - 1) & ~(a - 1); }
 
+enum class TlsRelocation { kNone, kStatic, kOptional };
+
+// The dynamic relocation types by which ld.so places a TLS block in the static TLS block, per
+// machine (glibc 2.36 sysdeps/*/dl-machine.h, elf_machine_rela / elf_machine_rel):
+// CHECK_STATIC_TLS for initial-exec offsets, TRY_STATIC_TLS for TLS descriptors in a shared ld.so.
+// x86-64's ld.so handles R_X86_64_TPOFF64 only; R_X86_64_TPOFF32 never reaches it.
+TlsRelocation tls_relocation(u16 machine, u32 type) {
+  switch (machine) {
+    case EM_X86_64:
+      if (type == R_X86_64_TPOFF64) return TlsRelocation::kStatic;
+      if (type == R_X86_64_TLSDESC) return TlsRelocation::kOptional;
+      break;
+    case EM_386:
+      if (type == R_386_TLS_TPOFF || type == R_386_TLS_TPOFF32) return TlsRelocation::kStatic;
+      if (type == R_386_TLS_DESC) return TlsRelocation::kOptional;
+      break;
+    case EM_AARCH64:
+      if (type == R_AARCH64_TLS_TPREL) return TlsRelocation::kStatic;
+      if (type == R_AARCH64_TLSDESC) return TlsRelocation::kOptional;
+      break;
+  }
+  return TlsRelocation::kNone;
+}
+
+bool reaches_static_tls(u16 machine, u32 type) { return tls_relocation(machine, type) != TlsRelocation::kNone; }
+
 }  // namespace
+
+// A relocation's target block: the symbol's definer. Symbol 0 and local symbols are the object's
+// own (resolve_map in elf/dl-reloc.c keeps the map for STB_LOCAL); so is a symbol it defines,
+// which is what its own lookup finds unless another object interposes a TLS definition.
+std::vector<StaticTlsTarget> static_tls_targets(const elf::ElfFile& f) {
+  std::vector<StaticTlsTarget> out;
+  if (!f.tls && !(f.flags & DF_STATIC_TLS)) return out;
+  std::set<std::pair<std::string_view, bool>> seen;
+  for (const elf::Relocation& r : f.relocations(&reaches_static_tls)) {
+    StaticTlsTarget target{"", tls_relocation(f.machine, r.type) == TlsRelocation::kOptional};
+    if (r.symbol != 0) {
+      std::optional<elf::Symbol> s = f.symbol(r.symbol);
+      if (!s) continue;  // beyond the symbol table: nothing a model can say
+      if (!s->defined() && s->bind != STB_LOCAL) target.symbol = s->name;
+    }
+    if (seen.insert({target.symbol, target.optional}).second) out.push_back(target);
+  }
+  return out;
+}
 
 TlsTunables TlsTunables::parse(std::string_view text) {
   TlsTunables t;

@@ -11,6 +11,8 @@
 //
 // The model is arithmetic only, on the numbers of PT_TLS (elf::TlsSegment), so every step can be
 // replayed with other tunables, or with objects moved to start-up (LD_PRELOAD), to find a fix.
+// Which of an object's dynamic relocations ask for room there, and for whose block, is glibc's
+// rule too (static_tls_targets): the ELF reader only lists the relocations of the types asked for.
 #pragma once
 
 #include <optional>
@@ -55,6 +57,26 @@ struct TlsAbi {
 
   static std::optional<TlsAbi> for_machine(u16 machine);
 };
+
+// One TLS block a dynamic relocation asks ld.so to place in the static TLS block: the object's
+// own (symbol index 0, a local symbol, or one it defines) or the block of the object that
+// defines `symbol`. `optional`: a TLS descriptor (R_X86_64_TLSDESC, R_386_TLS_DESC,
+// R_AARCH64_TLSDESC), which glibc places there only while the optional surplus lasts and
+// otherwise resolves dynamically (elf/dl-static-tls.h, TRY_STATIC_TLS); otherwise an initial-exec
+// relocation (R_X86_64_TPOFF64, R_386_TLS_TPOFF, R_386_TLS_TPOFF32, R_AARCH64_TLS_TPREL), which
+// fails the load when there is no room (CHECK_STATIC_TLS).
+struct StaticTlsTarget {
+  std::string_view symbol;  // "" for the object's own block
+  bool optional = false;
+  bool operator==(const StaticTlsTarget&) const = default;
+};
+
+// The TLS blocks `f`'s dynamic relocations want in the static TLS block, each (symbol, optional)
+// once, in the order glibc relocates (DT_RELA/DT_REL, then DT_JMPREL). A pass over the relocation
+// tables on each call, made only for an object with PT_TLS or DF_STATIC_TLS (the linkers' mark
+// for initial-exec TLS, set also by an object that reaches another's TLS, as libm.so.6 reaches
+// libc's): any other object has none, and is answered without a read.
+std::vector<StaticTlsTarget> static_tls_targets(const elf::ElfFile& f);
 
 class StaticTls {
  public:

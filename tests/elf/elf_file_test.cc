@@ -16,6 +16,7 @@
 #include <set>
 
 #include "elf/elf_file.h"
+#include "loader/static_tls.h"
 #include "support/elf_writer.h"
 #include "support/fixture.h"
 
@@ -51,7 +52,7 @@ size_t walk(const ElfFile& f) {
   for (u32 i = 0; i < count; ++i)
     if (auto s = f.symbol(i)) n += s->name.size() + (i < 50 ? f.find_symbols(s->name).size() : 0);
   n += f.required_symbols().size() + f.relocation_order().size() + f.sections().size();
-  for (const elf::StaticTlsTarget& t : f.static_tls_targets()) n += t.symbol.size() + t.optional;
+  for (const loader::StaticTlsTarget& t : loader::static_tls_targets(f)) n += t.symbol.size() + t.optional;
   if (f.tls) n += f.tls->memsz & 1;
   return n;
 }
@@ -330,16 +331,16 @@ TEST_F(TlsLibrary, ReadsPtTlsAndTheRelocationsThatReachStaticTls) {
   ASSERT_TRUE(f->tls);
   EXPECT_GE(f->tls->memsz, 150u);
   EXPECT_TRUE(f->flags & DF_STATIC_TLS);
-  std::vector<elf::StaticTlsTarget> targets = f->static_tls_targets();
+  std::vector<loader::StaticTlsTarget> targets = loader::static_tls_targets(*f);
   std::sort(targets.begin(), targets.end(), [](auto& a, auto& b) { return a.symbol < b.symbol; });
-  EXPECT_EQ(targets, (std::vector<elf::StaticTlsTarget>{{"", false}, {"other_ie", false}}));
+  EXPECT_EQ(targets, (std::vector<loader::StaticTlsTarget>{{"", false}, {"other_ie", false}}));
 
   auto d = parse_bytes(read_file(desc), &error);
   ASSERT_TRUE(d) << error;
   ASSERT_TRUE(d->tls);
   EXPECT_EQ(d->tls->memsz, 300u);
   EXPECT_FALSE(d->flags & DF_STATIC_TLS);
-  EXPECT_EQ(d->static_tls_targets(), (std::vector<elf::StaticTlsTarget>{{"", true}}));
+  EXPECT_EQ(loader::static_tls_targets(*d), (std::vector<loader::StaticTlsTarget>{{"", true}}));
 }
 
 TEST_F(TlsLibrary, TruncatedAndAbsurdTlsTablesAreReadAround) {
