@@ -492,8 +492,14 @@ std::optional<Finding> package_load_finding(const Context& ctx, const RuleRun& r
     else
       h += "; it found " + load.path + " (" + load.found_by +
            "), which does not load: " + (load.errors.empty() ? "" : load.errors.front().message);
-    // The silent fallback is about the copy that does not load, as its own load check is.
-    if (run.end == RuleRun::End::kFellBack && ctx.env.elf(load.path)) f.file = environment::normalize_path(load.path);
+    // The silent fallback is about the copy that does not load, as its own load check is, and
+    // follows from the library that check finds missing first: the loader's words come first.
+    if (run.end == RuleRun::End::kFellBack && ctx.env.elf(load.path)) {
+      f.file = environment::normalize_path(load.path);
+      if (beyond_driver && beyond_driver->kind == loader::LoadError::Kind::kMissingLibrary)
+        f.caused_by = Cause{Code::kMissingLibrary, environment::normalize_path(beyond_driver->path),
+                            beyond_driver->library, std::nullopt, ""};
+    }
   } else if (!load.step->outcome) {  // a step with an outcome looked nowhere: its `what` says what failed
     h += "; none of " + places_words(run, load) + " holds " + load.names.front();
     if (const python::RecordEntry* lost = recorded_but_missing(ctx, run, load)) {

@@ -335,7 +335,10 @@ TEST_F(SilentFallbackCli, EveryFormatSaysItAndNhcDrainsAGpuNode) {
 
   CommandResult text = check(venv, data, "");
   EXPECT_EQ(text.status, 0) << text.err;
-  EXPECT_NE(text.out.find(" warnings\nEvery library here will load"), std::string::npos) << text.out;
+  // The fallback follows from the library its provider's load misses first: one cause.
+  EXPECT_NE(text.out.find(" warnings (1 cause, 1 consequence)\nEvery library here will load"), std::string::npos)
+      << text.out;
+  EXPECT_EQ(f["caused_by"]["code"], "missing-library") << f.dump(1);
   EXPECT_NE(text.out.find("1 package falls back silently and runs without its GPU path:"), std::string::npos)
       << text.out;
   EXPECT_NE(text.out.find("gpuish (silent-fallback)\n"), std::string::npos) << text.out;
