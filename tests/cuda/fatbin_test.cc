@@ -234,17 +234,13 @@ TEST(FatbinToolkit, RuntimeLibraryWithoutDeviceCode) {
 
 // --- fixtures built now by nvcc, each compared with what was asked and with cuobjdump ---
 
-// One test, so that ctest (which runs each test in its own process) builds the fixtures once.
-TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
-  if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
-  if (std::string why = cuobjdump_missing(); !why.empty()) GTEST_SKIP() << why << " (nvcc's fixtures are held to it)";
-  TempDir tmp;
-  std::string cu = tmp.write("k.cu", "__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }\n");
-  struct Fixture {
-    std::string file, flags;
-    std::vector<std::string> expected;  // empty: checked below
-  };
-  const std::vector<Fixture> fixtures = {
+struct NvccFixture {
+  std::string file, flags;
+  std::vector<std::string> expected;  // empty: checked below
+};
+
+const std::vector<NvccFixture>& nvcc_fixtures() {
+  static const std::vector<NvccFixture> fixtures = {
       {"sm80.so", "-cudart none -gencode arch=compute_80,code=sm_80", {"sm_80"}},
       {"sm80_ptx.so",
        "-cudart none -gencode 'arch=compute_80,code=[sm_80,compute_80]'",
@@ -259,17 +255,29 @@ TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
       // -rdc needs the runtime for the device link that fills .nv_fatbin.
       {"rdc.so", "-cudart shared -rdc=true -gencode 'arch=compute_80,code=[sm_80,compute_80]'", {}},
   };
-  // One nvcc per fixture, all at once: each takes about a second, mostly start-up.
+  return fixtures;
+}
+
+// Builds every fixture into `tmp`, one nvcc per fixture, all at once: each takes about a second,
+// mostly start-up. Returns nvcc's error output.
+std::string build_nvcc_fixtures(const TempDir& tmp) {
+  std::string cu = tmp.write("k.cu", "__global__ void add(float* a) { a[threadIdx.x] += 1.0f; }\n");
   std::string script;
-  for (const Fixture& f : fixtures)
+  for (const NvccFixture& f : nvcc_fixtures())
     script += kNvcc + " -shared -Xcompiler -fPIC " + f.flags + " -o " + test::quote(tmp / f.file) + " " +
               test::quote(cu) + " & ";
-  test::CommandResult build = test::run(script + "wait");
+  return test::run(script + "wait").err;
+}
 
-  for (const Fixture& f : fixtures) {
+// One test, so that ctest (which runs each test in its own process) builds the fixtures once.
+TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
+  if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
+  TempDir tmp;
+  std::string err = build_nvcc_fixtures(tmp);
+  for (const NvccFixture& f : nvcc_fixtures()) {
     SCOPED_TRACE(f.file);
     std::string path = tmp / f.file;
-    ASSERT_TRUE(std::filesystem::exists(path)) << build.err;
+    ASSERT_TRUE(std::filesystem::exists(path)) << err;
     if (!f.expected.empty()) {
       EXPECT_EQ(listing(path), f.expected);
     } else {
@@ -279,7 +287,19 @@ TEST(NvccFixtures, EachListingIsWhatNvccWasAsked) {
       EXPECT_EQ(std::count(d.begin(), d.end(), "sm_80 compressed relocatable"), 1);
       EXPECT_EQ(std::count(d.begin(), d.end(), "compute_80 isa9.0 compressed relocatable"), 1);
     }
-    expect_matches_cuobjdump(path);
+  }
+}
+
+// The same fixtures, each listing held to cuobjdump's.
+TEST(NvccFixtures, EachListingIsCuobjdumps) {
+  if (!test::have_tool(kNvcc)) GTEST_SKIP() << "nvcc not installed";
+  if (std::string why = cuobjdump_missing(); !why.empty()) GTEST_SKIP() << why;
+  TempDir tmp;
+  std::string err = build_nvcc_fixtures(tmp);
+  for (const NvccFixture& f : nvcc_fixtures()) {
+    SCOPED_TRACE(f.file);
+    ASSERT_TRUE(std::filesystem::exists(tmp / f.file)) << err;
+    expect_matches_cuobjdump(tmp / f.file);
   }
 }
 
