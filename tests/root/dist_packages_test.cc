@@ -98,7 +98,9 @@ class DebianDistPackages : public ::testing::Test {
     CommandResult r = check("--json " + args);
     EXPECT_EQ(r.status, status) << r.err;
     json doc = json::parse(r.out, nullptr, false);
-    if (have_jsonschema()) EXPECT_EQ(schema_errors("check", r.out), "");
+    if (have_jsonschema()) {
+      EXPECT_EQ(schema_errors("check", r.out), "");
+    }
     return doc.is_discarded() ? json::object() : doc;
   }
 
@@ -195,8 +197,9 @@ TEST_F(DebianDistPackages, AllEnvironmentsChecksEachInTurn) {
   EXPECT_EQ(docs[0]["environment"]["python"], "/opt/venv/bin/python");
   EXPECT_EQ(docs[1]["environment"]["python"], "/usr/bin/python3");
   EXPECT_EQ(findings_on(docs[1], kBroken), std::vector<std::string>{"missing-library libgone.so.1 " + kWords});
-  if (have_jsonschema())
+  if (have_jsonschema()) {
     for (const json& doc : docs) EXPECT_EQ(schema_errors("check", doc.dump()), "");
+  }
 
   // A conda base that is no Python environment (conda-meta, no lib/python3.X) is named as such,
   // and neither stops the others being checked nor empties the report.
@@ -254,11 +257,15 @@ TEST_F(DebianDistPackages, ItsSquashfsImageChecksWhatItsPathRuns) {
 TEST_F(DebianDistPackages, AnOciImageChecksWhatItsCmdRuns) {
   if (!have_tool("umoci")) GTEST_SKIP() << "needs umoci";
   std::string oci = *scratch_ / "oci", layer = *scratch_ / "layer.tar";
-  // One layer of the root, without what no import reads (documentation, apt's caches).
-  ASSERT_EQ(run("tar -C " + quote(root_) + " --exclude=./usr/share --exclude=./var/cache --exclude=./var/lib/apt " +
-                "--exclude=./proc -cf " + quote(layer) + " .")
-                .status,
-            0);
+  // One layer of the root, without what no import reads (documentation, apt's caches). The root's
+  // files are hard links of the cached root, which other tests link at the same time: each new link
+  // changes an inode's ctime, and GNU tar then says "file changed as we read it" and exits 1 though
+  // what it wrote is whole. That exit, with only those words, is no failure.
+  CommandResult tar = run("tar -C " + quote(root_) +
+                          " --exclude=./usr/share --exclude=./var/cache --exclude=./var/lib/apt --exclude=./proc "
+                          "--warning=no-file-changed -cf " +
+                          quote(layer) + " .");
+  ASSERT_TRUE(tar.status == 0 || (tar.status == 1 && tar.err.empty())) << tar.status << " " << tar.err;
   CommandResult made =
       run("umoci init --layout " + quote(oci) + " && umoci new --image " + quote(oci + ":app") +
           " && umoci raw add-layer --image " + quote(oci + ":app") + " " + quote(layer) + " && umoci config --image " +
