@@ -1,0 +1,728 @@
+#!/usr/bin/env python3
+"""Runs envdoctor's benchmarks against their peers and writes docs/benchmarks.md from the results.
+
+    python3 bench/table.py [--envdoctor PATH] [--runs N] [--only REGEX] [--cold]
+                           [--torch-venv DIR] [--pyenv-python PATH] [--list]
+
+Each line of COMPARISONS is one benchmark: envdoctor's command and its peers' commands. The sides
+are run interleaved, run by run, so that other work on the machine weighs on every side alike.
+The order alternates (A B, then B A). A figure is the median wall time of the runs.
+
+The results go to bench/results.json, one entry per benchmark. Each entry holds its date, the
+commit, the machine, nproc and the load average. A benchmark not run this time keeps its last
+entry: it was left out by --only, or it is cold and --cold was not given. The table is written
+from that file, so it always lists every benchmark, each with the date it was measured.
+
+Adding a benchmark is one line of COMPARISONS. Its commands name what they need in braces:
+{envdoctor}, {debian}, {pyenv}, {torch}, {bench}, {uv}, {pip}, ... (FIXTURES). Lists of files
+are written @libs, @wide, @torch-libs; @libs/2 is the first half of the list.
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+RESULTS = os.path.join(HERE, "results.json")
+DOC = os.path.join(ROOT, "docs", "benchmarks.md")
+TEST_CACHE = os.environ.get("ENVDOCTOR_TEST_CACHE") or os.path.join(
+    os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "envdoctor-tests")
+
+
+@dataclass
+class Cmd:
+    argv: list
+    env: dict = field(default_factory=dict)  # values may name fixtures too
+    stdin: str = ""  # a fixture whose file is the command's standard input
+    prepare: list = field(default_factory=list)  # run, untimed, before each timed run
+    label: str = ""  # how the table shows it; by default the argv with the fixtures' short names
+
+
+@dataclass
+class Comparison:
+    key: str  # its entry in bench/results.json
+    what: str
+    subject: Cmd
+    peers: list = field(default_factory=list)
+    cold: bool = False  # the page cache dropped before every run (root; --cold)
+    runs: int = 0  # 0: --runs
+    goal: float = 0  # the ratio to reach against the first peer (at most), 0: none
+    measure: object = None  # a function of its own instead of timing (the readers, counts)
+
+
+def ed(*args, **kw):
+    return Cmd(["{envdoctor}", *args], **kw)
+
+
+def cmd(*args, **kw):
+    return Cmd(list(args), **kw)
+
+
+def pip_check(python):
+    return Cmd(["{pip}", "--python", python, "check", "--disable-pip-version-check"])
+
+
+def uv_check(python):
+    return Cmd(["{uv}", "pip", "check", "--python", python])
+
+
+IMPORT_TORCH = Cmd(["{torch}", "-c", "import torch"], env={"PYTHONPYCACHEPREFIX": "{pycache}"},
+                   label='TORCH/bin/python -c "import torch"')
+BENCH_PIP = ["--no-index", "--find-links", "{wheels}", "--disable-pip-version-check", "-q"]
+UNDO_LEAF = ["{bench-pip}", "-m", "pip", "uninstall", "-y", "-q", "benchleaf"]
+
+
+def readers(name):  # a benchmark of bench/readers_bench.cc: its command, no peer, its measure
+    return Cmd(["envdoctor_bench", "--benchmark_filter=" + name]), [], False, 0, 0, \
+        lambda ctx: ctx.google_benchmark(name)
+
+
+def pip_install(*args):
+    return cmd("{bench-pip}", "-m", "pip", "install", *args, *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF])
+
+
+FLOOR_MAP, FLOOR_DYNSYM, FLOOR_PREAD = (cmd("{map-floor}", mode, stdin="{libs-list}") for mode in "123")
+CHECK_BENCH = ed("check", "--python", "{bench}")
+VERIFY_BENCH = ed("check", "--verify-hashes", "--python", "{bench}")
+
+
+def calls_per_entry(python):  # system calls of `check` over the entries under the interpreter
+    return lambda ctx: ctx.calls_per_entry(python)
+
+
+def hash_rate(ctx):
+    return ctx.hash_rate()
+
+
+def pip_own_time(ctx):
+    return ctx.pip_own_time()
+
+
+COMPARISONS = [
+    # ldd over every shared object of the machine, in one process each
+    Comparison("ldd-libtree", "`ldd`, the machine's libraries, against libtree",
+               ed("ldd", "--exact", "@libs"), [cmd("{libtree}", "@libs")], goal=1.0),
+    Comparison("ldd-glibc", "`ldd`, the machine's libraries, against glibc's ldd",
+               ed("ldd", "--exact", "@libs"), [cmd("ldd", "@libs")], runs=5),
+    Comparison("ldd-r-floor", "`ldd -r`, the machine's libraries, against the floor",
+               ed("ldd", "-r", "--exact", "@libs"), [FLOOR_DYNSYM], goal=2.0),
+    Comparison("floor-pread", "the floor: the tables read with pread, against mapped", FLOOR_PREAD, [FLOOR_MAP]),
+    Comparison("ldd-half", "`ldd` on half the machine's libraries, against all",
+               ed("ldd", "--exact", "@libs/2"), [ed("ldd", "--exact", "@libs")]),
+    Comparison("ldd-wide-libtree", "`ldd`, the wide set, against libtree",
+               ed("ldd", "--exact", "@wide"), [cmd("{libtree}", "@wide")], goal=1.0),
+    Comparison("ldd-torch-libtree", "`ldd`, the torch venv's ELF files, against libtree",
+               ed("ldd", "--exact", "@torch-libs"), [cmd("{libtree}", "@torch-libs")], goal=1.0),
+    # check against the peers users compare it with, on real environments
+    Comparison("check-debian", "`check`, Debian's python3, warm",
+               ed("check", "--python", "{debian}"), [pip_check("{debian}")]),
+    Comparison("check-debian-cold", "`check`, Debian's python3, cold",
+               ed("check", "--python", "{debian}"), [pip_check("{debian}")],
+               cold=True, runs=5, goal=0.5),
+    Comparison("check-pyenv", "`check`, pyenv's interpreter, warm",
+               ed("check", "--python", "{pyenv}"), [pip_check("{pyenv}"), uv_check("{pyenv}")]),
+    Comparison("check-pyenv-cold", "`check`, pyenv's interpreter, cold",
+               ed("check", "--python", "{pyenv}"), [pip_check("{pyenv}"), uv_check("{pyenv}")],
+               cold=True, runs=5, goal=0.5),
+    Comparison("check-torch", "`check`, the torch venv, warm",
+               ed("check", "--python", "{torch}"), [uv_check("{torch}"), pip_check("{torch}"), IMPORT_TORCH]),
+    Comparison("check-torch-cold", "`check`, the torch venv, cold",
+               ed("check", "--python", "{torch}"), [pip_check("{torch}"), uv_check("{torch}"), IMPORT_TORCH],
+               cold=True, runs=5, goal=0.5),
+    Comparison("calls-pyenv", "system calls of `check` per entry walked, pyenv's interpreter",
+               ed("check", "--python", "{pyenv}"), measure=calls_per_entry("{pyenv}"), goal=1.1),
+    # check and the fleet's commands on the benchmark environment (bench/make_env.py: 2,000 library files)
+    Comparison("check-bench", "`check`, the benchmark environment",
+               ed("check", "--python", "{bench}"), [uv_check("{bench}")]),
+    Comparison("without-bench", "`check --without` (a simulation), against `check`",
+               ed("check", "--python", "{bench}", "--without", "benchpkg0_3"), [CHECK_BENCH]),
+    Comparison("snapshot-bench", "`snapshot`, against `check`", ed("snapshot", "--python", "{bench}"), [CHECK_BENCH]),
+    Comparison("digest-bench", "`snapshot --digest`, against `check`",
+               ed("snapshot", "--digest", "--python", "{bench}"), [CHECK_BENCH]),
+    Comparison("nhc-bench", "`check --format nhc`, against `check`",
+               ed("check", "--format", "nhc", "--python", "{bench}"), [CHECK_BENCH]),
+    Comparison("hashes-bench", "`check --verify-hashes`, against `check`", VERIFY_BENCH, [CHECK_BENCH], runs=5),
+    Comparison("hash-rate", "`--verify-hashes`' rate, against one core's SHA-256", VERIFY_BENCH,
+               [cmd("openssl", "speed", "-evp", "sha256", "-bytes", "1048576")], measure=hash_rate),
+    # envdoctor pip against pip: a small wheel from a local wheelhouse, uninstalled before each run
+    Comparison("pip-install", "`pip install` through envdoctor, against pip's install and pip's dry run",
+               ed("pip", "--python", "{bench-pip}", "install", *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF]),
+               [pip_install(), pip_install("--dry-run", "--report", "-", "--only-binary=:all:")], runs=5, goal=1.5),
+    Comparison("pip-own", "envdoctor's own time in `envdoctor pip install` (the row above)",
+               Cmd([], label="envdoctor pip install … less pip install … and its dry run"),
+               measure=pip_own_time),
+    Comparison("with-bench", "`check --with` a wheel, against `check`",
+               ed("check", "--python", "{bench-pip}", "--with", "{leaf-wheel}"), [ed("check", "--python", "{bench-pip}")]),
+    # the readers, on real files (Google Benchmark, bench/readers_bench.cc)
+    Comparison("parse-libc", "map and parse libc.so.6", *readers("ParseElf/libc")),
+    Comparison("parse-cublaslt", "map and parse libcublasLt.so.13", *readers("ParseElf/libcublasLt")),
+    Comparison("fatbins-cublaslt", "every fatbinary entry of libcublasLt.so.13", *readers("ListFatbins/libcublasLt")),
+    Comparison("fatbins-cudnn", "every fatbinary entry of libcudnn_engines_precompiled.so.9",
+               *readers("ListFatbins/libcudnn_engines_precompiled")),
+]
+
+# How the table names what a fixture stands for; the intro says what each is.
+SHORT = {"envdoctor": "envdoctor", "debian": "/usr/bin/python3", "pyenv": "PYENV", "torch": "TORCH",
+         "bench": "BENCH", "bench-pip": "BENCH", "libtree": "libtree", "uv": "uv", "pip": "pip",
+         "map-floor": "map_floor", "wheels": "WHEELS", "leaf-wheel": "benchleaf-1.0-py3-none-any.whl",
+         "libs": "LIBS", "wide": "WIDE", "torch-libs": "TORCH_LIBS", "libs-list": "LIBS"}
+
+
+class NotAvailable(Exception):
+    """A fixture that cannot be had here: the benchmark is not measured, and the table says why."""
+
+
+def label(c):
+    if c.label:
+        return c.label
+    words = []
+    for a in c.argv:
+        m = re.fullmatch(r"@([\w-]+)(/\d+)?", a)
+        if m:
+            words.append(SHORT[m.group(1)] + (m.group(2) or ""))
+        else:
+            words.append(re.sub(r"\{([\w-]+)\}", lambda n: SHORT.get(n.group(1), n.group(1)), a))
+    text = " ".join(words)
+    return text + (" < " + SHORT[c.stdin.strip("{}")] if c.stdin else "")
+
+
+def elf_files(dirs, recursive):
+    """The regular ELF shared objects (*.so*) under dirs, sorted: bench/run.sh's set of old."""
+    out = []
+    for d in dirs:
+        if not os.path.isdir(d):
+            continue
+        walk = os.walk(d) if recursive else [(d, [], os.listdir(d))]
+        for top, _, names in walk:
+            for n in names:
+                p = os.path.join(top, n)
+                if ".so" not in n or os.path.islink(p) or not os.path.isfile(p):
+                    continue
+                try:
+                    with open(p, "rb") as f:
+                        if f.read(4) == b"\x7fELF":
+                            out.append(p)
+                except OSError:
+                    pass
+    return sorted(out)
+
+
+class Context:
+    """The fixtures, built once when a benchmark first needs them, in a work directory of its own."""
+
+    def __init__(self, args, work, results):
+        self.args, self.work, self.results = args, work, results
+        self.cache = {}
+
+    def get(self, name):
+        if name not in self.cache:
+            try:
+                self.cache[name] = getattr(self, "_" + name.replace("-", "_"))()
+            except NotAvailable as e:
+                self.cache[name] = e
+        value = self.cache[name]
+        if isinstance(value, NotAvailable):
+            raise value
+        return value
+
+    def expand(self, c):
+        """The argv, environment and standard input of c, every fixture in place."""
+        argv = []
+        for a in c.argv:
+            m = re.fullmatch(r"@([\w-]+)(?:/(\d+))?", a)
+            if m:
+                files = self.get(m.group(1))
+                argv += files[:len(files) // int(m.group(2) or 1)]
+            else:
+                argv.append(self.fill(a))
+        env = dict(os.environ, **{k: self.fill(v) for k, v in c.env.items()})
+        return argv, env, self.fill(c.stdin) if c.stdin else None
+
+    def fill(self, text):
+        return re.sub(r"\{([\w-]+)\}", lambda m: str(self.get(m.group(1))), text)
+
+    def _envdoctor(self):
+        path = os.path.abspath(self.args.envdoctor)
+        if not os.access(path, os.X_OK):
+            raise NotAvailable("no envdoctor at %s (make build)" % self.args.envdoctor)
+        return path
+
+    def tool(self, name, why):
+        path = shutil.which(name)
+        if not path:
+            raise NotAvailable(why)
+        return path
+
+    def pinned(self, name):
+        path = os.path.join(TEST_CACHE, "tools", "bin", name)
+        if not os.access(path, os.X_OK):
+            raise NotAvailable("the tests' pinned %s is not installed (scripts/install-test-tools.sh)" % name)
+        return path
+
+    def _libtree(self):
+        return self.tool("libtree", "libtree is not installed (scripts/install-deps.sh --test)")
+
+    def _uv(self):
+        return self.pinned("uv")
+
+    def _pip(self):
+        return self.pinned("pip")
+
+    def _debian(self):
+        if not os.access("/usr/bin/python3", os.X_OK):
+            raise NotAvailable("no /usr/bin/python3")
+        return "/usr/bin/python3"
+
+    def _pyenv(self):
+        path = os.path.expanduser(self.args.pyenv_python)
+        if not os.access(path, os.X_OK):
+            raise NotAvailable("no pyenv interpreter at %s" % self.args.pyenv_python)
+        return path
+
+    def _torch(self):
+        """--torch-venv, else torch 2.11's CUDA venv built as tests/real builds it: uv, offline, the corpus."""
+        venv = self.args.torch_venv
+        if not venv:
+            venv = os.path.join(self.work, "torch")
+            uv, env = self.get("uv"), dict(os.environ, UV_CACHE_DIR=os.path.join(TEST_CACHE, "uv-cache"))
+            wheels = os.path.join(TEST_CACHE, "wheels")
+            if not os.path.isdir(wheels):
+                raise NotAvailable("the corpus of real wheels is not fetched (scripts/install-test-tools.sh)")
+            for argv in ([uv, "venv", "-q", "-p", "python3", venv],
+                         [uv, "pip", "install", "-q", "--offline", "--no-index", "--find-links", wheels, "--python",
+                          venv + "/bin/python", "torch==2.11.0", "bitsandbytes==0.50.2", "numpy"]):
+                if subprocess.run(argv, env=env).returncode != 0:
+                    raise NotAvailable("uv could not build the torch venv from the corpus")
+        python = os.path.join(venv, "bin", "python")
+        if not os.access(python, os.X_OK):
+            raise NotAvailable("no %s" % python)
+        return python
+
+    def _pycache(self):  # import torch's bytecode, kept out of the venv
+        return os.path.join(self.work, "pycache")
+
+    def _bench(self):
+        return self.bench_env("bench")
+
+    def _bench_pip(self):
+        python = self.bench_env("bench-pip")
+        subprocess.run([python, "-m", "ensurepip"], check=True, stdout=subprocess.DEVNULL)
+        return python
+
+    def bench_env(self, name):
+        """bench/make_env.py's environment: four copies of 500 of the machine's libraries, 2,000 files."""
+        out = os.path.join(self.work, name)
+        subprocess.run([sys.executable, os.path.join(HERE, "make_env.py"), out, "4", "500"], check=True,
+                       stdout=subprocess.DEVNULL)
+        return os.path.join(out, "bin", "python")
+
+    def _wheels(self):
+        self.get("leaf-wheel")
+        return os.path.join(self.work, "wheels")
+
+    def _leaf_wheel(self):
+        spec = {"out": os.path.join(self.work, "wheels"), "name": "benchleaf", "version": "1.0",
+                "files": {"benchleaf/__init__.py": "x = 1\n"}}
+        os.makedirs(spec["out"], exist_ok=True)
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tests", "data", "python", "make_wheel.py"),
+                               json.dumps(spec)], check=True, capture_output=True, text=True).stdout.strip()
+
+    def _libs(self):
+        """Every ELF shared object directly under the system's library directory and CUDA's."""
+        return elf_files(["/usr/lib/x86_64-linux-gnu", "/usr/local/cuda/lib64"], recursive=False)
+
+    def _wide(self):
+        """LIBS, and every one below dist-packages and pyenv's interpreters' lib-dynload and site-packages."""
+        import glob
+        trees = ["/usr/lib/python3/dist-packages"] + sorted(
+            glob.glob(os.path.expanduser("~/.pyenv/versions/*/lib/python3*/lib-dynload")) +
+            glob.glob(os.path.expanduser("~/.pyenv/versions/*/lib/python3*/site-packages")))
+        return sorted(self.get("libs") + elf_files(trees, recursive=True))
+
+    def _torch_libs(self):
+        venv = os.path.dirname(os.path.dirname(self.get("torch")))
+        return elf_files([os.path.join(venv, "lib")], recursive=True)
+
+    def _libs_list(self):
+        path = os.path.join(self.work, "libs.txt")
+        with open(path, "w") as f:
+            f.write("".join(p + "\n" for p in self.get("libs")))
+        return path
+
+    def _map_floor(self):
+        out = os.path.join(self.work, "map_floor")
+        cc = self.tool("cc", "no C compiler")
+        subprocess.run([cc, "-O2", "-o", out, os.path.join(HERE, "map_floor.c")], check=True)
+        return out
+
+    def _readers(self):
+        path = os.path.join(os.path.dirname(self.get("envdoctor")), "bench", "envdoctor_bench")
+        if not os.access(path, os.X_OK):
+            raise NotAvailable("no %s (cmake --build build --target envdoctor_bench)" % path)
+        return path
+
+    # Benchmarks that are not a timing of their own (Comparison.measure).
+
+    def google_benchmark(self, name):
+        out = subprocess.run([self.get("readers"), "--benchmark_filter=^%s$" % name, "--benchmark_repetitions=5",
+                              "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
+                             check=True, capture_output=True, text=True).stdout
+        scale = {"ns": 1e-9, "us": 1e-6, "ms": 1e-3, "s": 1.0}
+        for b in json.loads(out)["benchmarks"]:
+            if b.get("error_occurred"):
+                raise NotAvailable(b.get("error_message", "skipped"))
+            if b.get("aggregate_name") == "median":
+                return {"runs": 5, "sides": [{"value": b["real_time"] * scale[b["time_unit"]], "unit": "s"}]}
+        raise NotAvailable("envdoctor_bench has no benchmark %s" % name)
+
+    def calls_per_entry(self, python):
+        """strace's count of every system call of one `check` (the interpreter's probe too), over the
+        entries below the interpreter's lib directory (`find PREFIX/lib | wc -l`)."""
+        self.tool("strace", "strace is not installed")
+        python = self.fill(python)
+        prefix = subprocess.run([python, "-c", "import sys; print(sys.prefix)"], check=True, capture_output=True,
+                                text=True).stdout.strip()
+        entries = 1 + sum(len(dirs) + len(files) for _, dirs, files in os.walk(os.path.join(prefix, "lib")))
+        trace = os.path.join(self.work, "strace.txt")
+        subprocess.run(["strace", "-f", "-c", "-o", trace, self.get("envdoctor"), "check", "--python", python],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        calls = int(open(trace).read().strip().splitlines()[-1].split()[3])
+        return {"runs": 1, "detail": "{:,} system calls, {:,} entries".format(calls, entries),
+                "sides": [{"value": calls / entries, "unit": "calls/entry"}]}
+
+    def hash_rate(self):
+        """The bytes `--verify-hashes` reads over the time it adds to `check` (hashes-bench's medians),
+        against OpenSSL's SHA-256 on one core, 1 MiB blocks."""
+        timed = self.results.get("hashes-bench", {})
+        if "sides" not in timed:
+            raise NotAvailable("hashes-bench is not measured")
+        site = subprocess.run([self.get("bench"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                              check=True, capture_output=True, text=True).stdout.strip()
+        size = sum(os.path.getsize(os.path.join(top, n)) for top, _, names in os.walk(site) for n in names)
+        added = timed["sides"][0]["value"] - timed["sides"][1]["value"]
+        speed = subprocess.run(["openssl", "speed", "-evp", "sha256", "-bytes", "1048576", "-seconds", "2"],
+                               capture_output=True, text=True).stdout.strip().splitlines()[-1].split()[-1]
+        return {"runs": timed["runs"], "detail": "%.2f GB in %.2f s beyond check" % (size / 1e9, added),
+                "sides": [{"value": size / added / 1e9, "unit": "GB/s"},
+                          {"value": float(speed.rstrip("k")) * 1e3 / 1e9, "unit": "GB/s"}]}
+
+    def pip_own_time(self):
+        """What `envdoctor pip install` adds to pip's two runs: its median less the medians of pip's
+        install and of pip's dry run (pip-install's runs)."""
+        timed = self.results.get("pip-install", {})
+        if "sides" not in timed:
+            raise NotAvailable("pip-install is not measured")
+        whole, install, dry = (s["value"] for s in timed["sides"])
+        return {"runs": timed["runs"], "sides": [{"value": whole - install - dry, "unit": "s"}]}
+
+
+def drop_caches():
+    os.sync()
+    with open("/proc/sys/vm/drop_caches", "w") as f:
+        f.write("3\n")
+
+
+def run_once(argv, env, stdin, cold):
+    """Wall time, CPU time (user + system, children included) and exit status of one run."""
+    if cold:
+        drop_caches()
+    with open(stdin or os.devnull, "rb") as source:
+        start = time.perf_counter()
+        p = subprocess.Popen(argv, env=env, stdin=source, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _, status, usage = os.wait4(p.pid, 0)
+        wall = time.perf_counter() - start
+    p.returncode = os.waitstatus_to_exitcode(status)
+    return wall, usage.ru_utime + usage.ru_stime, p.returncode
+
+
+def time_interleaved(ctx, cmds, runs, cold):
+    """Runs each command `runs` times, one run of each in turn (A B, then B A), after one untimed
+    run each (cold runs drop the page cache before each run)."""
+    sides = [(ctx.expand(c), [ctx.expand(Cmd(p)) for p in c.prepare], c) for c in cmds]
+    walls, cpus = [[] for _ in sides], [[] for _ in sides]
+    for i in range(runs + 1):
+        order = list(range(len(sides)))
+        for k in order if i % 2 == 0 else order[::-1]:
+            (argv, env, stdin), prepare, c = sides[k]
+            for p_argv, p_env, _ in prepare:
+                subprocess.run(p_argv, env=p_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            wall, cpu, status = run_once(argv, env, stdin, cold)
+            if status < 0 or status >= 126:
+                raise NotAvailable("`%s` failed (exit status %d)" % (label(c), status))
+            if i > 0:  # the first round is the warm-up
+                walls[k].append(wall)
+                cpus[k].append(cpu)
+    return {"runs": runs, "sides": [{"value": statistics.median(w), "unit": "s", "cpu": statistics.median(u),
+                                     "samples": [round(x, 6) for x in w]} for w, u in zip(walls, cpus)]}
+
+
+def machine():
+    cpu = "unknown CPU"
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                cpu = re.sub(r"\((R|TM|tm)\)| CPU| Processor|\s+@.*|\s+\d+-Core", "", line.split(":", 1)[1]).strip()
+                break
+    with open("/proc/meminfo") as f:
+        memory = int(f.readline().split()[1]) / (1 << 20)
+    system = "Linux"
+    if os.path.exists("/etc/os-release"):
+        for line in open("/etc/os-release"):
+            if line.startswith("PRETTY_NAME="):
+                system = line.split("=", 1)[1].strip().strip('"')
+    return {"cpu": cpu, "nproc": len(os.sched_getaffinity(0)), "memory_gib": round(memory),
+            "kernel": os.uname().release, "os": system, "libc": os.confstr("CS_GNU_LIBC_VERSION")}
+
+
+def commit():
+    git = ["git", "-C", ROOT]
+    head = subprocess.run(git + ["rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(git + ["status", "--porcelain", "--untracked-files=no"], capture_output=True,
+                           text=True).stdout.strip()
+    return head + ("+" if dirty else "")  # + : the tree had changes not committed
+
+
+def measure(ctx, c, runs):
+    entry = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+             "commit": commit(), "machine": machine(), "load": [round(os.getloadavg()[0], 2)]}
+    try:
+        if c.cold and os.geteuid() != 0:
+            raise NotAvailable("a cold run drops the page cache, which needs root")
+        if c.measure:
+            entry.update(c.measure(ctx))
+        else:
+            entry.update(time_interleaved(ctx, [c.subject] + c.peers, c.runs or runs, c.cold))
+    except NotAvailable as e:
+        entry["not_measured"] = str(e)
+    entry["load"].append(round(os.getloadavg()[0], 2))
+    return entry
+
+
+def names_in(c):
+    out = []
+    for side in [c.subject] + c.peers:
+        for a in side.argv + list(side.env.values()) + [side.stdin]:
+            out += re.findall(r"^@([\w-]+)|\{([\w-]+)\}", a or "")
+    return {a or b for a, b in out}
+
+
+PYTHONS = ("debian", "pyenv", "torch", "bench", "bench-pip")
+
+
+def note_facts(ctx, c, facts):
+    """What each name of c's commands stood for, in the intro: an environment's first line of
+    `check` (its interpreter, packages and ELF files), a list's files and their size."""
+    for name in names_in(c):
+        try:
+            if name in ("libs", "wide", "torch-libs"):
+                files = ctx.get(name)
+                size = sum(os.path.getsize(p) for p in files)
+                text = "%d files, %.1f GB" % (len(files), size / 1e9)
+            elif name in PYTHONS:
+                python = ctx.get(name)
+                first = subprocess.run([ctx.get("envdoctor"), "check", "--python", python], capture_output=True,
+                                       text=True).stdout.split("\n", 1)[0]
+                text = first if name in ("debian", "pyenv", "torch") else first[len(python):].lstrip(" :")
+            else:
+                continue
+        except NotAvailable:
+            continue
+        facts[name] = {"text": text, "date": datetime.date.today().isoformat()}
+
+
+def figure(value, unit):
+    if unit != "s":
+        return "%.2f %s" % (value, unit)
+    if abs(value) < 1e-3:
+        return "%.1f µs" % (value * 1e6)
+    if abs(value) < 1:
+        return ("%.2f ms" if abs(value) < 0.01 else "%.1f ms") % (value * 1e3)
+    return "%.2f s" % value
+
+
+def verdict(value, goal, unit="×"):
+    return " (goal ≤ %g%s: %s)" % (goal, unit, "met" if value <= goal else "**not met**")
+
+
+def rows(c, e, cold_asked):
+    """The table's rows of comparison c from its entry e: one per peer, or one alone."""
+    what, command = c.what, "`%s`" % label(c.subject)
+    peers = [label(p) for p in c.peers] or ["—"]
+    if not e or "not_measured" in e:
+        why = e["not_measured"] if e else (
+            "cold: run with --cold, as root" if c.cold and not cold_asked else "not run yet")
+        return [[what, command, "not measured: " + why, "`%s`" % peers[0] if c.peers else "—", "", "", "", "", ""]]
+    m = e["machine"]
+    where = "%s, nproc %d, load %.1f–%.1f" % (m["cpu"], m["nproc"], e["load"][0], e["load"][-1])
+    when = "%s, %s" % (e["date"], e["commit"])
+    sides = e["sides"]
+    mine = sides[0]
+    out = []
+    for i, peer in enumerate(peers):
+        if i + 1 < len(sides):
+            theirs, ratio = sides[i + 1], mine["value"] / sides[i + 1]["value"]
+            ratio_text = "%.2f×" % ratio + (verdict(ratio, c.goal) if c.goal and i == 0 else "")
+            cells = ["`%s`" % peer, figure(theirs["value"], theirs["unit"]), ratio_text]
+        else:
+            goal = verdict(mine["value"], c.goal, " " + mine["unit"]).strip(" ()") if c.goal else ""
+            cells = [peer if peer == "—" else "`%s`" % peer, "", goal]
+        detail = " (%s)" % e["detail"] if e.get("detail") else ""
+        mine_cells = [what, command, figure(mine["value"], mine["unit"]) + detail]
+        runs_when_where = [str(e["runs"]), when, where]
+        if i > 0:  # the same runs as the row above: only the peer's cells
+            mine_cells, runs_when_where = ["", "", ""], ["", "", ""]
+        out.append(mine_cells + cells + runs_when_where)
+    return out
+
+
+NAMES = [  # (name in the commands, fixture, what it is)
+    ("LIBS", "libs", "every regular ELF shared object (`*.so*`, not a link) directly under "
+     "`/usr/lib/x86_64-linux-gnu` and `/usr/local/cuda/lib64`, all given to one process"),
+    ("WIDE", "wide", "LIBS and every such file below `/usr/lib/python3/dist-packages` and every pyenv "
+     "interpreter's `lib-dynload` and `site-packages`"),
+    ("TORCH", "torch", "the python of a real venv of torch 2.11.0+cu130 and everything it pins, bitsandbytes "
+     "and numpy, installed by uv (`--torch-venv DIR`; without it the script builds one from the tests' corpus of "
+     "real wheels, offline, as tests/real does)"),
+    ("TORCH_LIBS", "torch-libs", "every ELF shared object below TORCH's venv"),
+    ("/usr/bin/python3", "debian", "Debian's python3, with the packages of `scripts/install-deps.sh --test` "
+     "(python3-torch, -numpy, -scipy, ...)"),
+    ("PYENV", "pyenv", "a pyenv interpreter with many pure packages (`--pyenv-python`)"),
+    ("BENCH", "bench", "`bench/make_env.py DIR 4 500`: a venv whose packages hold hard links to 500 of the "
+     "machine's libraries, four times over, each package with a real RECORD; for the pip rows the same with "
+     "pip added (`ensurepip`)"),
+]
+
+NOTES = """\
+## Method
+
+- **Interleaved, medians.** The machine is shared: other builds run while the script does. Each
+  benchmark runs its sides in turn, one run of each, in alternating order, after one untimed run of
+  each; the figure is the median wall time, and `bench/results.json` keeps every run's time and the
+  median CPU time (user + system, children included). The machine column gives the load average
+  (one minute) before and after the benchmark: compare the lines of one benchmark, not benchmarks
+  taken at different loads. Timing starts before `fork` and ends at `wait4` (about a millisecond of
+  Python's `subprocess`, on every side alike).
+- **Cold** rows drop the page cache (`sync; echo 3 > /proc/sys/vm/drop_caches`) before every run,
+  untimed; they need root and `--cold`, since they slow whoever else uses the machine.
+- **`ldd`** rows give every file to one process, as one command line would. `envdoctor ldd`
+  checks symbol versions and binds nothing, as glibc's `ldd`; `ldd -r` also binds every undefined
+  symbol, as `ldd -r`; libtree reads NEEDED, RPATH and RUNPATH only. `--exact` keeps ld.so's view
+  of CPython extension modules, as the differential test ([differential.md](differential.md)) does.
+- **The floor** is `bench/map_floor.c`, built by the script, on one core: `map_floor 1` maps each
+  file and touches its header, `map_floor 2` also walks its whole `.dynsym` (the one table a loader
+  model that checks symbols must read whole), `map_floor 3` reads the tables the model reads with
+  `pread` instead of mapping them. Nothing else is parsed or bound.
+- **`check` against `pip check` and `uv pip check`**: pip and uv read only the dist-info of each
+  distribution; envdoctor reads every ELF file as well. `pip` and `uv` are the tests' pinned ones
+  (tests/requirements/tools.txt); `pip --python PY check` runs that pip with PY. `uv pip check` is
+  no peer on Debian's python3: it reads `site-packages`, not Debian's `dist-packages`, and checks
+  no package there.
+  `python -c "import torch"` keeps its bytecode under a directory of the script's
+  (`PYTHONPYCACHEPREFIX`), so the venv is not written to and the import is warm after its first run.
+- **System calls per entry**: `strace -f -c` of one `check`, the interpreter's probe included, over
+  the entries below the interpreter's `lib` (`find PREFIX/lib | wc -l`).
+- **`--verify-hashes`' rate**: the size of the files below BENCH's site-packages over the time
+  `--verify-hashes` adds to `check` (the medians of the row above), beside `openssl speed -evp
+  sha256 -bytes 1048576` on one core.
+- **`envdoctor pip install`** runs pip twice (its dry run with `--report`, then the user's command),
+  so the ratio's floor is pip's two runs over one. Its own time is its median less the medians of
+  pip's install and of the dry run; `check --with` is the same work with pip left out. `benchleaf`
+  is uninstalled, untimed, before each run.
+- **The readers** are Google Benchmark (`bench/readers_bench.cc`, built by the `envdoctor_bench`
+  target), median of 5 repetitions, page cache warm; a file that is absent is not measured.
+- Not here: the test suite's time (README; `make test` prints each area's), and the real packages'
+  verdicts against their real imports (tests/real). Earlier measurements, with the profiles that
+  explain them, are in this file's history (`git log -p docs/benchmarks.md`).
+"""
+
+
+def wrap(text, bullet=False):
+    import textwrap
+    return textwrap.fill(text, 105, initial_indent="- " if bullet else "", subsequent_indent="  " if bullet else "",
+                         break_on_hyphens=False, break_long_words=False)
+
+
+INTRO = [
+    "How long envdoctor's commands take beside the tools users compare them with (`pip check`, `uv pip check`, "
+    "`import torch`, glibc's `ldd`, libtree) and beside the floor of any reader that maps its files, on real "
+    "environments of the machine. Each benchmark is one line of `COMPARISONS` in `bench/table.py`, which runs "
+    "them and writes this file; the ratio is envdoctor's figure over the peer's, and where an issue set a goal "
+    "the row says whether it is met.",
+    "To measure again: `make build` and `cmake --build build --target envdoctor_bench` (the readers), then "
+    "`python3 bench/table.py --cold` as root; `make bench` runs it without `--cold`. `--only REGEX` runs the "
+    "benchmarks whose key matches (`--list` lists them) and keeps the others' figures, dates and machines "
+    "(bench/results.json).",
+]
+
+
+def render(results, cold_asked):
+    facts = results.get("_facts", {})
+    machines = []
+    for e in results.values():
+        m = e.get("machine")
+        if m and m not in machines:
+            machines.append(m)
+    out = ["# Benchmarks", "", "<!-- Written by bench/table.py from bench/results.json: run it rather than edit. -->", ""]
+    for paragraph in INTRO:
+        out += [wrap(paragraph), ""]
+    out += ["The machine%s:" % ("s" if len(machines) > 1 else ""), ""]
+    for m in machines:
+        out.append(wrap("%s, %d cores (`nproc`), %d GiB, %s, kernel %s, %s." % (
+            m["cpu"], m["nproc"], m["memory_gib"], m["os"], m["kernel"], m["libc"]), bullet=True))
+    out += ["", "The names in the commands:", ""]
+    for shown, name, text in NAMES:
+        fact = facts.get(name)
+        text += "; on %s: %s" % (fact["date"], fact["text"]) if fact else ""
+        out.append(wrap("`%s`: %s." % (shown, text), bullet=True))
+    out += ["", "| What | Command | Figure | Peer | Peer's figure | Ratio | Runs | Date, commit | Machine |",
+            "|:---|:---|---:|:---|---:|:---|---:|:---|:---|"]
+    for c in COMPARISONS:
+        for r in rows(c, results.get(c.key), cold_asked):
+            out.append("| " + " | ".join(r) + " |")
+    return "\n".join(out) + "\n\n" + NOTES
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--envdoctor", default=os.path.join(ROOT, "build", "envdoctor"))
+    p.add_argument("--runs", type=int, default=10, help="runs of each side (a benchmark may set fewer)")
+    p.add_argument("--only", default="", help="run only the benchmarks whose key matches this regex")
+    p.add_argument("--cold", action="store_true", help="run the cold benchmarks too (root: drops the page cache)")
+    p.add_argument("--torch-venv", default=os.environ.get("ENVDOCTOR_BENCH_TORCH_VENV", ""))
+    p.add_argument("--pyenv-python", default="~/.pyenv/versions/3.11.7/bin/python3")
+    p.add_argument("--list", action="store_true", help="list the benchmarks' keys and what they measure")
+    args = p.parse_args()
+    if args.list:
+        for c in COMPARISONS:
+            print("%-20s %s%s" % (c.key, c.what, " (--cold)" if c.cold else ""))
+        return
+    results = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
+    with tempfile.TemporaryDirectory(prefix="envdoctor-bench-") as work:
+        ctx = Context(args, work, results)
+        for c in COMPARISONS:
+            if not re.search(args.only, c.key) or (c.cold and not args.cold):
+                continue
+            print("bench: %s ..." % c.key, file=sys.stderr, flush=True)
+            results[c.key] = measure(ctx, c, args.runs)
+            note_facts(ctx, c, results.setdefault("_facts", {}))
+            print("bench: %s: %s" % (c.key, results[c.key].get("not_measured") or
+                                     ", ".join(figure(s["value"], s["unit"]) for s in results[c.key]["sides"])),
+                  file=sys.stderr, flush=True)
+            with open(RESULTS, "w") as f:
+                json.dump(results, f, indent=1, sort_keys=True)
+                f.write("\n")
+    with open(DOC, "w") as f:
+        f.write(render(results, args.cold))
+
+
+if __name__ == "__main__":
+    main()
