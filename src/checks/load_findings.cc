@@ -38,11 +38,13 @@ bool scope_misses_driver_library(const environment::Knowledge& knowledge, const 
 // What a program's failure means for the environment (nothing for its imports) and what it lacks:
 // "torch/bin/test_jit is a program, not a module: Python never loads it, so imports are
 // unaffected; it will not start because libfoo.so is not shipped by torch".
-std::string program_hint(const environment::Environment& env, const Finding& f, const LoadError& e) {
-  std::string shown = f.file;
+// `load_hint` is the load error's own fix.
+std::string program_hint(const environment::Environment& env, const std::string& program, const LoadError& e,
+                         const std::string& load_hint) {
+  std::string shown = program;
   for (const std::string& site : env.inventory.site_dirs)
-    if (f.file.starts_with(site + "/")) shown = f.file.substr(site.size() + 1);
-  const python::Distribution* owner = env.owner(f.file);
+    if (program.starts_with(site + "/")) shown = program.substr(site.size() + 1);
+  const python::Distribution* owner = env.owner(program);
   std::string owner_name = owner ? owner->name : "any package";
   std::string because;
   bool reinstall_helps = true;  // reinstalling the owner brings back what it ships, never what it does not
@@ -64,7 +66,7 @@ std::string program_hint(const environment::Environment& env, const Finding& f, 
   }
   std::string hint = shown + " is a program, not a module: Python never loads it, so imports are unaffected; " +
                      "it will not start because " + because;
-  if (reinstall_helps && !f.hint.empty()) hint += "; " + f.hint;
+  if (reinstall_helps && !load_hint.empty()) hint += "; " + load_hint;
   return hint;
 }
 
@@ -173,32 +175,34 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
   return std::nullopt;
 }
 
+// The fix for a load error and the finding it follows from, the same whether the error is reported
+// on the object that has it or on the program that would not start.
+struct LoadErrorFix {
+  advice::Fix fix;
+  std::optional<Cause> cause;
+};
+
 // ld.so's assertion on a versioned reference met by a copy of its library without symbol
 // versioning (loader::LoadError::aborts): the process dies, Python with it. Nothing a version
 // upgrade does helps; the copy that wins has to be the versioned build its users were linked
 // against. Where two packages write that path (file-owned-twice), that is the cause.
-void unversioned_copy(const environment::Environment& env, const LoadError& e, Finding& f) {
+void unversioned_copy(const environment::Environment& env, const LoadError& e, LoadErrorFix& f) {
   std::string lib = fs::path(e.library).filename().string();
   std::string user = fs::path(e.path).filename().string();
-  f.hint = "the copy of " + lib + " the loader takes (" + e.library + ", " + env.owner_label(e.library) +
-           ") has no symbol versioning, while " + user + " was linked against a versioned " + lib +
-           " and needs version " + e.version + ": ld.so warns \"no version information available\" and aborts the " +
-           "process (exit 127, Python with it) when it binds " + e.symbol + "; install the versioned build of " + lib +
-           " in its place";
-  f.fix_command.clear();
-  if (!f.caused_by)
-    f.caused_by = Cause{Code::kFileOwnedTwice, normalize_path(e.library), std::nullopt, std::nullopt,
-                        "two packages write " + e.library + ", and the copy that won has no symbol versioning"};
+  f.fix.hint = "the copy of " + lib + " the loader takes (" + e.library + ", " + env.owner_label(e.library) +
+               ") has no symbol versioning, while " + user + " was linked against a versioned " + lib +
+               " and needs version " + e.version +
+               ": ld.so warns \"no version information available\" and aborts the " +
+               "process (exit 127, Python with it) when it binds " + e.symbol + "; install the versioned build of " +
+               lib + " in its place";
+  f.fix.command.clear();
+  if (!f.cause)
+    f.cause = Cause{Code::kFileOwnedTwice, normalize_path(e.library), std::nullopt, std::nullopt,
+                    "two packages write " + e.library + ", and the copy that won has no symbol versioning"};
 }
 
-}  // namespace
-
-Finding finding_for_load_error(const Context& ctx, const loader::Process& p, const LoadError& e) {
-  const environment::Environment& env = ctx.env;
-  Finding f;
-  f.code = code_for(e.kind);
-  f.severity = Severity::kError;
-  f.message = e.message;
+// What `e` names beside the file it is about: the library, the version, the symbol.
+void name_what_failed(const LoadError& e, Finding& f) {
   switch (e.kind) {
     case LoadError::Kind::kMissingLibrary:
     case LoadError::Kind::kWrongElfClass:
@@ -212,21 +216,38 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
       if (!e.version.empty()) f.version = e.version;
       break;
   }
-  f.take(advice::fix_for_load_error(env, ctx.knowledge, p, e));
-  f.caused_by = cause_of(env, p, e);
+}
+
+LoadErrorFix load_error_fix(const Context& ctx, const loader::Process& p, const LoadError& e) {
+  const environment::Environment& env = ctx.env;
+  LoadErrorFix f{advice::fix_for_load_error(env, ctx.knowledge, p, e), cause_of(env, p, e)};
   if (e.aborts) unversioned_copy(env, e, f);
   // A copy the loader rejects (or dies of) while it loads another object's NEEDED entry: the
   // file's own finding, from its own load, is the cause.
-  if (e.kind == LoadError::Kind::kInvalidElf && e.object >= 0 && !f.caused_by &&
+  if (e.kind == LoadError::Kind::kInvalidElf && e.object >= 0 && !f.cause &&
       normalize_path(p.objects()[e.object].path) != normalize_path(e.path))
-    f.caused_by = Cause{Code::kInvalidElf, normalize_path(e.path), std::nullopt, std::nullopt,
-                        fs::path(p.objects()[e.object].path).filename().string() + " needs " + e.library +
-                            ", and the loader stops at this copy of it"};
+    f.cause = Cause{Code::kInvalidElf, normalize_path(e.path), std::nullopt, std::nullopt,
+                    fs::path(p.objects()[e.object].path).filename().string() + " needs " + e.library +
+                        ", and the loader stops at this copy of it"};
+  return f;
+}
+
+}  // namespace
+
+Finding finding_for_load_error(const Context& ctx, const loader::Process& p, const LoadError& e) {
+  LoadErrorFix fix = load_error_fix(ctx, p, e);
+  Finding f;
+  f.code = code_for(e.kind);
+  f.severity = Severity::kError;
   f.file = normalize_path(e.path);
-  const auto& owners = env.owners(f.file);
+  const auto& owners = ctx.env.owners(f.file);
   if (!owners.empty()) f.package = owners.front()->name;
   if (owners.size() > 1)
     for (const python::Distribution* d : owners) f.packages.push_back(d->name);
+  f.message = e.message;
+  name_what_failed(e, f);
+  f.take(fix.fix);
+  f.caused_by = std::move(fix.cause);
   return f;
 }
 
@@ -338,19 +359,22 @@ Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, co
 // In the words ld.so prints before it exits (elf/dl-error-skeleton.c fatal_error, elf/rtld.c
 // print_missing_version).
 Finding program_will_not_start(const Context& ctx, const loader::Process& p, const LoadError& e) {
-  Finding f = finding_for_load_error(ctx, p, e);
   std::string program = p.objects().empty() ? e.path : p.objects()[0].path;
+  LoadErrorFix fix = load_error_fix(ctx, p, e);
+  Finding f;
   f.code = Code::kProgramWillNotStart;
   f.severity = Severity::kWarning;
   f.file = normalize_path(program);
   if (const python::Distribution* d = ctx.env.owner(f.file)) f.package = d->name;
-  f.packages.clear();
   switch (e.kind) {
     case LoadError::Kind::kMissingVersion: f.message = program + ": " + e.message; break;
     case LoadError::Kind::kUndefinedSymbol: f.message = program + ": symbol lookup error: " + e.message; break;
     default: f.message = program + ": error while loading shared libraries: " + e.message;
   }
-  f.hint = program_hint(ctx.env, f, e);
+  name_what_failed(e, f);
+  f.hint = program_hint(ctx.env, f.file, e, fix.fix.hint);
+  f.fix_command = fix.fix.command;
+  f.caused_by = std::move(fix.cause);
   return f;
 }
 
