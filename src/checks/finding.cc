@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <iterator>
 #include <tuple>
 #include <unordered_set>
 
@@ -14,36 +15,8 @@ using environment::normalize_path;
 const char* severity_name(Severity s) { return s == Severity::kError ? "error" : "warning"; }
 
 const char* code_name(Code c) {
-  switch (c) {
-    case Code::kMissingLibrary: return "missing-library";
-    case Code::kMissingVersion: return "missing-version";
-    case Code::kUndefinedSymbol: return "undefined-symbol";
-    case Code::kWrongElfClass: return "wrong-elf-class";
-    case Code::kInvalidElf: return "invalid-elf";
-    case Code::kRecordMissingFile: return "record-missing-file";
-    case Code::kRecordSizeMismatch: return "record-size-mismatch";
-    case Code::kRecordHashMismatch: return "record-hash-mismatch";
-    case Code::kFileOwnedTwice: return "file-owned-twice";
-    case Code::kMetadataOnlyPackage: return "metadata-only-package";
-    case Code::kDuplicateLibrary: return "duplicate-library";
-    case Code::kCudaMajorMix: return "cuda-major-mix";
-    case Code::kCudaDriverTooOld: return "cuda-driver-too-old";
-    case Code::kGpuArchUnsupported: return "gpu-arch-unsupported";
-    case Code::kPtxJitOnly: return "ptx-jit-only";
-    case Code::kWheelTagUnsupported: return "wheel-tag-unsupported";
-    case Code::kImportOrderConflict: return "import-order-conflict";
-    case Code::kOpenmpRuntimeMix: return "openmp-runtime-mix";
-    case Code::kStaticTlsExhausted: return "static-tls-exhausted";
-    case Code::kProgramWillNotStart: return "program-will-not-start";
-    case Code::kLibraryReplacedOnDisk: return "library-replaced-on-disk";
-    case Code::kRuntimeLibraryMissing: return "runtime-library-missing";
-    case Code::kSilentFallback: return "silent-fallback";
-    case Code::kPreloadIgnored: return "preload-ignored";
-    case Code::kSearchesCurrentDirectory: return "searches-current-directory";
-    case Code::kSystemCopyStandsIn: return "system-copy-stands-in";
-    case Code::kContainerRequirementUnmet: return "container-requirement-unmet";
-  }
-  return "?";
+  auto i = static_cast<size_t>(c);
+  return i < std::size(kCodeNames) ? kCodeNames[i] : "?";
 }
 
 std::optional<Code> code_from_name(std::string_view name) {

@@ -1,4 +1,4 @@
-// A finding: one thing that is wrong, with a stable code (DESIGN.md, "Findings"), the file and
+// A finding: one thing that is wrong, with a stable code (docs/findings.md), the file and
 // package it is about, the loader's own words, and a hint that fixes it. Checks produce them;
 // renderers print them; nothing else changes them.
 #pragma once
@@ -9,72 +9,16 @@
 #include <vector>
 
 #include "advice/fix.h"
+#include "checks/finding_codes.h"
 
 namespace envdoctor::checks {
 
 enum class Severity { kWarning, kError };
 const char* severity_name(Severity s);
 
-// The finding codes, in the order of DESIGN.md's table; code_name() spells each as the JSON and
-// the text report do, and that spelling is the contract.
-enum class Code {
-  kMissingLibrary,
-  kMissingVersion,
-  kUndefinedSymbol,
-  kWrongElfClass,
-  kInvalidElf,
-  kRecordMissingFile,
-  kRecordSizeMismatch,
-  kRecordHashMismatch,
-  kFileOwnedTwice,
-  kMetadataOnlyPackage,
-  kDuplicateLibrary,
-  kCudaMajorMix,
-  kCudaDriverTooOld,
-  kGpuArchUnsupported,
-  kPtxJitOnly,
-  kWheelTagUnsupported,
-  kImportOrderConflict,
-  kOpenmpRuntimeMix,
-  kStaticTlsExhausted,
-  kProgramWillNotStart,
-  kLibraryReplacedOnDisk,
-  kRuntimeLibraryMissing,
-  kSilentFallback,
-  kPreloadIgnored,
-  kSearchesCurrentDirectory,
-  kSystemCopyStandsIn,
-  kContainerRequirementUnmet,
-};
-inline constexpr Code kAllCodes[] = {
-    Code::kMissingLibrary,
-    Code::kMissingVersion,
-    Code::kUndefinedSymbol,
-    Code::kWrongElfClass,
-    Code::kInvalidElf,
-    Code::kRecordMissingFile,
-    Code::kRecordSizeMismatch,
-    Code::kRecordHashMismatch,
-    Code::kFileOwnedTwice,
-    Code::kMetadataOnlyPackage,
-    Code::kDuplicateLibrary,
-    Code::kCudaMajorMix,
-    Code::kCudaDriverTooOld,
-    Code::kGpuArchUnsupported,
-    Code::kPtxJitOnly,
-    Code::kWheelTagUnsupported,
-    Code::kImportOrderConflict,
-    Code::kOpenmpRuntimeMix,
-    Code::kStaticTlsExhausted,
-    Code::kProgramWillNotStart,
-    Code::kLibraryReplacedOnDisk,
-    Code::kRuntimeLibraryMissing,
-    Code::kSilentFallback,
-    Code::kPreloadIgnored,
-    Code::kSearchesCurrentDirectory,
-    Code::kSystemCopyStandsIn,
-    Code::kContainerRequirementUnmet,
-};
+// checks::Code, kAllCodes and each code's spelling are generated at build time from the one
+// table of finding codes, docs/findings.md (scripts/findings.py): a code is added there, and a
+// misspelt one does not compile. code_name() spells each as the JSON and the text report do.
 const char* code_name(Code c);
 std::optional<Code> code_from_name(std::string_view name);
 // For "did you mean": the first code that `name` (three characters or more) begins, else the

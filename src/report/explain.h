@@ -1,7 +1,8 @@
 // `envdoctor explain`: the page of docs/findings.md about each finding code, built into the
-// binary at build time (packaging/embed_findings.py writes finding_docs()), so that what the
-// terminal shows is the repository's text and an installed binary needs no file to explain
-// itself. Which codes exist is checks::Code's; the tests hold the two to each other.
+// binary at build time (scripts/findings.py writes finding_docs()), so that what the terminal
+// shows is the repository's text and an installed binary needs no file to explain itself. The
+// page is the one table of finding codes: checks::Code is made from the same sections, in the
+// same order.
 #pragma once
 
 #include <optional>

@@ -1,8 +1,9 @@
-// The documentation a user can reach, held to the code: docs/findings.md has one section for
-// exactly the codes of checks::Code, and `envdoctor explain` prints each of them as written;
-// the JSON Schemas in data/schemas name the same codes and are themselves valid; every relative
-// link of README.md and docs/*.md, and every file a --help text names, exists in the repository
-// (or is installed from it).
+// The documentation a user can reach, held to the code: docs/findings.md, the one table of finding
+// codes, is what checks::Code, `envdoctor explain` and the JSON Schemas' code enums are made from
+// (scripts/findings.py), and the schemas in data/schemas are what it makes of them today and are
+// themselves valid; DESIGN.md's table, where it is beside the repository, names the same codes;
+// every relative link of README.md and docs/*.md, and every file a --help text names, exists in
+// the repository (or is installed from it).
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -56,16 +57,67 @@ std::map<std::string, std::string> findings_sections() {
   return out;
 }
 
-TEST(FindingsPage, HasOneSectionForEveryCodeAndNoOther) {
-  std::set<std::string> documented;
-  for (const auto& [code, text] : findings_sections()) documented.insert(code);
-  std::set<std::string> codes = enum_codes();
-  for (const std::string& c : codes)
-    EXPECT_TRUE(documented.count(c)) << "docs/findings.md has no section `## " << c << "`";
-  for (const std::string& d : documented)
-    EXPECT_TRUE(codes.count(d)) << "docs/findings.md has a section `## " << d << "`, which is no code of checks::Code";
+// checks::Code is made from the page's headings at build time: the same codes, in the same order.
+TEST(FindingsPage, TheCodesAreItsSectionsInOrder) {
+  std::vector<std::string> sections;
+  std::istringstream in(read(kSource / "docs/findings.md"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("## ", 0) == 0) sections.push_back(line.substr(3));
+  std::vector<std::string> codes;
+  for (checks::Code c : checks::kAllCodes) codes.push_back(checks::code_name(c));
+  EXPECT_EQ(codes, sections);
+  EXPECT_EQ(checks::code_from_name("missing-library"), checks::Code::kMissingLibrary);
+  EXPECT_EQ(checks::code_name(checks::Code::kContainerRequirementUnmet), std::string("container-requirement-unmet"));
 }
 
+// The generator refuses a page it cannot make codes of, naming the line: a heading that is no
+// code, a section twice, a section whose first line names no severity.
+TEST(FindingsPage, TheGeneratorRefusesAMalformedPage) {
+  TempDir tmp;
+  std::string script = quote((kSource / "scripts/findings.py").string());
+  auto make = [&](const std::string& page) {
+    return run("python3 " + script + " sources " + quote(tmp.write("findings.md", page)) + " " + quote(tmp / "out"));
+  };
+  std::string ok = "# Findings\n\n## missing-library\n\n*error* · a library is missing.\n\nMore.\n";
+  CommandResult r = make(ok);
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(slurp(tmp / "out/checks/finding_codes.h").find("  kMissingLibrary,\n"), std::string::npos);
+  r = make(ok + "\n## Missing Library\n\n*error* · x\n");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.err.find("findings.md:9: `## Missing Library` is no finding code"), std::string::npos) << r.err;
+  r = make(ok + "\n## missing-library\n\n*error* · x\n");
+  EXPECT_NE(r.err.find("findings.md:9: a second section for missing-library"), std::string::npos) << r.err;
+  r = make(ok + "\n## file-owned-twice\n\nTwo packages.\n");
+  EXPECT_NE(r.err.find("findings.md:9: the line after a blank one must say *error* or *warning* first"),
+            std::string::npos)
+      << r.err;
+}
+
+// DESIGN.md, the project's contract, lies beside the repository where it was built (../shared);
+// its table names the codes of the page, each with the severity the page's summary names first.
+// One row is no code of the project: ld.so's "no version information available" is reported as
+// missing-version (docs/findings.md, "A copy without symbol versioning").
+TEST(FindingsPage, DesignsTableNamesTheSameCodes) {
+  fs::path design = kSource.parent_path() / "shared/DESIGN.md";
+  if (!fs::exists(design)) GTEST_SKIP() << design << " is not beside the repository";
+  std::map<std::string, std::string> severities;  // code -> DESIGN's first severity
+  std::istringstream in(read(design));
+  std::regex row(R"(^\| ([a-z][a-z0-9, -]*[a-z0-9]) \| (error|warning)[;| ])");
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (!std::regex_search(line, m, row)) continue;
+    std::istringstream codes(m[1].str());
+    for (std::string code; std::getline(codes >> std::ws, code, ',');) severities[code] = m[2];
+  }
+  std::map<std::string, std::string> page;
+  for (const auto& [code, text] : findings_sections()) {
+    std::smatch m;
+    std::string summary = text.substr(text.find("\n\n") + 2);
+    if (std::regex_search(summary, m, std::regex(R"(^\*(error|warning)\*)"))) page[code] = m[1];
+  }
+  page["no-version-information"] = "warning";
+  EXPECT_EQ(severities, page) << design;
+}
 // Each section says what the page's introduction promises, in that order.
 TEST(FindingsPage, EverySectionHasEachPart) {
   for (const auto& [code, text] : findings_sections()) {
@@ -148,28 +200,48 @@ TEST(Explain, AnUnknownCodeExitsTwoAndSuggestsTheNearest) {
   EXPECT_EQ(r.err, "envdoctor: no finding code 'qqqqqqqqqqqq' (`envdoctor explain` lists them all)\n");
 }
 
-TEST(Schemas, CheckSchemaNamesExactlyTheCodes) {
-  json schema = json::parse(read(schema_path("check")));
-  json codes = schema["$defs"]["finding"]["properties"]["code"]["enum"];
+// data/schemas are committed (the MCP server reads them at run time, and they are installed): the
+// code enums of check's finding and of explain, and ps's and why's copies of check's finding, are
+// what scripts/findings.py makes of docs/findings.md today.
+TEST(Schemas, AreWhatTheFindingsPageMakesOfThem) {
+  std::string script = quote((kSource / "scripts/findings.py").string());
+  CommandResult r = run("python3 " + script + " schemas " + quote((kSource / "docs/findings.md").string()) + " " +
+                        quote((kSource / "data/schemas").string()) + " --check");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.err, "");
+  json check = json::parse(read(schema_path("check")));
+  json codes = check["$defs"]["finding"]["properties"]["code"]["enum"];
   std::set<std::string> listed(codes.begin(), codes.end());
-  EXPECT_EQ(listed, enum_codes()) << "data/schemas/check.schema.json's code enum";
+  EXPECT_EQ(listed, enum_codes());
 }
 
-// `ps --json` prints check's findings: its schema holds the same finding object, codes included.
-TEST(Schemas, PsSchemaHoldsChecksFinding) {
-  json ps = json::parse(read(schema_path("ps")));
-  json check = json::parse(read(schema_path("check")));
-  EXPECT_EQ(ps["$defs"]["finding"], check["$defs"]["finding"]) << "copy check.schema.json's $defs/finding";
-}
-
-// The MCP tool `why` gives check's findings, and `explain` check's codes (docs/mcp.md).
-TEST(Schemas, WhyAndExplainSchemasHoldChecksFindingAndCodes) {
-  json check = json::parse(read(schema_path("check")));
-  json why = json::parse(read(schema_path("why")));
-  EXPECT_EQ(why["$defs"]["finding"], check["$defs"]["finding"]) << "copy check.schema.json's $defs/finding";
-  json explain = json::parse(read(schema_path("explain")));
-  EXPECT_EQ(explain["properties"]["codes"]["items"]["properties"]["code"]["enum"],
-            check["$defs"]["finding"]["properties"]["code"]["enum"]);
+// And the check says so when one is stale: a schema whose enum lacks a code, a copy of the
+// finding that differs from check's.
+TEST(Schemas, TheStaleCheckFindsAStaleSchema) {
+  TempDir tmp;
+  fs::copy(kSource / "data/schemas", tmp.path() / "schemas");
+  // In the files' own order of keys, as the generator writes them.
+  using ordered = nlohmann::ordered_json;
+  ordered explain = ordered::parse(read(tmp.path() / "schemas/explain.schema.json"));
+  explain["properties"]["codes"]["items"]["properties"]["code"]["enum"].erase(0);
+  std::ofstream(tmp.path() / "schemas/explain.schema.json") << explain.dump(2) << "\n";
+  ordered why = ordered::parse(read(tmp.path() / "schemas/why.schema.json"));
+  why["$defs"]["finding"]["properties"].erase("symbol");
+  std::ofstream(tmp.path() / "schemas/why.schema.json") << why.dump(2) << "\n";
+  std::string script = quote((kSource / "scripts/findings.py").string());
+  std::string command =
+      "python3 " + script + " schemas " + quote((kSource / "docs/findings.md").string()) + " " + quote(tmp / "schemas");
+  CommandResult r = run(command + " --check");
+  EXPECT_EQ(r.status, 1);
+  for (const char* name : {"explain", "why"})
+    EXPECT_NE(r.err.find(tmp / "schemas/" + name + ".schema.json: not what docs/findings.md makes of it"),
+              std::string::npos)
+        << r.err;
+  EXPECT_EQ(count(r.err, "\n"), 2u) << r.err;
+  // Written, they are current again.
+  EXPECT_EQ(run(command).status, 0);
+  EXPECT_EQ(run(command + " --check").status, 0);
+  EXPECT_EQ(slurp(tmp / "schemas/why.schema.json"), read(schema_path("why")));
 }
 
 // The referee of the schema tests elsewhere (support/schema.h): present, and able to say no.
