@@ -65,7 +65,8 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
   std::string error;
   std::optional<Session> session = open_session(request);
   if (!session) return 2;
-  environment::Environment* env = session->env.get();
+  const environment::Environment* env = session->env.get();
+  std::unique_ptr<const environment::Environment> changed_env;  // --with/--without: the overlay checked
   const environment::Knowledge* knowledge = &session->knowledge;
   const cuda::CudaTables* tables = &session->tables;
   if (others)
@@ -86,10 +87,12 @@ int check_environment(const CheckOptions& options, const EnvironmentRequest& req
   if (simulating) {
     scenarios::Changes changes{options.without, options.with, options.verify_hashes, {}, {}};
     scenarios::ChangeSummary summary;
-    std::optional<checks::CheckRun> changed =
+    std::optional<scenarios::ChangedRun> changed =
         scenarios::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);
     if (!changed) return tool_failure(error);
-    run = std::move(*changed);
+    run = std::move(changed->run);
+    changed_env = std::move(changed->env);
+    env = changed_env.get();
     change = std::move(summary);
   } else {
     run = checks::run_checks({*env, *knowledge, *tables, settings});

@@ -58,7 +58,7 @@ int run_pip(const PipOptions& options) {
   }
   std::optional<Session> session = open_session({python, "", false, options.loader});
   if (!session) return 2;
-  environment::Environment& env = *session->env;
+  const environment::Environment& env = *session->env;
   if (std::string note = scenarios::uv_note(env); !note.empty() && !options.uv) std::cerr << note << "\n";
 
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
@@ -73,13 +73,15 @@ int run_pip(const PipOptions& options) {
   const scenarios::PipPlan* plan = &checked->plan;
   // A fix of what the change would break installs from where the user's own command installs.
   if (checked->prediction)
-    scenarios::keep_user_index_options(env, options.args, options.uv, checked->prediction->findings);
+    scenarios::keep_user_index_options(*checked->prediction->env, options.args, options.uv,
+                                       checked->prediction->run.findings);
 
   report::PipReport pip_report;
   pip_report.plan = plan;
   pip_report.force_command = force_command(options, env);
   pip_report.verdict = checked->verdict;
-  if (checked->prediction) pip_report.prediction = report::environment_report(env, std::move(*checked->prediction));
+  if (checked->prediction)
+    pip_report.prediction = report::environment_report(*checked->prediction->env, std::move(checked->prediction->run));
 
   if (options.json) {
     std::cout << report::render_pip_json(pip_report);

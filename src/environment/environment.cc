@@ -75,19 +75,6 @@ std::string Environment::owner_label(const std::string& path) const {
   return "no package";
 }
 
-std::string Environment::installer() const {
-  std::error_code ec;
-  if (!python.prefix.empty() && fs::is_directory(host(python.prefix + "/conda-meta"), ec)) return "conda";
-  if (python.in_venv() || fs::exists(host(python.prefix + "/pyvenv.cfg"), ec)) {
-    // uv writes "uv = 0.4.0" into the pyvenv.cfg of the environments it creates.
-    std::string cfg = files.read_text(python.prefix + "/pyvenv.cfg", 1 << 16);
-    return cfg.find("\nuv = ") != std::string::npos || cfg.starts_with("uv = ") ? "uv" : "pip";
-  }
-  const std::string& exe = python.program();
-  if (!exe.empty() && dpkg && dpkg->owner(exe)) return "debian";
-  return "";
-}
-
 void Environment::index_installers() {
   debian_.clear();
   for (const python::Distribution& d : inventory.distributions)
@@ -160,9 +147,23 @@ const cuda::FatbinInfo& Environment::fatbins(const elf::ElfFile& file) const {
     std::lock_guard lock(fatbin_mu_);
     if (auto it = fatbins_.find(&file); it != fatbins_.end()) return *it->second;
   }
-  auto info = std::make_unique<const cuda::FatbinInfo>(cuda::read_fatbins(file));
+  auto info = std::make_shared<const cuda::FatbinInfo>(cuda::read_fatbins(file));
   std::lock_guard lock(fatbin_mu_);
   return *fatbins_.emplace(&file, std::move(info)).first->second;
+}
+
+std::unique_ptr<Environment> Environment::overlay() const {
+  auto out = std::make_unique<Environment>();
+  static_cast<EnvironmentFacts&>(*out) = *this;
+  out->store = loader::ObjectStore::layered(store);
+  out->dpkg = dpkg;
+  {
+    std::lock_guard lock(fatbin_mu_);
+    out->fatbins_ = fatbins_;
+  }
+  // The copy's records are its own: ownership, the ELF files' owners and the indexes point into them.
+  out->refresh();
+  return out;
 }
 
 void Environment::index_elf_files() {
@@ -434,6 +435,22 @@ void open_needed_from_cache(Environment& env) {
       [&](std::string path, size_t, std::vector<std::string>& more) { follow(*env.store->open(path), more); });
 }
 
+// Who manages the environment itself (EnvironmentFacts::installer).
+std::optional<python::Distribution::Tool> environment_installer(const Environment& env) {
+  using Tool = python::Distribution::Tool;
+  std::error_code ec;
+  const python::PythonEnvironment& python = env.python;
+  if (!python.prefix.empty() && fs::is_directory(env.host(python.prefix + "/conda-meta"), ec)) return Tool::kConda;
+  if (python.in_venv() || fs::exists(env.host(python.prefix + "/pyvenv.cfg"), ec)) {
+    // uv writes "uv = 0.4.0" into the pyvenv.cfg of the environments it creates.
+    std::string cfg = env.files.read_text(python.prefix + "/pyvenv.cfg", 1 << 16);
+    return cfg.find("\nuv = ") != std::string::npos || cfg.starts_with("uv = ") ? Tool::kUv : Tool::kPip;
+  }
+  const std::string& exe = python.program();
+  if (!exe.empty() && env.dpkg && env.dpkg->owner(exe)) return Tool::kDebian;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error) {
@@ -515,6 +532,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   if (options.gpu_container_driver && !env->root.empty()) start_gpu_container(*env, *options.gpu_container_driver);
   if (!env->root.empty()) env->python.glibc_version = root_glibc_version(*env->store, env->loader);
   open_needed_from_cache(*env);
+  env->installer = environment_installer(*env);
   return env;
 }
 

@@ -62,13 +62,12 @@ struct ElfRecord {
   bool executable = false;        // a program, loaded as a main program rather than dlopen'd
 };
 
-class Environment {
- public:
+// What an environment is, as values: what a what-if copies whole when it derives one environment
+// from another (Environment::overlay).
+struct EnvironmentFacts {
   python::PythonEnvironment python;
   python::Inventory inventory;
-  std::unique_ptr<python::OwnershipIndex> ownership;
   loader::LoaderConfig loader;
-  std::unique_ptr<loader::ObjectStore> store;
   std::vector<ElfRecord> elf_files;  // sorted by path
   size_t foreign_elf_files = 0;      // other machines' or classes' objects (cubins, cross builds)
   std::vector<std::string> problems;
@@ -81,13 +80,34 @@ class Environment {
   // The container's root file system (--root), empty for this machine's. Every path above is
   // the container's own; host() says where this machine reads it.
   support::FileRoot root;
-  std::string host(const std::string& path) const { return root.host(path); }
   // --image: the image whose composed root `root` is, its configuration's environment and the
   // interpreter chosen from it.
   std::optional<image::ImageFacts> image;
   std::optional<GpuContainerFacts> gpu_container;
   // Under a root or image: its other Python environments, not checked (python/site_environments.h).
   std::vector<python::OtherEnvironment> other_environments;
+  // Who manages the environment itself: conda (a conda-meta directory), uv or pip (a virtual
+  // environment, by its pyvenv.cfg), Debian (the distribution's own interpreter); nullopt when
+  // none of these.
+  std::optional<python::Distribution::Tool> installer;
+
+  u8 host_class = ELFCLASS64;  // the interpreter's: objects of another class or machine are never loaded
+  u8 host_data = ELFDATA2LSB;
+  u16 host_machine = EM_X86_64;
+};
+
+// The environment: its facts, the indexes built from them, and the parsed files, which a what-if's
+// overlay shares with the environment it is derived from.
+class Environment : public EnvironmentFacts {
+ public:
+  std::unique_ptr<python::OwnershipIndex> ownership;
+  std::shared_ptr<loader::ObjectStore> store;
+  std::string host(const std::string& path) const { return root.host(path); }
+
+  // The environment as a change will leave it, before the change: a copy of this one's facts, its
+  // files read through this one's store and its fatbinary listings reused, that a simulation then
+  // changes (scenarios/simulation.h). This environment is never changed by it.
+  std::unique_ptr<Environment> overlay() const;
 
   // The distributions whose records list `path` (lexically normalized first); for a file no
   // record lists, the Debian-managed distribution of the package whose dpkg list has it.
@@ -97,15 +117,12 @@ class Environment {
   // The Debian package whose file list holds `path`; nullopt when none, or without a dpkg
   // database (build_environment reads it while the interpreter answers its probe).
   std::optional<python::DpkgPackage> debian_owner(const std::string& path) const;
-  // Who manages the environment itself: "conda" (a conda-meta directory), "uv" or "pip" (a
-  // virtual environment, by its pyvenv.cfg), "debian" (the distribution's own interpreter).
-  std::string installer() const;
   // After the inventory changed: which Debian package answers for which distribution.
   void index_installers();
   // Who owns `path`, for people: "torch 2.9.0", "Debian package libstdc++6 12.2.0-14", or
   // "no package".
   std::string owner_label(const std::string& path) const;
-  std::unique_ptr<python::DpkgIndex> dpkg;  // system packages, read on first question
+  std::shared_ptr<const python::DpkgIndex> dpkg;  // system packages, read on first question
   const ElfRecord* elf(const std::string& path) const;
 
   // The installed distributions that `dist` requires, transitively, dependencies before their
@@ -114,10 +131,6 @@ class Environment {
   std::vector<const python::Distribution*> requirement_closure(const python::Distribution& dist) const;
   // The installed distributions `dist` requires directly, in its Requires-Dist order.
   const std::vector<const python::Distribution*>& requirements(const python::Distribution& dist) const;
-
-  u8 host_class = ELFCLASS64;  // the interpreter's: objects of another class or machine are never loaded
-  u8 host_data = ELFDATA2LSB;
-  u16 host_machine = EM_X86_64;
 
   // Adds a parsed file to the ELF index (files of another class or machine are only counted).
   void add_elf_file(const std::string& path, std::shared_ptr<const loader::OpenResult> opened);
@@ -138,7 +151,7 @@ class Environment {
   mutable std::atomic<bool> requires_built_{false};
   mutable std::unordered_map<const python::Distribution*, std::vector<const python::Distribution*>> requires_;
   mutable std::mutex fatbin_mu_;
-  mutable std::unordered_map<const elf::ElfFile*, std::unique_ptr<const cuda::FatbinInfo>> fatbins_;
+  mutable std::unordered_map<const elf::ElfFile*, std::shared_ptr<const cuda::FatbinInfo>> fatbins_;
 };
 
 // Runs discover, inventory and the ELF index. nullptr with `error` set when the environment

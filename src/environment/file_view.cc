@@ -45,9 +45,9 @@ FileView::Kind FileView::kind(const std::string& path) const {
   if (added_.count(path)) return Kind::kFile;
   if (removed_.count(path)) return Kind::kMissing;
   size_t slash = path.rfind('/');
-  if (slash != std::string::npos && slash > 0 && listing_.dirs.count(path.substr(0, slash))) {
-    auto it = listing_.entries.find(path);
-    if (it == listing_.entries.end()) return Kind::kMissing;
+  if (slash != std::string::npos && slash > 0 && listing_->dirs.count(path.substr(0, slash))) {
+    auto it = listing_->entries.find(path);
+    if (it == listing_->entries.end()) return Kind::kMissing;
     return it->second == Listing::Type::kLink ? Kind::kLink : Kind::kFile;
   }
   std::optional<Facts> st = stat(path);

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -39,7 +40,7 @@ class FileView {
   enum class Kind { kMissing, kFile, kLink };
   Kind kind(const std::string& path) const;
   bool exists(const std::string& path) const { return kind(path) != Kind::kMissing; }
-  void set_listing(Listing listing) { listing_ = std::move(listing); }
+  void set_listing(Listing listing) { listing_ = std::make_shared<const Listing>(std::move(listing)); }
   // SHA-256 of the content; nullopt when unreadable.
   std::optional<std::vector<u8>> sha256(const std::string& path) const;
   // The MD5 sum in lowercase hex, for dpkg's md5sums; nullopt for a file a simulation changed.
@@ -73,7 +74,7 @@ class FileView {
     std::optional<std::string> text;  // kept for the few files read as text
   };
   support::FileRoot root_;
-  Listing listing_;
+  std::shared_ptr<const Listing> listing_ = std::make_shared<const Listing>();  // shared by a what-if's copy
   std::set<std::string> removed_;
   std::map<std::string, Added> added_;
 };

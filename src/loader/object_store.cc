@@ -15,6 +15,22 @@ namespace fs = std::filesystem;
 
 std::string ObjectStore::host_path(const std::string& path) const { return root_.host(path); }
 
+std::shared_ptr<ObjectStore> ObjectStore::layered(std::shared_ptr<ObjectStore> disk) {
+  auto out = std::make_shared<ObjectStore>(disk->root());
+  std::lock_guard lock(disk->mu_);
+  out->links_ = disk->links_;
+  out->bindings_.copy_from(disk->bindings_);
+  // A layer on a layer reads the disk through the bottom one, and keeps the changes below it, with
+  // the files they gave: the bindings learnt name them by address, so they live as long as it.
+  out->overlays_ = disk->overlays_;
+  out->removed_ = disk->removed_;
+  out->keys_ = disk->keys_;
+  out->simulated_ = disk->simulated_;
+  out->retired_ = disk->retired_;
+  out->disk_ = disk->disk_ ? disk->disk_ : disk;
+  return out;
+}
+
 std::string ObjectStore::simulation_key(const std::string& path) {
   // Callers hold mu_. The loader spells one file many ways ("lib/../x/libfoo.so", a symlinked
   // directory): a simulated change is keyed by the path with every existing component resolved.
@@ -130,6 +146,7 @@ ObjectStore::Directory ObjectStore::directory(const std::string& dir) {
 }
 
 std::shared_ptr<const OpenResult> ObjectStore::open_disk(const std::string& host) {
+  if (disk_) return disk_->open_disk(host);
   // What opening a path gives depends only on the directory entry it names. The search probes
   // many names in directories that do not exist (glibc-hwcaps/x86-64-v4, tls/x86_64 below every
   // RPATH entry), and reaches one directory by several paths (/lib is /usr/lib on a merged-/usr

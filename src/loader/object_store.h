@@ -67,6 +67,11 @@ class ObjectStore {
  public:
   explicit ObjectStore(const std::string& root = "") : root_(root) {}
 
+  // A store for a what-if on top of `disk`, which it never changes: it reads and parses the disk's
+  // files through `disk` (one parse for both), starts from `disk`'s links and what its bindings
+  // learnt, and keeps the files a change lays in or takes away to itself.
+  static std::shared_ptr<ObjectStore> layered(std::shared_ptr<ObjectStore> disk);
+
   // Opens and parses `path` (the loader's view) once; later calls return the same result.
   std::shared_ptr<const OpenResult> open(const std::string& path);
 
@@ -110,6 +115,7 @@ class ObjectStore {
   };
 
   support::FileRoot root_;
+  std::shared_ptr<ObjectStore> disk_;  // layered(): the store whose disk files this one reads
   BindingCache bindings_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<const OpenResult>> cache_;  // by path as spelled

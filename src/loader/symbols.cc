@@ -62,6 +62,11 @@ std::shared_ptr<const BindingCache::Entry> BindingCache::get(const elf::ElfFile*
   return it == entries_.end() ? nullptr : it->second;
 }
 
+void BindingCache::copy_from(const BindingCache& other) {
+  std::scoped_lock lock(mu_, other.mu_);
+  entries_ = other.entries_;
+}
+
 void BindingCache::remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref,
                             std::vector<const elf::ElfFile*> searched) {
   Entry e;

@@ -61,6 +61,8 @@ class BindingCache {
   std::shared_ptr<const Entry> get(const elf::ElfFile* object) const;
   void remember(const elf::ElfFile* object, std::vector<const elf::ElfFile*> per_ref,
                 std::vector<const elf::ElfFile*> searched);
+  // Starts from what `other` learnt (a what-if's store, from the store it is layered on).
+  void copy_from(const BindingCache& other);
 
  private:
   mutable std::mutex mu_;

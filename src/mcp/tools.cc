@@ -94,12 +94,14 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
   settings.edges = false;  // no verdict reads them
   checks::CheckRun run;
   std::optional<scenarios::ChangeSummary> change;
+  std::unique_ptr<const environment::Environment> changed_env;  // a change's overlay, checked
   if (!changes.with.empty() || !changes.without.empty()) {
     scenarios::ChangeSummary summary;
-    std::optional<checks::CheckRun> changed = scenarios::check_change(
+    std::optional<scenarios::ChangedRun> changed = scenarios::check_change(
         *session->env, session->knowledge, session->tables, settings, changes, &error, &summary);
     if (!changed) return failure(error);
-    run = std::move(*changed);
+    run = std::move(changed->run);
+    changed_env = std::move(changed->env);
     change = std::move(summary);
   } else {
     run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
@@ -107,7 +109,7 @@ ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaul
     scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
                          scenarios::reopen_request(request), run);
   }
-  report::Report r = report::environment_report(*session->env, std::move(run));
+  report::Report r = report::environment_report(changed_env ? *changed_env : *session->env, std::move(run));
   r.change = std::move(change);
   return answer(report::render_json(r), report::render_text(r, {}));
 }
@@ -147,12 +149,14 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
   if (!checked) return nullptr;
   // A fix of what the change would break installs from where the user's own arguments install.
   if (checked->prediction)
-    scenarios::keep_user_index_options(*session->env, pip_args, false, checked->prediction->findings);
+    scenarios::keep_user_index_options(*checked->prediction->env, pip_args, false,
+                                       checked->prediction->run.findings);
   auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
   out->report.plan = &out->check.plan;
   out->report.verdict = out->check.verdict;
   if (out->check.prediction)
-    out->report.prediction = report::environment_report(*out->session.env, std::move(*out->check.prediction));
+    out->report.prediction =
+        report::environment_report(*out->check.prediction->env, std::move(out->check.prediction->run));
   return out;
 }
 

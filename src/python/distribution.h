@@ -61,6 +61,17 @@ struct Distribution {
     if (installer == "debian") return Tool::kDebian;
     return installer.empty() || installer == "pip" ? Tool::kPip : Tool::kOther;
   }
+  // The tool's name as INSTALLER spells it ("pip", "uv", "conda", "debian"); "" for kOther.
+  static std::string_view tool_name(Tool tool) {
+    switch (tool) {
+      case Tool::kPip: return "pip";
+      case Tool::kUv: return "uv";
+      case Tool::kConda: return "conda";
+      case Tool::kDebian: return "debian";
+      case Tool::kOther: break;
+    }
+    return "";
+  }
   // The installer's own name and version for it, when they are not the distribution's: the
   // Debian package ("python3-torch", "1.13.1+dfsg-4"), or the conda record that installed this
   // .dist-info ("pytorch", "2.1.0").

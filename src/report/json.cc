@@ -68,7 +68,7 @@ Report environment_report(const environment::Environment& env, checks::CheckRun 
   r.site_packages = env.inventory.site_dirs;
   r.packages = env.inventory.distributions.size();
   r.elf_files = env.elf_files.size();
-  r.installer = env.installer();
+  if (env.installer) r.installer = python::Distribution::tool_name(*env.installer);
   r.findings = std::move(run.findings);
   r.notes = std::move(run.notes);
   r.needs_absent_driver = run.needs_absent_driver;

@@ -103,7 +103,8 @@ std::optional<std::pair<std::unique_ptr<Environment>, CheckRun>> after_fix(const
     changes.installer = uv ? Installer::kUv : Installer::kPip;
     std::vector<Finding> ignored;
     std::string error;
-    if (!apply_changes(*env, changes, &ignored, &error)) return std::nullopt;
+    env = apply_changes(*env, changes, &ignored, &error);
+    if (!env) return std::nullopt;
   }
   CheckSettings quiet = settings;
   quiet.on_file = nullptr;

@@ -244,7 +244,7 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   return plan;
 }
 
-std::optional<PipCheck> check_planned_change(Environment& env, const Knowledge& knowledge,
+std::optional<PipCheck> check_planned_change(const Environment& env, const Knowledge& knowledge,
                                              const cuda::CudaTables& tables, CheckSettings settings,
                                              const Planner& plan, std::string* error) {
   // Both read `env` only, until the plan is known.
@@ -261,11 +261,11 @@ std::optional<PipCheck> check_planned_change(Environment& env, const Knowledge& 
   if (!out.plan.cannot_check.empty()) return out;
   out.prediction = change.after(env, out.plan.changes(), error);
   if (!out.prediction) return std::nullopt;
-  out.verdict = pip_verdict(out.plan, out.prediction->findings);
+  out.verdict = pip_verdict(out.plan, out.prediction->run.findings);
   return out;
 }
 
-std::optional<PipCheck> check_pip_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+std::optional<PipCheck> check_pip_change(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                                          CheckSettings settings, const std::string& action,
                                          const std::vector<std::string>& args, std::string* error) {
   // What makes asking pip pointless is said before any work starts.

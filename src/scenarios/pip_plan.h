@@ -98,7 +98,7 @@ bool pip_can_plan(const environment::Environment& env, const std::string& action
 // What `envdoctor pip` decides from: pip's plan, and the environment as the plan leaves it.
 struct PipCheck {
   PipPlan plan;
-  std::optional<checks::CheckRun> prediction;  // absent when the plan cannot be checked
+  std::optional<ChangedRun> prediction;  // absent when the plan cannot be checked
   PipVerdict verdict = PipVerdict::kCannotCheck;
 };
 
@@ -109,14 +109,14 @@ using Planner = std::function<std::optional<PipPlan>(std::string* error)>;
 // environment as it is do not depend on each other, so they run side by side: the user waits for
 // the longer of the two, not for both. nullopt with `error` when there is no plan (the planner's
 // error) or it cannot be simulated.
-std::optional<PipCheck> check_planned_change(environment::Environment& env, const environment::Knowledge& knowledge,
+std::optional<PipCheck> check_planned_change(const environment::Environment& env, const environment::Knowledge& knowledge,
                                              const cuda::CudaTables& tables, checks::CheckSettings settings,
                                              const Planner& plan, std::string* error);
 
 // pip's plan for ACTION ARGS (plan_install, plan_uninstall), checked by check_planned_change.
 // nullopt with `error` when pip cannot be asked (pip_can_plan, the plans' errors) or the plan
 // cannot be simulated.
-std::optional<PipCheck> check_pip_change(environment::Environment& env, const environment::Knowledge& knowledge,
+std::optional<PipCheck> check_pip_change(const environment::Environment& env, const environment::Knowledge& knowledge,
                                          const cuda::CudaTables& tables, checks::CheckSettings settings,
                                          const std::string& action, const std::vector<std::string>& args,
                                          std::string* error);

@@ -197,7 +197,9 @@ bool install_laid_out(Environment& env, const std::string& dir, bool hash_member
 
 }  // namespace
 
-bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding>* findings, std::string* error) {
+namespace {
+
+bool change(Environment& env, const Changes& changes, std::vector<Finding>* findings, std::string* error) {
   for (const std::string& name : changes.without) {
     const python::Distribution* dist = env.inventory.find(name);
     if (!dist) {
@@ -216,6 +218,15 @@ bool apply_changes(Environment& env, const Changes& changes, std::vector<Finding
     if (!install_laid_out(env, dir, changes.hash_members, error)) return false;
   env.refresh();
   return true;
+}
+
+}  // namespace
+
+std::unique_ptr<Environment> apply_changes(const Environment& env, const Changes& changes,
+                                           std::vector<Finding>* findings, std::string* error) {
+  std::unique_ptr<Environment> changed = env.overlay();
+  if (!change(*changed, changes, findings, error)) return nullptr;
+  return changed;
 }
 
 std::set<python::Distribution::Id> distribution_identities(const Environment& env) {
@@ -256,24 +267,24 @@ ChangeCheck::ChangeCheck(const Environment& env, const Knowledge& knowledge, con
   before_ = run_checks({env, knowledge_, tables_, settings_});
 }
 
-std::optional<CheckRun> ChangeCheck::after(Environment& env, const Changes& changes, std::string* error,
-                                           ChangeSummary* summary) {
+std::optional<ChangedRun> ChangeCheck::after(const Environment& env, const Changes& changes, std::string* error,
+                                             ChangeSummary* summary) {
   // The environment as pip would leave it, checked the same way; what the change brings is new.
   std::vector<Finding> change_findings;
-  std::set<python::Distribution::Id> identities = distribution_identities(env);
-  if (!apply_changes(env, changes, &change_findings, error)) return std::nullopt;
-  note_changes(env, identities, memo_);
-  CheckRun after = run_checks({env, knowledge_, tables_, settings_});
+  std::unique_ptr<Environment> changed = apply_changes(env, changes, &change_findings, error);
+  if (!changed) return std::nullopt;
+  note_changes(*changed, distribution_identities(env), memo_);
+  CheckRun after = run_checks({*changed, knowledge_, tables_, settings_});
   after.findings.insert(after.findings.end(), change_findings.begin(), change_findings.end());
   mark_new(before_.findings, after.findings);
   sort_and_dedupe(after.findings);
-  if (summary) *summary = summarize_change(env, before_.findings, after.findings);
-  return after;
+  if (summary) *summary = summarize_change(*changed, before_.findings, after.findings);
+  return ChangedRun{std::move(changed), std::move(after)};
 }
 
-std::optional<CheckRun> check_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                     CheckSettings settings, const Changes& changes, std::string* error,
-                                     ChangeSummary* summary) {
+std::optional<ChangedRun> check_change(const Environment& env, const Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, CheckSettings settings, const Changes& changes,
+                                       std::string* error, ChangeSummary* summary) {
   return ChangeCheck(env, knowledge, tables, std::move(settings)).after(env, changes, error, summary);
 }
 

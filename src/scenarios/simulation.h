@@ -16,6 +16,7 @@
 // any file (not one replacement after another, as pip does).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -45,12 +46,13 @@ struct Changes {
   Installer installer = Installer::kPip;
 };
 
-// Applies `changes` to `env` in the order uninstalls, then installs (uv's: `without` names
-// every distribution its install replaces). Returns the findings the
-// change itself produces (wheel-tag-unsupported); false with `error` set when a change cannot
-// be simulated at all (a package that is not installed, a wheel that is not a valid wheel).
-bool apply_changes(environment::Environment& env, const Changes& changes, std::vector<checks::Finding>* findings,
-                   std::string* error);
+// `env` as `changes` would leave it: an overlay of it (Environment::overlay) with the uninstalls
+// made, then the installs (uv's: `without` names every distribution its install replaces). `env`
+// is left as it was. `findings` receives what the change itself produces (wheel-tag-unsupported);
+// nullptr with `error` set when a change cannot be simulated at all (a package that is not
+// installed, a wheel that is not a valid wheel).
+std::unique_ptr<environment::Environment> apply_changes(const environment::Environment& env, const Changes& changes,
+                                                        std::vector<checks::Finding>* findings, std::string* error);
 
 // "name==version@metadata_dir" of every distribution: compared before and after a change.
 std::set<python::Distribution::Id> distribution_identities(const environment::Environment& env);
@@ -75,6 +77,12 @@ ChangeSummary summarize_change(const environment::Environment& env, const std::v
 // Marks every finding of `after` whose key is not in `before` as new.
 void mark_new(const std::vector<checks::Finding>& before, std::vector<checks::Finding>& after);
 
+// The environment a change leaves and every check on it.
+struct ChangedRun {
+  std::unique_ptr<const environment::Environment> env;
+  checks::CheckRun run;
+};
+
 // The verdict on a change in its two halves, for a caller that learns the change while the first
 // half runs (`envdoctor pip`: pip's dry run beside the check of the environment as it is).
 class ChangeCheck {
@@ -85,12 +93,13 @@ class ChangeCheck {
   ChangeCheck(const ChangeCheck&) = delete;  // settings_.memo points into it
   ChangeCheck& operator=(const ChangeCheck&) = delete;
 
-  // `changes` applied to `env` and every check again, reusing each parse, binding and fatbinary
-  // listing of the first run; the findings the change brings are marked new. nullopt with `error`
-  // set when the change cannot be simulated (apply_changes). `env` is left changed. `summary`,
-  // when given, receives the scenario and its balance of errors (summarize_change). Once only.
-  std::optional<checks::CheckRun> after(environment::Environment& env, const Changes& changes, std::string* error,
-                                        ChangeSummary* summary = nullptr);
+  // `changes` applied to an overlay of `env` (apply_changes) and every check again, reusing each
+  // parse, binding and fatbinary listing of the first run; the findings the change brings are
+  // marked new. nullopt with `error` set when the change cannot be simulated. `env` is left as it
+  // was. `summary`, when given, receives the scenario and its balance of errors
+  // (summarize_change). Once only.
+  std::optional<ChangedRun> after(const environment::Environment& env, const Changes& changes, std::string* error,
+                                  ChangeSummary* summary = nullptr);
 
  private:
   const environment::Knowledge& knowledge_;
@@ -101,10 +110,9 @@ class ChangeCheck {
 };
 
 // The verdict on a change (`check --with/--without`): both halves of ChangeCheck in a row.
-std::optional<checks::CheckRun> check_change(environment::Environment& env, const environment::Knowledge& knowledge,
-                                             const cuda::CudaTables& tables, checks::CheckSettings settings,
-                                             const Changes& changes, std::string* error,
-                                             ChangeSummary* summary = nullptr);
+std::optional<ChangedRun> check_change(const environment::Environment& env, const environment::Knowledge& knowledge,
+                                       const cuda::CudaTables& tables, checks::CheckSettings settings,
+                                       const Changes& changes, std::string* error, ChangeSummary* summary = nullptr);
 
 // The errors a change introduces: what decides `check --with/--without` (exit 1) and whether
 // `envdoctor pip` lets pip run.

@@ -221,7 +221,7 @@ std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector
   return plan;
 }
 
-std::optional<PipCheck> check_uv_change(Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
+std::optional<PipCheck> check_uv_change(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
                                         CheckSettings settings, const std::string& action,
                                         const std::vector<std::string>& args, std::string* error) {
   // What makes asking uv pointless is said before any work starts.

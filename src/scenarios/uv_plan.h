@@ -48,7 +48,7 @@ std::optional<PipPlan> plan_uv_install(const environment::Environment& env, cons
                                        std::string* error);
 
 // uv's plan for ACTION ARGS checked as a change (check_planned_change).
-std::optional<PipCheck> check_uv_change(environment::Environment& env, const environment::Knowledge& knowledge,
+std::optional<PipCheck> check_uv_change(const environment::Environment& env, const environment::Knowledge& knowledge,
                                         const cuda::CudaTables& tables, checks::CheckSettings settings,
                                         const std::string& action, const std::vector<std::string>& args,
                                         std::string* error);

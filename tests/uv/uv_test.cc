@@ -241,7 +241,7 @@ class UvTest : public VenvTest {
     std::optional<environment::Session> session = environment::open_session({venv.python(), "", false, {}}, &error);
     EXPECT_TRUE(session) << error;
     if (!session) return {};
-    environment::Environment& env = *session->env;
+    const environment::Environment& env = *session->env;
     args.insert(args.begin(), {"-p", venv.python()});
     std::optional<scenarios::PipPlan> plan = action == "install" ? scenarios::plan_uv_install(env, args, &error)
                                                                  : scenarios::plan_uv_uninstall(env, args, &error);
@@ -251,14 +251,17 @@ class UvTest : public VenvTest {
     scenarios::Changes changes = plan->changes();
     changes.hash_members = true;
     std::vector<checks::Finding> findings;
-    EXPECT_TRUE(scenarios::apply_changes(env, changes, &findings, &error)) << error;
+    std::unique_ptr<environment::Environment> changed = scenarios::apply_changes(env, changes, &findings, &error);
+    EXPECT_TRUE(changed) << error;
+    if (!changed) return {};
     Tree out = tree_on_disk(roots);
-    for (const std::string& path : env.files.changed_paths()) {
+    const environment::FileView& files = changed->files;
+    for (const std::string& path : files.changed_paths()) {
       if (installers_own(path) || path.find("/__pycache__/") != std::string::npos ||
           std::none_of(roots.begin(), roots.end(), [&](const std::string& r) { return path.rfind(r + "/", 0) == 0; }))
         continue;
-      std::optional<std::vector<u8>> digest = env.files.exists(path) ? env.files.sha256(path) : std::nullopt;
-      if (env.files.exists(path)) out[path] = digest ? support::hex(*digest) : "unreadable";
+      std::optional<std::vector<u8>> digest = files.exists(path) ? files.sha256(path) : std::nullopt;
+      if (files.exists(path)) out[path] = digest ? support::hex(*digest) : "unreadable";
       else out.erase(path);
     }
     return out;
