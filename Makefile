@@ -82,9 +82,7 @@ fuzz: test-deps
 	@bash fuzz/run.sh build-fuzz $${FUZZ_SECONDS:-20}
 
 bench: test-deps build-all
-	@bash bench/run.sh $(ENVDOCTOR)
-	@bash bench/check.sh $(ENVDOCTOR)
-	@$(BUILD)/bench/envdoctor_bench --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+	@python3 bench/table.py --envdoctor $(ENVDOCTOR)
 
 check-format: test-deps
 	@bash scripts/check-format.sh

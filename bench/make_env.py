@@ -7,7 +7,7 @@ Usage: python3 make_env.py DIR [COPIES] [LIBRARIES]
   COPIES of the library set (default 4); LIBRARIES: how many of the machine's libraries make the set
   (default all), taken evenly spaced over the sorted list, so that the CUDA libraries stay in it. With
   `4 500` the environment has 2,000 library files (plus the interpreter's own) on any machine, however
-  many packages it has installed since: bench/check.sh uses that.
+  many packages it has installed since: bench/table.py uses that.
 """
 import base64, hashlib, os, subprocess, sys
 

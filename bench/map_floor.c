@@ -4,7 +4,7 @@
 // parsed beyond that and nothing is unmapped before exit, as in `envdoctor ldd`. Mode 3 is the
 // alternative to mapping: pread the header, the section headers and the tables the loader model
 // reads (.dynsym, .dynstr, the hash tables, the version tables, .dynamic) into memory kept until
-// exit. bench/run.sh times modes 1-3 on the same files as the tools, on one core.
+// exit. bench/table.py times modes 1-3 on the same files as the tools, on one core.
 //
 //   cc -O2 -o map_floor bench/map_floor.c && ./map_floor 2 < files
 #include <elf.h>
