@@ -134,8 +134,7 @@ std::string ldconfig_fix(const Context& ctx, const RuleRun& run, const OwnLoad& 
   bool link = base != name && !imports::path_exists(ctx.env, dir + "/" + name);
   if (link) out += "create the link " + dir + "/" + name + " -> " + base + " and ";
   // ldconfig caches the directories of ld.so.conf and the default ones, not LD_LIBRARY_PATH's.
-  if (copy->found_by == loader::rule_name(loader::Rule::kLdSoCache) ||
-      copy->found_by == loader::rule_name(loader::Rule::kDefault))
+  if (copy->loader_rule == loader::Rule::kLdSoCache || copy->loader_rule == loader::Rule::kDefault)
     out += link ? "run ldconfig as root" : "run ldconfig as root to bring ld.so.cache up to date";
   else out += "add " + dir + ", where ldconfig does not look, to a file of /etc/ld.so.conf.d and run ldconfig as root";
   for (const std::string& variable : skipping_variables(run, load)) out += ", or set " + variable + "=" + dir;

@@ -315,7 +315,8 @@ class PackageLoads::Runner {
       into.errors = r.errors;
       into.place = place;
       into.place_kind = Place::Kind::kDlopen;
-      into.found_by = loader::rule_name(p_.objects()[object].rule);
+      into.loader_rule = p_.objects()[object].rule;
+      into.found_by = loader::rule_name(*into.loader_rule);
       if (r.object >= 0) return;
       p_.rollback(std::move(before));
     }
@@ -326,6 +327,7 @@ class PackageLoads::Runner {
       l.place = failed.place;
       l.place_kind = failed.place_kind;
       l.found_by = failed.found_by;
+      l.loader_rule = failed.loader_rule;
     }
   }
 

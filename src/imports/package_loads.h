@@ -41,6 +41,8 @@ struct OwnLoad {
   int place = -1;
   Place::Kind place_kind = Place::Kind::kDlopen;
   std::string found_by;
+  // A dlopen place: the rule of the loader's search that found the copy (found_by says it in words).
+  std::optional<loader::Rule> loader_rule;
   std::string path;                       // the copy opened; "" when no place held one
   bool global = false;                    // RTLD_GLOBAL
   int object = -1;                        // the copy in the process, where it loaded
