@@ -457,13 +457,7 @@ std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options
   auto env = std::make_unique<Environment>();
   env->store = std::make_unique<loader::ObjectStore>(options.root);
   env->dpkg = std::make_unique<python::DpkgIndex>(options.root);
-  if (!options.root.empty()) {
-    if (options.prefix.empty()) {
-      *error =
-          "--root needs --prefix DIR (the environment's path inside the root): a container's interpreter "
-          "cannot be run here";
-      return nullptr;
-    }
+  if (!options.root.empty()) {  // with a prefix inside it: open_session's validate holds to that
     env->root = env->store->file_root();
     env->files.set_root(env->root);
   }

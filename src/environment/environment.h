@@ -155,7 +155,8 @@ class Environment : public EnvironmentFacts {
 };
 
 // Runs discover, inventory and the ELF index. nullptr with `error` set when the environment
-// cannot be examined at all (no interpreter, unreadable prefix): exit status 2.
+// cannot be examined at all (no interpreter, unreadable prefix): exit status 2. The options are
+// those open_session (session.h) has validated: a root comes with a prefix inside it.
 std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error);
 
 // Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
