@@ -46,7 +46,8 @@ std::string force_command(const PipOptions& options, const environment::Environm
 }  // namespace
 
 int run_pip(const PipOptions& options) {
-  if (options.action != "install" && options.action != "uninstall")
+  std::optional<python::PipAction> action = python::parse_pip_action(options.action);
+  if (!action)
     return tool_failure(std::string(options.uv ? "uv pip" : "pip") + ": expected install or uninstall, not '" +
                         options.action + "'");
   std::string error;
@@ -68,7 +69,7 @@ int run_pip(const PipOptions& options) {
   settings.edges = false;  // the prediction is findings only
   auto check_change = options.uv ? scenarios::check_uv_change : scenarios::check_pip_change;
   std::optional<scenarios::PipCheck> checked =
-      check_change(env, session->knowledge, session->tables, settings, options.action, options.args, &error);
+      check_change(env, session->knowledge, session->tables, settings, *action, options.args, &error);
   if (!checked) return tool_failure(error);
   const scenarios::PipPlan* plan = &checked->plan;
   // A fix of what the change would break installs from where the user's own command installs.
@@ -102,8 +103,8 @@ int run_pip(const PipOptions& options) {
       std::cerr << (options.uv ? python::uv_not_installed_warning(name) : python::not_installed_warning(name)) << "\n";
     return scenarios::status_without_pip(*plan);
   }
-  std::vector<std::string> command = options.uv ? scenarios::uv_command(options.action, options.args)
-                                                : scenarios::pip_command(env, options.action, options.args);
+  std::vector<std::string> command =
+      options.uv ? scenarios::uv_command(*action, options.args) : scenarios::pip_command(env, *action, options.args);
   std::optional<int> status = support::run_attached(command, options.json, &error);
   if (!status) return tool_failure(error);
   // Where the installer found what it installed, for a later fix that reinstalls it offline.

@@ -130,7 +130,7 @@ struct CheckedPip {
   report::PipReport report;
 };
 
-std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, const std::string& action,
+std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, python::PipAction action,
                                       const std::vector<std::string>& pip_args, std::string* error) {
   std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", error);
   if (!gpu) return nullptr;
@@ -149,8 +149,7 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
   if (!checked) return nullptr;
   // A fix of what the change would break installs from where the user's own arguments install.
   if (checked->prediction)
-    scenarios::keep_user_index_options(*checked->prediction->env, pip_args, false,
-                                       checked->prediction->run.findings);
+    scenarios::keep_user_index_options(*checked->prediction->env, pip_args, false, checked->prediction->run.findings);
   auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
   out->report.plan = &out->check.plan;
   out->report.verdict = out->check.verdict;
@@ -166,7 +165,7 @@ ToolResult predict_install(const Json& args, const EnvironmentRequest& defaults,
     return failure("predict_install takes either \"wheels\" (wheel files) or \"requirements\" (pip arguments)");
   if (!wheels.empty()) return check_with_changes(args, defaults, {{}, wheels, false, {}});
   std::string error;
-  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, "install", requirements, &error);
+  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, python::PipAction::kInstall, requirements, &error);
   if (!checked) return failure(error);
   checked->report.predict_only = true;
   return answer(report::render_pip_json(checked->report), report::render_pip_text(checked->report, {}));
@@ -178,10 +177,11 @@ std::string tail(const std::string& s, size_t limit) {
 }
 
 ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std::stop_token stop) {
-  std::string action = text_arg(args, "action");
+  // The input schema's enum holds the action to install or uninstall.
+  python::PipAction action = python::parse_pip_action(text_arg(args, "action")).value_or(python::PipAction::kInstall);
   std::vector<std::string> pip_args = list_arg(args, "args");
   // Never a prompt: stdin is not the user's. pip uninstall asks for confirmation unless -y.
-  if (action == "uninstall" && std::find(pip_args.begin(), pip_args.end(), "-y") == pip_args.end() &&
+  if (action == python::PipAction::kUninstall && std::find(pip_args.begin(), pip_args.end(), "-y") == pip_args.end() &&
       std::find(pip_args.begin(), pip_args.end(), "--yes") == pip_args.end())
     pip_args.insert(pip_args.begin(), "--yes");
   std::string error;

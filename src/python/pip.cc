@@ -154,6 +154,20 @@ class NameCollector {
 
 }  // namespace
 
+const char* pip_action_name(PipAction action) {
+  switch (action) {
+    case PipAction::kInstall: return "install";
+    case PipAction::kUninstall: return "uninstall";
+  }
+  return "";
+}
+
+std::optional<PipAction> parse_pip_action(std::string_view word) {
+  for (PipAction a : {PipAction::kInstall, PipAction::kUninstall})
+    if (word == pip_action_name(a)) return a;
+  return std::nullopt;
+}
+
 std::optional<std::vector<ReportItem>> parse_install_report(const std::string& text, std::string* error) {
   json report = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (!report.is_object()) {

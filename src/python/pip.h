@@ -13,6 +13,14 @@
 
 namespace envdoctor::python {
 
+// The command of `envdoctor pip` and `envdoctor uv pip` (and of MCP's guarded_pip): what pip and
+// uv are asked to plan, and then run.
+enum class PipAction { kInstall, kUninstall };
+// "install", "uninstall": the command as pip and uv spell it.
+const char* pip_action_name(PipAction action);
+// The action a user's word names; nullopt for any other word.
+std::optional<PipAction> parse_pip_action(std::string_view word);
+
 // One item of an installation report: what pip would install.
 struct ReportItem {
   std::string name;     // metadata.name, as the distribution spells it

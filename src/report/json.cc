@@ -158,7 +158,7 @@ std::string render_pip_json(const PipReport& report) {
   const scenarios::PipPlan& plan = *report.plan;
   ordered_json out;
   out["schema"] = 1;
-  out["action"] = plan.action;
+  out["action"] = python::pip_action_name(plan.action);
   out["installer"] = plan.installer;
   out["plan"] = {{"install", pip_items(plan.install, true)},
                  {"remove", pip_items(plan.remove, false)},

@@ -14,7 +14,7 @@ std::string command_name(const scenarios::PipPlan& plan) { return plan.installer
 
 std::string plan_line(const scenarios::PipPlan& plan) {
   std::vector<std::string> items;
-  if (plan.action == "uninstall") {
+  if (plan.action == python::PipAction::kUninstall) {
     for (const scenarios::PipItem& r : plan.remove) items.push_back(r.name + " " + r.version);
     return command_name(plan) + " uninstall would remove " +
            (items.empty() ? std::string("nothing") : support::join(items, ", "));
@@ -69,12 +69,12 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
                "would fail the same way.\n";
         break;
       }
-      if (plan.dry_run_status && plan.action == "install")
+      if (plan.dry_run_status && plan.action == python::PipAction::kInstall)
         out << tool << " could not plan this change from wheels alone (envdoctor asks it with "
             << (tool == "uv" ? "--only-binary :all:" : "--only-binary=:all:")
             << ": the files of a source distribution are known only after it is built, and envdoctor runs no "
                "build).\n";
-      if (plan.action == "uninstall")
+      if (plan.action == python::PipAction::kUninstall)
         out << "Cannot check this change, so nothing was uninstalled. To uninstall it unchecked: "
             << report.force_command << "\n";
       else

@@ -113,7 +113,7 @@ Changes PipPlan::changes() const {
   c.installer = installer == "uv" ? Installer::kUv : Installer::kPip;
   // pip's replacements are apply_changes's to make, wheel by wheel in pip's order; uv removes
   // every distribution it replaces before it installs any (operations.rs, execute_plan).
-  if (action == "uninstall" || c.installer == Installer::kUv)
+  if (action == python::PipAction::kUninstall || c.installer == Installer::kUv)
     for (const PipItem& r : remove) c.without.push_back(r.name);
   for (const PipItem& i : install) {
     if (i.laid_out) {
@@ -129,7 +129,7 @@ Changes PipPlan::changes() const {
 PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names) {
   PipPlan plan;
   plan.installer = installer;
-  plan.action = "uninstall";
+  plan.action = python::PipAction::kUninstall;
   for (const std::string& name : names) {
     if (const python::Distribution* d = env.inventory.find(name))
       plan.remove.push_back({d->name, d->version, "", "", ""});
@@ -154,9 +154,9 @@ const char* verdict_name(PipVerdict verdict) {
 
 int status_without_pip(const PipPlan& plan) { return plan.dry_run_status ? plan.dry_run_status : 1; }
 
-bool pip_can_plan(const Environment& env, const std::string& action, const std::vector<std::string>& args,
+bool pip_can_plan(const Environment& env, python::PipAction action, const std::vector<std::string>& args,
                   std::string* error) {
-  if (action != "install") return has_pip(env, error);
+  if (action != python::PipAction::kInstall) return has_pip(env, error);
   if (std::string option = python::unmodelled_option(args); !option.empty()) {
     *error = "envdoctor pip checks the environment itself; pip's " + option +
              " installs elsewhere, which it does not model: run pip without envdoctor, or name that environment "
@@ -168,7 +168,7 @@ bool pip_can_plan(const Environment& env, const std::string& action, const std::
 
 std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<std::string>& args,
                                       std::string* error) {
-  if (!pip_can_plan(env, "uninstall", args, error)) return std::nullopt;
+  if (!pip_can_plan(env, python::PipAction::kUninstall, args, error)) return std::nullopt;
   std::optional<std::vector<std::string>> names = python::uninstall_names(args, error);
   if (!names) return std::nullopt;
   return uninstall_plan(env, "pip", *names);
@@ -204,7 +204,7 @@ std::vector<std::string> offered_nowhere(const Environment& env, const std::vect
 }  // namespace
 
 std::optional<PipPlan> plan_install(const Environment& env, const std::vector<std::string>& args, std::string* error) {
-  if (!pip_can_plan(env, "install", args, error)) return std::nullopt;
+  if (!pip_can_plan(env, python::PipAction::kInstall, args, error)) return std::nullopt;
   std::vector<std::string> argv = {env.python.executable,
                                    "-m",
                                    "pip",
@@ -219,7 +219,7 @@ std::optional<PipPlan> plan_install(const Environment& env, const std::vector<st
   std::optional<support::ProcessResult> r = support::run_process(argv, kPipTimeout, kMaxPipOutput, error);
   if (!r) return std::nullopt;
   PipPlan plan;
-  plan.action = "install";
+  plan.action = python::PipAction::kInstall;
   if (r->status != 0) {
     plan.cannot_check = support::trimmed(r->err);
     plan.dry_run_status = r->status;
@@ -265,22 +265,24 @@ std::optional<PipCheck> check_planned_change(const Environment& env, const Knowl
   return out;
 }
 
-std::optional<PipCheck> check_pip_change(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                         CheckSettings settings, const std::string& action,
-                                         const std::vector<std::string>& args, std::string* error) {
+std::optional<PipCheck> check_pip_change(const Environment& env, const Knowledge& knowledge,
+                                         const cuda::CudaTables& tables, CheckSettings settings,
+                                         python::PipAction action, const std::vector<std::string>& args,
+                                         std::string* error) {
   // What makes asking pip pointless is said before any work starts.
   if (!pip_can_plan(env, action, args, error)) return std::nullopt;
   return check_planned_change(
       env, knowledge, tables, std::move(settings),
       [&](std::string* plan_error) {
-        return action == "install" ? plan_install(env, args, plan_error) : plan_uninstall(env, args, plan_error);
+        return action == python::PipAction::kInstall ? plan_install(env, args, plan_error)
+                                                     : plan_uninstall(env, args, plan_error);
       },
       error);
 }
 
-std::vector<std::string> pip_command(const Environment& env, const std::string& action,
+std::vector<std::string> pip_command(const Environment& env, python::PipAction action,
                                      const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {env.python.executable, "-m", "pip", action};
+  std::vector<std::string> argv = {env.python.executable, "-m", "pip", python::pip_action_name(action)};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }
@@ -301,7 +303,7 @@ std::string uv_note(const Environment& env) {
 
 bool remember_index_origins(const Environment& env, const PipPlan& plan, const std::vector<std::string>& args,
                             std::string* error) {
-  if (plan.action != "install" || !env.root.empty()) return true;
+  if (plan.action != python::PipAction::kInstall || !env.root.empty()) return true;
   std::error_code ec;
   std::vector<std::string> options = python::recordable_index_options(args, fs::current_path(ec).string());
   if (options.empty()) return true;

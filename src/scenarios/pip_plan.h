@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "environment/environment.h"
+#include "python/pip.h"
 #include "scenarios/simulation.h"
 #include "support/scratch_dir.h"
 
@@ -36,8 +37,8 @@ struct PipItem {
 };
 
 struct PipPlan {
-  std::string installer = "pip";           // whose plan: "pip", or "uv" (scenarios/uv_plan.h)
-  std::string action;                      // "install" or "uninstall"
+  std::string installer = "pip";  // whose plan: "pip", or "uv" (scenarios/uv_plan.h)
+  python::PipAction action = python::PipAction::kInstall;
   std::vector<PipItem> install;            // in pip's order
   std::vector<PipItem> remove;             // installed distributions pip would remove or replace
   std::vector<std::string> not_installed;  // uninstall: names pip will skip, as the user wrote them
@@ -92,7 +93,7 @@ std::optional<PipPlan> plan_install(const environment::Environment& env, const s
 // Whether pip can be asked for a plan at all: the environment has its own pip (envdoctor pip runs
 // it), and for install, that pip has `--dry-run --report` (22.2 and later) and the arguments
 // install into the environment itself. false with `error` when not; nothing is run.
-bool pip_can_plan(const environment::Environment& env, const std::string& action, const std::vector<std::string>& args,
+bool pip_can_plan(const environment::Environment& env, python::PipAction action, const std::vector<std::string>& args,
                   std::string* error);
 
 // What `envdoctor pip` decides from: pip's plan, and the environment as the plan leaves it.
@@ -109,20 +110,20 @@ using Planner = std::function<std::optional<PipPlan>(std::string* error)>;
 // environment as it is do not depend on each other, so they run side by side: the user waits for
 // the longer of the two, not for both. nullopt with `error` when there is no plan (the planner's
 // error) or it cannot be simulated.
-std::optional<PipCheck> check_planned_change(const environment::Environment& env, const environment::Knowledge& knowledge,
-                                             const cuda::CudaTables& tables, checks::CheckSettings settings,
-                                             const Planner& plan, std::string* error);
+std::optional<PipCheck> check_planned_change(const environment::Environment& env,
+                                             const environment::Knowledge& knowledge, const cuda::CudaTables& tables,
+                                             checks::CheckSettings settings, const Planner& plan, std::string* error);
 
 // pip's plan for ACTION ARGS (plan_install, plan_uninstall), checked by check_planned_change.
 // nullopt with `error` when pip cannot be asked (pip_can_plan, the plans' errors) or the plan
 // cannot be simulated.
 std::optional<PipCheck> check_pip_change(const environment::Environment& env, const environment::Knowledge& knowledge,
                                          const cuda::CudaTables& tables, checks::CheckSettings settings,
-                                         const std::string& action, const std::vector<std::string>& args,
+                                         python::PipAction action, const std::vector<std::string>& args,
                                          std::string* error);
 
 // The user's own command: EXE -m pip ACTION ARGS, exactly as given.
-std::vector<std::string> pip_command(const environment::Environment& env, const std::string& action,
+std::vector<std::string> pip_command(const environment::Environment& env, python::PipAction action,
                                      const std::vector<std::string>& args);
 
 // Where the environment's distributions say uv installed them (INSTALLER) and `uv` is on PATH

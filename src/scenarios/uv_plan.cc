@@ -83,9 +83,10 @@ std::string lay_out(const Environment& env, const python::UvPlanLine& line, cons
 // words and `plan.dry_run_status` its status, when uv cannot plan the change (a requirement that
 // does not exist, a file it cannot read); nullopt with `error` when uv cannot be run or prints no
 // plan envdoctor can read.
-std::optional<python::UvDryRun> dry_run(const std::string& action, const std::vector<std::string>& args,
+std::optional<python::UvDryRun> dry_run(python::PipAction action, const std::vector<std::string>& args,
                                         const std::vector<std::string>& extra, PipPlan& plan, std::string* error) {
-  std::vector<std::string> argv = {program_on_path("uv"), "pip", action, "--dry-run", "--color", "never"};
+  std::vector<std::string> argv = {program_on_path("uv"), "pip",     python::pip_action_name(action),
+                                   "--dry-run",           "--color", "never"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   for (std::string& a : python::uv_dry_run_args(args)) argv.push_back(std::move(a));
   std::optional<support::ProcessResult> r = support::run_process(argv, kUvTimeout, kMaxUvOutput, error);
@@ -189,8 +190,8 @@ std::optional<PipPlan> plan_uv_uninstall(const Environment& env, const std::vect
                                          std::string* error) {
   PipPlan plan;
   plan.installer = "uv";
-  plan.action = "uninstall";
-  std::optional<python::UvDryRun> planned = dry_run("uninstall", args, {}, plan, error);
+  plan.action = python::PipAction::kUninstall;
+  std::optional<python::UvDryRun> planned = dry_run(plan.action, args, {}, plan, error);
   if (!planned) return std::nullopt;
   if (!plan.cannot_check.empty()) return plan;
   for (const python::UvPlanLine& line : planned->lines) {
@@ -211,8 +212,8 @@ std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector
                                        std::string* error) {
   PipPlan plan;
   plan.installer = "uv";
-  plan.action = "install";
-  std::optional<python::UvDryRun> planned = dry_run("install", args, {"--only-binary", ":all:"}, plan, error);
+  plan.action = python::PipAction::kInstall;
+  std::optional<python::UvDryRun> planned = dry_run(plan.action, args, {"--only-binary", ":all:"}, plan, error);
   if (!planned) return std::nullopt;
   if (!plan.cannot_check.empty()) return plan;
   plan.scratch = support::ScratchDir::create("envdoctor-uv-", error);
@@ -221,21 +222,23 @@ std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector
   return plan;
 }
 
-std::optional<PipCheck> check_uv_change(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                        CheckSettings settings, const std::string& action,
-                                        const std::vector<std::string>& args, std::string* error) {
+std::optional<PipCheck> check_uv_change(const Environment& env, const Knowledge& knowledge,
+                                        const cuda::CudaTables& tables, CheckSettings settings,
+                                        python::PipAction action, const std::vector<std::string>& args,
+                                        std::string* error) {
   // What makes asking uv pointless is said before any work starts.
   if (!uv_can_plan(args, error)) return std::nullopt;
   return check_planned_change(
       env, knowledge, tables, std::move(settings),
       [&](std::string* plan_error) {
-        return action == "install" ? plan_uv_install(env, args, plan_error) : plan_uv_uninstall(env, args, plan_error);
+        return action == python::PipAction::kInstall ? plan_uv_install(env, args, plan_error)
+                                                     : plan_uv_uninstall(env, args, plan_error);
       },
       error);
 }
 
-std::vector<std::string> uv_command(const std::string& action, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {program_on_path("uv"), "pip", action};
+std::vector<std::string> uv_command(python::PipAction action, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {program_on_path("uv"), "pip", python::pip_action_name(action)};
   argv.insert(argv.end(), args.begin(), args.end());
   return argv;
 }

@@ -50,10 +50,10 @@ std::optional<PipPlan> plan_uv_install(const environment::Environment& env, cons
 // uv's plan for ACTION ARGS checked as a change (check_planned_change).
 std::optional<PipCheck> check_uv_change(const environment::Environment& env, const environment::Knowledge& knowledge,
                                         const cuda::CudaTables& tables, checks::CheckSettings settings,
-                                        const std::string& action, const std::vector<std::string>& args,
+                                        python::PipAction action, const std::vector<std::string>& args,
                                         std::string* error);
 
 // The user's own command: uv pip ACTION ARGS, exactly as given (uv as PATH finds it).
-std::vector<std::string> uv_command(const std::string& action, const std::vector<std::string>& args);
+std::vector<std::string> uv_command(python::PipAction action, const std::vector<std::string>& args);
 
 }  // namespace envdoctor::scenarios

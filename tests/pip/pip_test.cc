@@ -700,6 +700,21 @@ TEST(PipArguments, UninstallNamesAsPipReadsThem) {
             "Could not open requirements file: [Errno 2] No such file or directory: '" + (tmp / "absent.txt") + "'");
 }
 
+TEST(PipArguments, TheActionIsInstallOrUninstallAsPipSpellsIt) {
+  EXPECT_EQ(std::string(python::pip_action_name(python::PipAction::kInstall)), "install");
+  EXPECT_EQ(std::string(python::pip_action_name(python::PipAction::kUninstall)), "uninstall");
+  EXPECT_EQ(python::parse_pip_action("install"), python::PipAction::kInstall);
+  EXPECT_EQ(python::parse_pip_action("uninstall"), python::PipAction::kUninstall);
+  for (const char* word : {"Install", "download", "install ", ""}) EXPECT_FALSE(python::parse_pip_action(word)) << word;
+  // Any other word is refused before an environment is opened or an installer asked.
+  CommandResult pip = run(quote(envdoctor()) + " pip download x");
+  EXPECT_EQ(pip.status, 2);
+  EXPECT_EQ(pip.err, "envdoctor: pip: expected install or uninstall, not 'download'\n");
+  CommandResult uv = run(quote(envdoctor()) + " uv pip list");
+  EXPECT_EQ(uv.status, 2);
+  EXPECT_EQ(uv.err, "envdoctor: uv pip: expected install or uninstall, not 'list'\n");
+}
+
 TEST(PipArguments, IndexOptionsAndUnmodelledOptions) {
   EXPECT_EQ(python::index_options({"--no-index", "-f", "/w", "-U", "x", "--index-url=https://i", "-ihttps://j"}),
             (std::vector<std::string>{"--no-index", "-f", "/w", "--index-url=https://i", "-ihttps://j"}));
