@@ -14,11 +14,20 @@ entry: it was left out by --only, or it is cold and --cold was not given. The ta
 from that file, so it always lists every benchmark, each with the date it was measured.
 
 Adding a benchmark is one line of COMPARISONS. Its commands name what they need in braces:
-{envdoctor}, {debian}, {pyenv}, {torch}, {bench}, {uv}, {pip}, ... (FIXTURES). Lists of files
-are written @libs, @wide, @torch-libs; @libs/2 is the first half of the list.
+{envdoctor}, {debian}, {pyenv}, {torch}, {bench}, {uv}, {pip}, ... Each name is a method of
+Context (`_torch` for {torch}), called once, when a benchmark first needs it; one that raises
+NotAvailable leaves the benchmarks that need it "not measured", with its reason. Lists of files
+are written @libs, @wide, @torch-libs; @libs/2 is the first half of the list. A new environment
+is a method and a line of NAMES (how the intro describes it); SHORT gives its name in commands.
+For example, were `check` to take an `--index` option, its warm figure on the torch venv against
+`uv pip check`, with a goal of at most 1x, would be the line:
+
+    Comparison("check-torch-index", "`check --index`, the torch venv, warm",
+               ed("check", "--index", "--python", "{torch}"), [uv_check("{torch}")], goal=1.0),
 """
 import argparse
 import datetime
+import glob
 import json
 import os
 import re
@@ -27,6 +36,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import textwrap
 import time
 from dataclasses import dataclass, field
 
@@ -45,6 +55,7 @@ class Cmd:
     stdin: str = ""  # a fixture whose file is the command's standard input
     prepare: list = field(default_factory=list)  # run, untimed, before each timed run
     label: str = ""  # how the table shows it; by default the argv with the fixtures' short names
+    ok: tuple = (0, 1)  # the exit statuses of a run that did its work (1: it found something wrong)
 
 
 @dataclass
@@ -71,12 +82,16 @@ def pip_check(python):
     return Cmd(["{pip}", "--python", python, "check", "--disable-pip-version-check"])
 
 
+def libtree(files):  # its exit status counts the files it could not resolve
+    return Cmd(["{libtree}", files], ok=tuple(range(126)))
+
+
 def uv_check(python):
     return Cmd(["{uv}", "pip", "check", "--python", python])
 
 
 IMPORT_TORCH = Cmd(["{torch}", "-c", "import torch"], env={"PYTHONPYCACHEPREFIX": "{pycache}"},
-                   label='TORCH/bin/python -c "import torch"')
+                   label='TORCH -c "import torch"')
 BENCH_PIP = ["--no-index", "--find-links", "{wheels}", "--disable-pip-version-check", "-q"]
 UNDO_LEAF = ["{bench-pip}", "-m", "pip", "uninstall", "-y", "-q", "benchleaf"]
 
@@ -110,7 +125,7 @@ def pip_own_time(ctx):
 COMPARISONS = [
     # ldd over every shared object of the machine, in one process each
     Comparison("ldd-libtree", "`ldd`, the machine's libraries, against libtree",
-               ed("ldd", "--exact", "@libs"), [cmd("{libtree}", "@libs")], goal=1.0),
+               ed("ldd", "--exact", "@libs"), [libtree("@libs")], goal=1.0),
     Comparison("ldd-glibc", "`ldd`, the machine's libraries, against glibc's ldd",
                ed("ldd", "--exact", "@libs"), [cmd("ldd", "@libs")], runs=5),
     Comparison("ldd-r-floor", "`ldd -r`, the machine's libraries, against the floor",
@@ -119,9 +134,9 @@ COMPARISONS = [
     Comparison("ldd-half", "`ldd` on half the machine's libraries, against all",
                ed("ldd", "--exact", "@libs/2"), [ed("ldd", "--exact", "@libs")]),
     Comparison("ldd-wide-libtree", "`ldd`, the wide set, against libtree",
-               ed("ldd", "--exact", "@wide"), [cmd("{libtree}", "@wide")], goal=1.0),
+               ed("ldd", "--exact", "@wide"), [libtree("@wide")], goal=1.0),
     Comparison("ldd-torch-libtree", "`ldd`, the torch venv's ELF files, against libtree",
-               ed("ldd", "--exact", "@torch-libs"), [cmd("{libtree}", "@torch-libs")], goal=1.0),
+               ed("ldd", "--exact", "@torch-libs"), [libtree("@torch-libs")], goal=1.0),
     # check against the peers users compare it with, on real environments
     Comparison("check-debian", "`check`, Debian's python3, warm",
                ed("check", "--python", "{debian}"), [pip_check("{debian}")]),
@@ -161,7 +176,8 @@ COMPARISONS = [
                Cmd([], label="envdoctor pip install … less pip install … and its dry run"),
                measure=pip_own_time),
     Comparison("with-bench", "`check --with` a wheel, against `check`",
-               ed("check", "--python", "{bench-pip}", "--with", "{leaf-wheel}"), [ed("check", "--python", "{bench-pip}")]),
+               ed("check", "--python", "{bench-pip}", "--with", "{leaf-wheel}"),
+               [ed("check", "--python", "{bench-pip}")]),
     # the readers, on real files (Google Benchmark, bench/readers_bench.cc)
     Comparison("parse-libc", "map and parse libc.so.6", *readers("ParseElf/libc")),
     Comparison("parse-cublaslt", "map and parse libcublasLt.so.13", *readers("ParseElf/libcublasLt")),
@@ -251,10 +267,18 @@ class Context:
         return re.sub(r"\{([\w-]+)\}", lambda m: str(self.get(m.group(1))), text)
 
     def _envdoctor(self):
-        path = os.path.abspath(self.args.envdoctor)
+        """A copy of the binary, so that a build while the benchmarks run does not change what they time."""
+        return self.copy(os.path.abspath(self.args.envdoctor), "no envdoctor at %s (make build)")
+
+    def _readers(self):
+        built = os.path.join(os.path.dirname(os.path.abspath(self.args.envdoctor)), "bench", "envdoctor_bench")
+        return self.copy(built, "no %s (cmake --build build --target envdoctor_bench)")
+
+    def copy(self, path, why):
         if not os.access(path, os.X_OK):
-            raise NotAvailable("no envdoctor at %s (make build)" % self.args.envdoctor)
-        return path
+            raise NotAvailable(why % path)
+        os.makedirs(os.path.join(self.work, "bin"), exist_ok=True)
+        return shutil.copy2(path, os.path.join(self.work, "bin", os.path.basename(path)))
 
     def tool(self, name, why):
         path = shutil.which(name)
@@ -342,7 +366,6 @@ class Context:
 
     def _wide(self):
         """LIBS, and every one below dist-packages and pyenv's interpreters' lib-dynload and site-packages."""
-        import glob
         trees = ["/usr/lib/python3/dist-packages"] + sorted(
             glob.glob(os.path.expanduser("~/.pyenv/versions/*/lib/python3*/lib-dynload")) +
             glob.glob(os.path.expanduser("~/.pyenv/versions/*/lib/python3*/site-packages")))
@@ -363,12 +386,6 @@ class Context:
         cc = self.tool("cc", "no C compiler")
         subprocess.run([cc, "-O2", "-o", out, os.path.join(HERE, "map_floor.c")], check=True)
         return out
-
-    def _readers(self):
-        path = os.path.join(os.path.dirname(self.get("envdoctor")), "bench", "envdoctor_bench")
-        if not os.access(path, os.X_OK):
-            raise NotAvailable("no %s (cmake --build build --target envdoctor_bench)" % path)
-        return path
 
     # Benchmarks that are not a timing of their own (Comparison.measure).
 
@@ -456,8 +473,11 @@ def time_interleaved(ctx, cmds, runs, cold):
             for p_argv, p_env, _ in prepare:
                 subprocess.run(p_argv, env=p_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             wall, cpu, status = run_once(argv, env, stdin, cold)
-            if status < 0 or status >= 126:
-                raise NotAvailable("`%s` failed (exit status %d)" % (label(c), status))
+            if status not in c.ok:  # a run that stopped early would time nothing
+                error = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                       stderr=subprocess.PIPE, text=True, errors="replace").stderr.strip()
+                raise NotAvailable("`%s` exited with %d%s" % (label(c), status, ": " + error.splitlines()[-1][:200]
+                                                                 if error else ""))
             if i > 0:  # the first round is the warm-up
                 walls[k].append(wall)
                 cpus[k].append(cpu)
@@ -493,7 +513,7 @@ def commit():
 
 def measure(ctx, c, runs):
     entry = {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-             "commit": commit(), "machine": machine(), "load": [round(os.getloadavg()[0], 2)]}
+             "commit": ctx.commit, "machine": machine(), "load": [round(os.getloadavg()[0], 2)]}
     try:
         if c.cold and os.geteuid() != 0:
             raise NotAvailable("a cold run drops the page cache, which needs root")
@@ -531,7 +551,7 @@ def note_facts(ctx, c, facts):
                 python = ctx.get(name)
                 first = subprocess.run([ctx.get("envdoctor"), "check", "--python", python], capture_output=True,
                                        text=True).stdout.split("\n", 1)[0]
-                text = first if name in ("debian", "pyenv", "torch") else first[len(python):].lstrip(" :")
+                text = first if name in ("debian", "pyenv", "torch") else first[first.find(" (") + 1:]
             else:
                 continue
         except NotAvailable:
@@ -570,7 +590,8 @@ def rows(c, e, cold_asked):
     for i, peer in enumerate(peers):
         if i + 1 < len(sides):
             theirs, ratio = sides[i + 1], mine["value"] / sides[i + 1]["value"]
-            ratio_text = "%.2f×" % ratio + (verdict(ratio, c.goal) if c.goal and i == 0 else "")
+            ratio_text = ("%.3f×" if ratio < 0.1 else "%.2f×") % ratio + (verdict(ratio, c.goal) if c.goal and i == 0
+                                                                         else "")
             cells = ["`%s`" % peer, figure(theirs["value"], theirs["unit"]), ratio_text]
         else:
             goal = verdict(mine["value"], c.goal, " " + mine["unit"]).strip(" ()") if c.goal else ""
@@ -610,13 +631,21 @@ NOTES = """\
   median CPU time (user + system, children included). The machine column gives the load average
   (one minute) before and after the benchmark: compare the lines of one benchmark, not benchmarks
   taken at different loads. Timing starts before `fork` and ends at `wait4` (about a millisecond of
-  Python's `subprocess`, on every side alike).
+  Python's `subprocess`, on every side alike). A run that exits with a status other than 0 or 1
+  (libtree: 126 or more; its status counts the files it could not resolve) did not do its work,
+  and leaves the benchmark not measured, with the tool's last words.
+- **The binary** (`--envdoctor`, default `build/envdoctor`, and `envdoctor_bench` beside it) is
+  copied before the first benchmark, so that a build during the run changes nothing. The date
+  column names the commit it was built from (`--commit`, else the tree's; `+`: the tree had
+  changes not committed).
 - **Cold** rows drop the page cache (`sync; echo 3 > /proc/sys/vm/drop_caches`) before every run,
   untimed; they need root and `--cold`, since they slow whoever else uses the machine.
 - **`ldd`** rows give every file to one process, as one command line would. `envdoctor ldd`
   checks symbol versions and binds nothing, as glibc's `ldd`; `ldd -r` also binds every undefined
   symbol, as `ldd -r`; libtree reads NEEDED, RPATH and RUNPATH only. `--exact` keeps ld.so's view
   of CPython extension modules, as the differential test ([differential.md](differential.md)) does.
+  envdoctor uses every core; libtree, glibc's `ldd` (one file after another) and the floor use one,
+  so a load that takes a core away weighs on envdoctor more: its ratios are best read at a low load.
 - **The floor** is `bench/map_floor.c`, built by the script, on one core: `map_floor 1` maps each
   file and touches its header, `map_floor 2` also walks its whole `.dynsym` (the one table a loader
   model that checks symbols must read whole), `map_floor 3` reads the tables the model reads with
@@ -640,13 +669,12 @@ NOTES = """\
 - **The readers** are Google Benchmark (`bench/readers_bench.cc`, built by the `envdoctor_bench`
   target), median of 5 repetitions, page cache warm; a file that is absent is not measured.
 - Not here: the test suite's time (README; `make test` prints each area's), and the real packages'
-  verdicts against their real imports (tests/real). Earlier measurements, with the profiles that
-  explain them, are in this file's history (`git log -p docs/benchmarks.md`).
+  verdicts against their real imports ([differential.md](differential.md)). Earlier measurements,
+  with the profiles that explain them, are in this file's history (`git log -p docs/benchmarks.md`).
 """
 
 
 def wrap(text, bullet=False):
-    import textwrap
     return textwrap.fill(text, 105, initial_indent="- " if bullet else "", subsequent_indent="  " if bullet else "",
                          break_on_hyphens=False, break_long_words=False)
 
@@ -671,7 +699,8 @@ def render(results, cold_asked):
         m = e.get("machine")
         if m and m not in machines:
             machines.append(m)
-    out = ["# Benchmarks", "", "<!-- Written by bench/table.py from bench/results.json: run it rather than edit. -->", ""]
+    out = ["# Benchmarks", "",
+           "<!-- Written by bench/table.py from bench/results.json: run it rather than edit. -->", ""]
     for paragraph in INTRO:
         out += [wrap(paragraph), ""]
     out += ["The machine%s:" % ("s" if len(machines) > 1 else ""), ""]
@@ -699,6 +728,7 @@ def main():
     p.add_argument("--cold", action="store_true", help="run the cold benchmarks too (root: drops the page cache)")
     p.add_argument("--torch-venv", default=os.environ.get("ENVDOCTOR_BENCH_TORCH_VENV", ""))
     p.add_argument("--pyenv-python", default="~/.pyenv/versions/3.11.7/bin/python3")
+    p.add_argument("--commit", default="", help="the commit ENVDOCTOR was built from (default: the tree's)")
     p.add_argument("--list", action="store_true", help="list the benchmarks' keys and what they measure")
     args = p.parse_args()
     if args.list:
@@ -708,6 +738,12 @@ def main():
     results = json.load(open(RESULTS)) if os.path.exists(RESULTS) else {}
     with tempfile.TemporaryDirectory(prefix="envdoctor-bench-") as work:
         ctx = Context(args, work, results)
+        ctx.commit = args.commit or commit()  # the tree's, as the binaries are copied (below)
+        for binary in ("envdoctor", "readers"):
+            try:
+                ctx.get(binary)
+            except NotAvailable:
+                pass
         for c in COMPARISONS:
             if not re.search(args.only, c.key) or (c.cold and not args.cold):
                 continue
