@@ -23,7 +23,8 @@ std::string tried(const loader::Resolution& r) {
 
 // Where the name was given, for the hint: what to edit.
 std::string where_given(const environment::Environment& env, const loader::Preload& preload) {
-  if (preload.where != "LD_PRELOAD") return env.root.empty() ? preload.where : "the root's " + preload.where;
+  std::string where = loader::preload_source_name(preload.source);
+  if (preload.source == loader::Preload::Source::kLdSoPreload) return env.root.empty() ? where : "the root's " + where;
   return env.image ? "the image's LD_PRELOAD (its Env)" : "LD_PRELOAD (`unset LD_PRELOAD`)";
 }
 

@@ -64,19 +64,28 @@ std::vector<std::string> split_ld_so_preload(std::string_view file) {
   return out;
 }
 
+const char* preload_source_name(Preload::Source source) {
+  switch (source) {
+    case Preload::Source::kLdPreload: return "LD_PRELOAD";
+    case Preload::Source::kLdSoPreload: return "/etc/ld.so.preload";
+  }
+  return "";
+}
+
 std::vector<Preload> preloads(const LoaderConfig& config) {
   std::vector<Preload> out;
-  for (std::string& name : split_ld_preload(config.ld_preload)) out.push_back({std::move(name), "LD_PRELOAD"});
+  for (std::string& name : split_ld_preload(config.ld_preload))
+    out.push_back({std::move(name), Preload::Source::kLdPreload});
   if (config.ld_so_preload)
     for (std::string& name : split_ld_so_preload(*config.ld_so_preload))
-      out.push_back({std::move(name), "/etc/ld.so.preload"});
+      out.push_back({std::move(name), Preload::Source::kLdSoPreload});
   return out;
 }
 
 std::string preload_ignored_message(const Preload& preload, std::string_view reason) {
   // rtld.c, do_preload: _dl_error_printf's format, err_str being the message without its object.
-  return "ERROR: ld.so: object '" + preload.name + "' from " + preload.where + " cannot be preloaded (" +
-         std::string(reason) + "): ignored.";
+  return "ERROR: ld.so: object '" + preload.name + "' from " + preload_source_name(preload.source) +
+         " cannot be preloaded (" + std::string(reason) + "): ignored.";
 }
 
 }  // namespace envdoctor::loader

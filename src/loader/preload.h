@@ -19,12 +19,18 @@
 
 namespace envdoctor::loader {
 
-// One name to preload and where it was given: "LD_PRELOAD" or "/etc/ld.so.preload", ld.so's
-// own words for them.
+// One name to preload and where it was given.
 struct Preload {
+  enum class Source {
+    kLdPreload,    // the variable LD_PRELOAD
+    kLdSoPreload,  // the file /etc/ld.so.preload
+  };
   std::string name;
-  std::string where;
+  Source source = Source::kLdPreload;
 };
+
+// "LD_PRELOAD" or "/etc/ld.so.preload": ld.so's own words for where a name was given.
+const char* preload_source_name(Preload::Source source);
 
 // LD_PRELOAD's names (rtld.c, handle_preload_list): split at every ' ' and ':', empty names
 // skipped, a name of 1024 bytes or more skipped (SECURE_PATH_LIMIT). For a secure program

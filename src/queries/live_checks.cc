@@ -146,9 +146,11 @@ std::optional<std::string> variable_of(const live::LiveProcess& process, std::st
 std::vector<loader::Preload> process_preloads(const live::LiveProcess& process) {
   std::vector<loader::Preload> out;
   if (std::optional<std::string> list = variable_of(process, "LD_PRELOAD"))
-    for (std::string& name : loader::split_ld_preload(*list)) out.push_back({std::move(name), "LD_PRELOAD"});
+    for (std::string& name : loader::split_ld_preload(*list))
+      out.push_back({std::move(name), loader::Preload::Source::kLdPreload});
   if (std::optional<std::string> file = python::read_bounded_file("/etc/ld.so.preload", 1 << 20, nullptr))
-    for (std::string& name : loader::split_ld_so_preload(*file)) out.push_back({std::move(name), "/etc/ld.so.preload"});
+    for (std::string& name : loader::split_ld_so_preload(*file))
+      out.push_back({std::move(name), loader::Preload::Source::kLdSoPreload});
   return out;
 }
 
@@ -168,7 +170,7 @@ const loader::Preload* preload_of(const std::string& path, const std::optional<s
 std::string how_found(const std::string& path, const live::MappedFile& f, const Environment* env,
                       const ModelEdges& edges, ino_t exe_ino, const loader::Preload* preload) {
   if (f.ino == exe_ino) return "the program (/proc/PID/exe)";
-  if (preload) return "preloaded (" + preload->where + ")";
+  if (preload) return "preloaded (" + std::string(loader::preload_source_name(preload->source)) + ")";
   if (auto it = edges.by_inode.find(f.ino); it != edges.by_inode.end()) return edge_text(*it->second);
   if (auto it = edges.by_path.find(path); it != edges.by_path.end()) return edge_text(*it->second);
   if (env)
