@@ -101,8 +101,9 @@ def readers(name):  # a benchmark of bench/readers_bench.cc: its command, no pee
         lambda ctx: ctx.google_benchmark(name)
 
 
-def pip_install(*args):
-    return cmd("{bench-pip}", "-m", "pip", "install", *args, *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF])
+def pip_install(*args):  # shown without BENCH_PIP, which the notes name
+    return cmd("{bench-pip}", "-m", "pip", "install", *args, *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF],
+               label=" ".join(["BENCH -m pip install", *args, "benchleaf"]))
 
 
 FLOOR_MAP, FLOOR_DYNSYM, FLOOR_PREAD = (cmd("{map-floor}", mode, stdin="{libs-list}") for mode in "123")
@@ -120,6 +121,12 @@ def hash_rate(ctx):
 
 def pip_own_time(ctx):
     return ctx.pip_own_time()
+
+
+def no_command(why):
+    def measure(ctx):
+        raise NotAvailable(why)
+    return measure
 
 
 COMPARISONS = [
@@ -170,7 +177,8 @@ COMPARISONS = [
                [cmd("openssl", "speed", "-evp", "sha256", "-bytes", "1048576")], measure=hash_rate),
     # envdoctor pip against pip: a small wheel from a local wheelhouse, uninstalled before each run
     Comparison("pip-install", "`pip install` through envdoctor, against pip's install and pip's dry run",
-               ed("pip", "--python", "{bench-pip}", "install", *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF]),
+               ed("pip", "--python", "{bench-pip}", "install", *BENCH_PIP, "benchleaf", prepare=[UNDO_LEAF],
+                  label="envdoctor pip --python BENCH install benchleaf"),
                [pip_install(), pip_install("--dry-run", "--report", "-", "--only-binary=:all:")], runs=5, goal=1.5),
     Comparison("pip-own", "envdoctor's own time in `envdoctor pip install` (the row above)",
                Cmd([], label="envdoctor pip install … less pip install … and its dry run"),
@@ -178,6 +186,10 @@ COMPARISONS = [
     Comparison("with-bench", "`check --with` a wheel, against `check`",
                ed("check", "--python", "{bench-pip}", "--with", "{leaf-wheel}"),
                [ed("check", "--python", "{bench-pip}")]),
+    Comparison("ldconfig", "the ldconfig model, the machine's libraries, against glibc's ldconfig",
+               Cmd([], label="loader::run_ldconfig"), [cmd("ldconfig", "-r", "ROOT", "-X")],
+               measure=no_command("no command runs the model alone (its figures of 2026-12-02 came from a "
+                                  "driver program that is not in bench/)")),
     # the readers, on real files (Google Benchmark, bench/readers_bench.cc)
     Comparison("parse-libc", "map and parse libc.so.6", *readers("ParseElf/libc")),
     Comparison("parse-cublaslt", "map and parse libcublasLt.so.13", *readers("ParseElf/libcublasLt")),
@@ -549,8 +561,9 @@ def note_facts(ctx, c, facts):
                 text = "%d files, %.1f GB" % (len(files), size / 1e9)
             elif name in PYTHONS:
                 python = ctx.get(name)
-                first = subprocess.run([ctx.get("envdoctor"), "check", "--python", python], capture_output=True,
-                                       text=True).stdout.split("\n", 1)[0]
+                report = subprocess.run([ctx.get("envdoctor"), "check", "--python", python], capture_output=True,
+                                        text=True).stdout
+                first = " ".join(report.split("\n\n", 1)[0].split())  # its first paragraph, wrapped
                 text = first if name in ("debian", "pyenv", "torch") else first[first.find(" (") + 1:]
             else:
                 continue
@@ -664,8 +677,10 @@ NOTES = """\
   sha256 -bytes 1048576` on one core.
 - **`envdoctor pip install`** runs pip twice (its dry run with `--report`, then the user's command),
   so the ratio's floor is pip's two runs over one. Its own time is its median less the medians of
-  pip's install and of the dry run; `check --with` is the same work with pip left out. `benchleaf`
-  is uninstalled, untimed, before each run.
+  pip's install and of the dry run; `check --with` is the same work with pip left out. Every pip
+  command there also has `--no-index --find-links WHEELS --disable-pip-version-check -q`, WHEELS a
+  wheelhouse of the script's holding one pure wheel, `benchleaf`, which is uninstalled, untimed,
+  before each run.
 - **The readers** are Google Benchmark (`bench/readers_bench.cc`, built by the `envdoctor_bench`
   target), median of 5 repetitions, page cache warm; a file that is absent is not measured.
 - Not here: the test suite's time (README; `make test` prints each area's), and the real packages'
