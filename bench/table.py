@@ -488,8 +488,9 @@ def time_interleaved(ctx, cmds, runs, cold):
             if status not in c.ok:  # a run that stopped early would time nothing
                 error = subprocess.run(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                        stderr=subprocess.PIPE, text=True, errors="replace").stderr.strip()
-                raise NotAvailable("`%s` exited with %d%s" % (label(c), status, ": " + error.splitlines()[-1][:200]
-                                                                 if error else ""))
+                lines = error.splitlines() or [""]
+                words = next((line for line in lines if "error" in line.lower()), lines[0])
+                raise NotAvailable("`%s` exited with %d%s" % (label(c), status, ": " + words[:200] if words else ""))
             if i > 0:  # the first round is the warm-up
                 walls[k].append(wall)
                 cpus[k].append(cpu)
@@ -646,7 +647,7 @@ NOTES = """\
   taken at different loads. Timing starts before `fork` and ends at `wait4` (about a millisecond of
   Python's `subprocess`, on every side alike). A run that exits with a status other than 0 or 1
   (libtree: 126 or more; its status counts the files it could not resolve) did not do its work,
-  and leaves the benchmark not measured, with the tool's last words.
+  and leaves the benchmark not measured, with the tool's words.
 - **The binary** (`--envdoctor`, default `build/envdoctor`, and `envdoctor_bench` beside it) is
   copied before the first benchmark, so that a build during the run changes nothing. The date
   column names the commit it was built from (`--commit`, else the tree's; `+`: the tree had
