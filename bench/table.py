@@ -160,6 +160,13 @@ COMPARISONS = [
     Comparison("check-torch-cold", "`check`, the torch venv, cold",
                ed("check", "--python", "{torch}"), [pip_check("{torch}"), uv_check("{torch}"), IMPORT_TORCH],
                cold=True, runs=5, goal=0.5),
+    # against another build (--baseline): issue 51 asks that `check` be no slower on these two
+    Comparison("baseline-debian", "`check`, Debian's python3, against the baseline's",
+               ed("check", "--python", "{debian}"), [cmd("{baseline}", "check", "--python", "{debian}")]),
+    Comparison("baseline-pyenv", "`check`, pyenv's interpreter, against the baseline's",
+               ed("check", "--python", "{pyenv}"), [cmd("{baseline}", "check", "--python", "{pyenv}")]),
+    Comparison("baseline-ldd", "`ldd`, the machine's libraries, against the baseline's",
+               ed("ldd", "--exact", "@libs"), [cmd("{baseline}", "ldd", "--exact", "@libs")]),
     Comparison("calls-pyenv", "system calls of `check` per entry walked, pyenv's interpreter",
                ed("check", "--python", "{pyenv}"), measure=calls_per_entry("{pyenv}"), goal=1.1),
     # check and the fleet's commands on the benchmark environment (bench/make_env.py: 2,000 library files)
@@ -202,7 +209,8 @@ COMPARISONS = [
 SHORT = {"envdoctor": "envdoctor", "debian": "/usr/bin/python3", "pyenv": "PYENV", "torch": "TORCH",
          "bench": "BENCH", "bench-pip": "BENCH", "libtree": "libtree", "uv": "uv", "pip": "pip",
          "map-floor": "map_floor", "wheels": "WHEELS", "leaf-wheel": "benchleaf-1.0-py3-none-any.whl",
-         "libs": "LIBS", "wide": "WIDE", "torch-libs": "TORCH_LIBS", "libs-list": "LIBS"}
+         "libs": "LIBS", "wide": "WIDE", "torch-libs": "TORCH_LIBS", "libs-list": "LIBS",
+         "baseline": "BASELINE"}
 
 
 class NotAvailable(Exception):
@@ -286,11 +294,15 @@ class Context:
         built = os.path.join(os.path.dirname(os.path.abspath(self.args.envdoctor)), "bench", "envdoctor_bench")
         return self.copy(built, "no %s (cmake --build build --target envdoctor_bench)")
 
-    def copy(self, path, why):
+    def _baseline(self):
+        """--baseline: another build of envdoctor (an earlier commit's), timed against this one."""
+        return self.copy(os.path.abspath(self.args.baseline), "no baseline binary at %s", "baseline")
+
+    def copy(self, path, why, name=""):
         if not os.access(path, os.X_OK):
             raise NotAvailable(why % path)
         os.makedirs(os.path.join(self.work, "bin"), exist_ok=True)
-        return shutil.copy2(path, os.path.join(self.work, "bin", os.path.basename(path)))
+        return shutil.copy2(path, os.path.join(self.work, "bin", name or os.path.basename(path)))
 
     def tool(self, name, why):
         path = shutil.which(name)
@@ -560,6 +572,8 @@ def note_facts(ctx, c, facts):
                 files = ctx.get(name)
                 size = sum(os.path.getsize(p) for p in files)
                 text = "%d files, %.1f GB" % (len(files), size / 1e9)
+            elif name == "baseline":
+                text = "the build of %s" % (ctx.args.baseline_commit or "an unnamed commit")
             elif name in PYTHONS:
                 python = ctx.get(name)
                 report = subprocess.run([ctx.get("envdoctor"), "check", "--python", python], capture_output=True,
@@ -593,7 +607,8 @@ def rows(c, e, cold_asked):
     peers = [label(p) for p in c.peers] or ["—"]
     if not e or "not_measured" in e:
         why = e["not_measured"] if e else (
-            "cold: run with --cold, as root" if c.cold and not cold_asked else "not run yet")
+            "cold: run with --cold, as root" if c.cold and not cold_asked else
+            "run with --baseline PATH" if "baseline" in names_in(c) else "not run yet")
         return [[what, command, "not measured: " + why, "`%s`" % peers[0] if c.peers else "—", "", "", "", "", ""]]
     m = e["machine"]
     where = "%s, nproc %d, load %.1f–%.1f" % (m["cpu"], m["nproc"], e["load"][0], e["load"][-1])
@@ -631,6 +646,8 @@ NAMES = [  # (name in the commands, fixture, what it is)
     ("/usr/bin/python3", "debian", "Debian's python3, with the packages of `scripts/install-deps.sh --test` "
      "(python3-torch, -numpy, -scipy, ...)"),
     ("PYENV", "pyenv", "a pyenv interpreter with many pure packages (`--pyenv-python`)"),
+    ("BASELINE", "baseline", "another build of envdoctor, an earlier commit's (`--baseline PATH`, "
+     "`--baseline-commit`)"),
     ("BENCH", "bench", "`bench/make_env.py DIR 4 500`: a venv whose packages hold hard links to 500 of the "
      "machine's libraries, four times over, each package with a real RECORD; for the pip rows the same with "
      "pip added (`ensurepip`)"),
@@ -671,6 +688,9 @@ NOTES = """\
   no package there.
   `python -c "import torch"` keeps its bytecode under a directory of the script's
   (`PYTHONPYCACHEPREFIX`), so the venv is not written to and the import is warm after its first run.
+- **Against the baseline**: the same command of another build (`--baseline PATH`, an earlier
+  commit's), to show that a change made nothing slower. Without `--baseline` these rows keep their
+  last figures.
 - **System calls per entry**: `strace -f -c` of one `check`, the interpreter's probe included, over
   the entries below the interpreter's `lib` (`find PREFIX/lib | wc -l`).
 - **`--verify-hashes`' rate**: the size of the files below BENCH's site-packages over the time
@@ -745,6 +765,8 @@ def main():
     p.add_argument("--torch-venv", default=os.environ.get("ENVDOCTOR_BENCH_TORCH_VENV", ""))
     p.add_argument("--pyenv-python", default="~/.pyenv/versions/3.11.7/bin/python3")
     p.add_argument("--commit", default="", help="the commit ENVDOCTOR was built from (default: the tree's)")
+    p.add_argument("--baseline", default="", help="another envdoctor binary to time against (the baseline rows)")
+    p.add_argument("--baseline-commit", default="", help="the commit the baseline was built from")
     p.add_argument("--list", action="store_true", help="list the benchmarks' keys and what they measure")
     args = p.parse_args()
     if args.list:
@@ -761,7 +783,8 @@ def main():
             except NotAvailable:
                 pass
         for c in COMPARISONS:
-            if not re.search(args.only, c.key) or (c.cold and not args.cold):
+            if not re.search(args.only, c.key) or (c.cold and not args.cold) or (
+                    "baseline" in names_in(c) and not args.baseline):
                 continue
             print("bench: %s ..." % c.key, file=sys.stderr, flush=True)
             results[c.key] = measure(ctx, c, args.runs)
