@@ -421,11 +421,12 @@ bool choose_interpreter(const support::FileRoot& root, const ImageOptions& optio
                         std::string* error) {
   if (!options.prefix.empty()) {
     facts.prefix = options.prefix;
-    facts.interpreter_source = "--prefix";
+    facts.interpreter_source = ImageFacts::InterpreterSource::kPrefix;
     return true;
   }
   std::string path = facts.env_value("PATH").value_or(kDefaultPath);
-  auto take = [&](const std::string& exe, const char* source) {
+  using Source = ImageFacts::InterpreterSource;
+  auto take = [&](const std::string& exe, Source source) {
     facts.interpreter = exe;
     facts.interpreter_source = source;
     facts.prefix = prefix_of(root, exe);
@@ -433,13 +434,14 @@ bool choose_interpreter(const support::FileRoot& root, const ImageOptions& optio
   if (!options.python.empty()) {
     std::string exe = on_path(root, options.python, path);
     if (exe.empty()) return fail(error, "--python " + options.python + ": no such file in the image");
-    take(exe, "--python");
+    take(exe, Source::kPython);
     return true;
   }
   // The command the container runs, when it is a Python: the Entrypoint's, else Cmd's, which
   // docker run passes to an Entrypoint as its arguments (a wrapper such as NGC's
   // nvidia_entrypoint.sh ends in exec "$@", running Cmd's Python).
-  for (const auto& [command, source] : {std::pair{&facts.entrypoint, "Entrypoint"}, std::pair{&facts.cmd, "Cmd"}}) {
+  for (const auto& [command, source] :
+       {std::pair{&facts.entrypoint, Source::kEntrypoint}, std::pair{&facts.cmd, Source::kCmd}}) {
     if (command->empty() || !is_python_name(fs::path(command->front()).filename().string())) continue;
     std::string exe = on_path(root, command->front(), path);
     if (!exe.empty()) {
@@ -450,7 +452,7 @@ bool choose_interpreter(const support::FileRoot& root, const ImageOptions& optio
   for (const char* name : {"python3", "python"}) {
     std::string exe = on_path(root, name, path);
     if (!exe.empty()) {
-      take(exe, "PATH");
+      take(exe, Source::kPath);
       return true;
     }
   }
@@ -496,6 +498,17 @@ void split_reference(const std::string& ref, std::string* file, std::string* tag
 }
 
 }  // namespace
+
+const char* interpreter_source_name(ImageFacts::InterpreterSource source) {
+  switch (source) {
+    case ImageFacts::InterpreterSource::kPrefix: return "--prefix";
+    case ImageFacts::InterpreterSource::kPython: return "--python";
+    case ImageFacts::InterpreterSource::kEntrypoint: return "Entrypoint";
+    case ImageFacts::InterpreterSource::kCmd: return "Cmd";
+    case ImageFacts::InterpreterSource::kPath: return "PATH";
+  }
+  return "";
+}
 
 std::optional<std::string> ImageFacts::env_value(const std::string& name) const {
   std::optional<std::string> value;

@@ -35,8 +35,11 @@ struct ImageFacts {
   std::vector<std::pair<std::string, std::string>> env;  // the configuration's Env, in order
   std::vector<std::string> entrypoint, cmd;
   size_t layers = 0;
-  std::string interpreter;            // the Python chosen, as the image spells its path
-  std::string interpreter_source;     // "Entrypoint", "Cmd", "PATH", "--python", "--prefix"
+  std::string interpreter;  // the Python chosen, as the image spells its path
+  // How it was chosen: with --prefix (no interpreter), --python, the Entrypoint's or Cmd's Python,
+  // or python3 (else python) on the image's PATH.
+  enum class InterpreterSource { kPrefix, kPython, kEntrypoint, kCmd, kPath };
+  InterpreterSource interpreter_source = InterpreterSource::kPath;
   std::string prefix;                 // its environment's prefix inside the image
   std::vector<std::string> problems;  // entries left out, and why
   // The cache entries the root is made of, held until the last copy of these facts is gone, so
@@ -46,6 +49,10 @@ struct ImageFacts {
   // The value of `name` in the image's environment (the last one set), nullopt when unset.
   std::optional<std::string> env_value(const std::string& name) const;
 };
+
+// "--prefix", "--python", "Entrypoint", "Cmd", "PATH": how the interpreter was chosen, in the
+// words of the option or of the image's configuration.
+const char* interpreter_source_name(ImageFacts::InterpreterSource source);
 
 struct ImageOptions {
   std::string cache;               // "" for cache_root()

@@ -89,7 +89,7 @@ ordered_json image_json(const image::ImageFacts& image) {
           {"config_digest", or_null(image.config_digest)},
           {"layers", image.layers},
           {"interpreter", or_null(image.interpreter)},
-          {"interpreter_from", image.interpreter_source},
+          {"interpreter_from", image::interpreter_source_name(image.interpreter_source)},
           {"prefix", image.prefix}};
 }
 

@@ -46,10 +46,12 @@ const std::string kContainerGroup = "\x01container";
 // --image: which image, which of its digests, and how its Python was chosen.
 std::string image_line(const image::ImageFacts& image) {
   std::string digest = !image.digest.empty() ? image.digest : image.config_digest;
-  std::string how = image.interpreter_source == "PATH" ? "python3 on its PATH"
-                    : image.interpreter_source == "Entrypoint" || image.interpreter_source == "Cmd"
-                        ? "its " + image.interpreter_source
-                        : image.interpreter_source;
+  using Source = image::ImageFacts::InterpreterSource;
+  std::string source = image::interpreter_source_name(image.interpreter_source);
+  std::string how = image.interpreter_source == Source::kPath ? "python3 on its PATH"
+                    : image.interpreter_source == Source::kEntrypoint || image.interpreter_source == Source::kCmd
+                        ? "its " + source
+                        : source;
   std::string chosen = image.interpreter.empty() ? "the environment at " + image.prefix + " (" + how + ")"
                                                  : image.interpreter + " (" + how + ")";
   return "image " + printable(image.reference) + " (" + image.format + (digest.empty() ? "" : ", " + digest) + ", " +

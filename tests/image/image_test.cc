@@ -962,7 +962,8 @@ TEST(ImageInterpreter, CommandThenPathThenLayout) {
     std::string error;
     std::optional<image::OpenedImage> opened = open_made_layout(tmp, spec, &error, "");
     EXPECT_TRUE(opened) << error;
-    return opened ? opened->facts.interpreter + " " + opened->facts.interpreter_source + " " + opened->facts.prefix
+    return opened ? opened->facts.interpreter + " " + image::interpreter_source_name(opened->facts.interpreter_source) +
+                        " " + opened->facts.prefix
                   : error;
   };
   EXPECT_EQ(chosen({{"env", {"PATH=/usr/local/bin:/usr/bin"}}, {"cmd", {"/opt/conda/bin/python", "-m", "serve"}}}),
