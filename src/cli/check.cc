@@ -11,25 +11,15 @@
 #include <iostream>
 #include <limits>
 
-#include "checks/run.h"
 #include "cli/commands.h"
 #include "cli/session.h"
-#include "cuda/tables.h"
-#include "environment/environment.h"
-#include "environment/file_view.h"
-#include "environment/knowledge.h"
-#include "python/wheel.h"
 #include "report/machine.h"
 #include "report/progress.h"
 #include "report/report.h"
-#include "scenarios/fix_trial.h"
-#include "scenarios/simulation.h"
+#include "scenarios/commands.h"
 #include "snapshot/snapshot.h"
 
 namespace envdoctor::cli {
-
-using environment::open_session;
-using environment::Session;
 
 namespace {
 
@@ -55,129 +45,125 @@ bool write_atomically(const std::string& path, const std::string& text, std::str
   return true;
 }
 
-// One environment checked and rendered in `format` into `out`: 0 or 1 as the exit status says, 2
-// when it could not be examined (said on stderr). `others` (may be null) receives the prefixes of
-// the other environments of its root or image.
+// The outcome of `check` rendered in the options' format.
+std::string render(const CheckOptions& options, const report::Report& r, const std::string& digest,
+                   std::chrono::steady_clock::time_point started) {
+  switch (options.format) {
+    case Format::kJson: return report::render_json(r);
+    case Format::kNhc: return report::render_nhc(r);
+    case Format::kProm: {
+      std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
+      return report::render_prom(r, {seconds.count(), digest});
+    }
+    case Format::kText: break;
+  }
+  report::TextOptions text;
+  text.color = options.output.empty() && use_color();
+  text.only_errors = options.only_errors;
+  text.width = options.output.empty() ? output_width() : report::kTextWidth;  // a file: the reports' own
+  if (options.all) text.max_per_code = std::numeric_limits<size_t>::max();
+  return report::render_text(r, text);
+}
+
+// The other environments of a root or image, for --all-environments: the first one's request,
+// with the node it read, and their prefixes.
+struct OtherEnvironments {
+  EnvironmentRequest first;
+  std::vector<std::string> prefixes;
+};
+
+// One environment checked (scenarios::check) and rendered into `out`: 0 or 1 as the exit status
+// says, 2 when it could not be examined (said on stderr). `others` (may be null) receives the
+// other environments of its root or image.
 int check_environment(const CheckOptions& options, const EnvironmentRequest& request,
-                      const checks::CudaTarget& gpu_target, const std::string& format,
-                      std::chrono::steady_clock::time_point started, std::string& out,
-                      std::vector<std::string>* others) {
+                      std::chrono::steady_clock::time_point started, std::string& out, OtherEnvironments* others) {
   std::string error;
-  std::optional<Session> session = open_session(request);
-  if (!session) return 2;
-  const environment::Environment* env = session->env.get();
-  std::unique_ptr<const environment::Environment> changed_env;  // --with/--without: the overlay checked
-  const environment::Knowledge* knowledge = &session->knowledge;
-  const cuda::CudaTables* tables = &session->tables;
-  if (others)
-    for (const python::OtherEnvironment& other : env->other_environments)
-      if (other.problem.empty()) others->push_back(other.prefix);  // one that cannot be read is in the note
+  std::optional<Session> session = environment::open_session(request, &error);
+  if (!session) return tool_failure(error);
+  if (others) {
+    others->first = session->request;
+    for (const python::OtherEnvironment& other : session->env->other_environments)
+      if (other.problem.empty()) others->prefixes.push_back(other.prefix);  // one that cannot be read is in the note
+  }
 
   report::Progress progress;
-  checks::CheckSettings settings;
-  settings.verify_hashes = options.verify_hashes;
-  settings.all_files = options.all_files;
-  settings.gpu = gpu_target;
-  settings.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
-  settings.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
-  settings.edges = format == "prom";  // the digest is a snapshot's
-  bool simulating = !options.without.empty() || !options.with.empty();
-  checks::CheckRun run;
-  std::optional<scenarios::ChangeSummary> change;
-  if (simulating) {
-    scenarios::Changes changes{options.without, options.with, options.verify_hashes, {}, {}};
-    scenarios::ChangeSummary summary;
-    std::optional<scenarios::ChangedRun> changed =
-        scenarios::check_change(*env, *knowledge, *tables, settings, changes, &error, &summary);
-    if (!changed) return tool_failure(error);
-    run = std::move(changed->run);
-    changed_env = std::move(changed->env);
-    env = changed_env.get();
-    change = std::move(summary);
-  } else {
-    run = checks::run_checks({*env, *knowledge, *tables, settings});
-    // Every command offered is tried on the model first: none that harms is printed.
-    scenarios::try_fixes(*env, *knowledge, *tables, settings, scenarios::reopen_request(request), run);
-  }
-
+  scenarios::CheckRequest asked{.verify_hashes = options.verify_hashes,
+                                .all_files = options.all_files,
+                                .edges = options.format == Format::kProm,  // the digest is a snapshot's
+                                .without = options.without,
+                                .with = options.with};
+  asked.on_file = [&](size_t done, size_t total) { progress.update("checking loads", done, total); };
+  asked.on_hash = [&](size_t done, size_t total) { progress.update("hashing files", done, total); };
+  std::optional<scenarios::CheckOutcome> checked = scenarios::check(*session, asked, &error);
+  if (!checked) return tool_failure(error);
   progress.finish();
+  const environment::Environment& env = checked->env(*session);
   // The digest of what was checked, for node_exporter: a fleet's nodes group by it.
-  std::string digest = format == "prom" ? snapshot::take(*env, run, gpu_target)["digest"].get<std::string>() : "";
-  report::Report r = report::environment_report(*env, std::move(run));
-  r.change = std::move(change);
-  r.gpu_node = gpu_target.driver.has_value();
-  if (format == "json") {
-    out = report::render_json(r);
-  } else if (format == "nhc") {
-    out = report::render_nhc(r);
-  } else if (format == "prom") {
-    std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
-    out = report::render_prom(r, {seconds.count(), digest});
-  } else {
-    report::TextOptions text;
-    text.color = options.output.empty() && use_color();
-    text.only_errors = options.only_errors;
-    text.width = options.output.empty() ? output_width() : report::kTextWidth;  // a file: the reports' own
-    if (options.all) text.max_per_code = std::numeric_limits<size_t>::max();
-    out = report::render_text(r, text);
-  }
+  std::string digest = options.format == Format::kProm
+                           ? snapshot::take(env, checked->run, session->node)["digest"].get<std::string>()
+                           : "";
+  report::Report r = report::environment_report(env, std::move(checked->run));
+  r.change = std::move(checked->change);
+  r.gpu_node = session->node.driver.has_value();
+  out = render(options, r, digest, started);
   // Under simulation only the errors the change introduces decide the status.
-  if (simulating) return scenarios::new_errors(r.findings) ? 1 : 0;
+  if (asked.simulating()) return scenarios::new_errors(r.findings) ? 1 : 0;
   // nhc: 1 where its line is a drain reason (a silent fallback on a GPU node too: docs/fleet.md).
-  if (format == "nhc") return report::nhc_status(r);
+  if (options.format == Format::kNhc) return report::nhc_status(r);
   return r.errors() ? 1 : 0;
 }
 
-// --all-environments: each other environment of the root or image checked after the first, the
-// text reports one after another, the JSON documents in one array; the worst status. One that
-// cannot be examined (said on stderr) makes it 2, and the others are still checked and printed.
-int check_the_others(const CheckOptions& options, const EnvironmentRequest& request,
-                     const checks::CudaTarget& gpu_target, const std::string& format,
-                     std::chrono::steady_clock::time_point started, const std::vector<std::string>& others,
-                     std::string& out, int status) {
-  std::string all = format == "json" ? "[" + out : out;
-  for (const std::string& prefix : others) {
-    EnvironmentRequest other = request;
+// --all-environments: each other environment of the root or image checked after the first (on
+// the node the first read), the text reports one after another, the JSON documents in one array;
+// the worst status. One that cannot be examined (said on stderr) makes it 2, and the others are
+// still checked and printed.
+int check_the_others(const CheckOptions& options, const OtherEnvironments& others,
+                     std::chrono::steady_clock::time_point started, std::string& out, int status) {
+  bool json = options.format == Format::kJson;
+  std::string all = json ? "[" + out : out;
+  for (const std::string& prefix : others.prefixes) {
+    EnvironmentRequest other = others.first;
     other.python.clear();
     other.prefix = prefix;
     other.no_exec = true;
     std::string one;
-    int s = check_environment(options, other, gpu_target, format, started, one, nullptr);
+    int s = check_environment(options, other, started, one, nullptr);
     status = std::max(status, s);
-    if (s != 2) all += (format == "json" ? "," : "\n") + one;
+    if (s != 2) all += (json ? "," : "\n") + one;
   }
-  out = format == "json" ? all + "]\n" : all;
+  out = json ? all + "]\n" : all;
   return status;
+}
+
+// What check refuses before it opens anything.
+std::string refusal(const CheckOptions& options) {
+  if (options.verify_hashes && !options.loader.image.empty())
+    return "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
+           "(ELF files, package records): check the unpacked root with --root DIR instead";
+  if (options.all_environments && options.loader.root.empty() && options.loader.image.empty())
+    return "--all-environments checks the environments of a root or image: give --root DIR or --image REF";
+  if (options.all_environments && (!options.with.empty() || !options.without.empty() ||
+                                   options.format == Format::kNhc || options.format == Format::kProm))
+    return "--all-environments goes with the text and JSON reports, without --with and --without";
+  return "";
 }
 
 }  // namespace
 
 int run_check(const CheckOptions& options) {
   auto started = std::chrono::steady_clock::now();
-  const std::string format = !options.format.empty() ? options.format : options.json ? "json" : "text";
   std::string error;
-  std::optional<checks::CudaTarget> gpu_target = cuda_target(options.gpus, options.driver, options.node);
-  if (!gpu_target) return 2;
-  if (options.verify_hashes && !environment::sha256_available(&error)) return tool_failure(error);
-  if (options.verify_hashes && !options.loader.image.empty())
-    return tool_failure(
-        "--verify-hashes needs every file's bytes, and --image keeps only those loading reads "
-        "(ELF files, package records): check the unpacked root with --root DIR instead");
-  if (options.all_environments && options.loader.root.empty() && options.loader.image.empty())
-    return tool_failure(
-        "--all-environments checks the environments of a root or image: give --root DIR or --image REF");
-  if (options.all_environments &&
-      (!options.with.empty() || !options.without.empty() || format == "nhc" || format == "prom"))
-    return tool_failure("--all-environments goes with the text and JSON reports, without --with and --without");
-  for (const std::string& wheel : options.with)
-    if (!python::wheel_file_exists(wheel, &error)) return tool_failure("--with " + error);
-  EnvironmentRequest request{options.python, options.prefix, options.no_exec, for_target(options.loader, *gpu_target)};
+  if (std::string why = refusal(options); !why.empty()) return tool_failure(why);
+  scenarios::CheckRequest asked{
+      .verify_hashes = options.verify_hashes, .without = options.without, .with = options.with};
+  if (!scenarios::check_arguments_valid(asked, &error)) return tool_failure(error);
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, options.loader, options.node};
+  request.keep_until_exit = true;
   std::string out;
-  std::vector<std::string> others;
-  int status = check_environment(options, request, *gpu_target, format, started, out, &others);
+  OtherEnvironments others;
+  int status = check_environment(options, request, started, out, &others);
   if (status == 2) return 2;
-  if (options.all_environments)
-    status = check_the_others(options, request, *gpu_target, format, started, others, out, status);
+  if (options.all_environments) status = check_the_others(options, others, started, out, status);
   if (!options.output.empty()) {
     if (!write_atomically(options.output, out, &error)) return tool_failure(error);
   } else {

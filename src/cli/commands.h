@@ -21,23 +21,24 @@ struct LddOptions {
   bool bind_symbols = false;  // -r: bind every symbol, as `ldd -r`
 };
 
+// check's report: --format text|json|nhc|prom (--json is json).
+enum class Format { kText, kJson, kNhc, kProm };
+
 struct CheckOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR (implies --no-exec)
   bool no_exec = false;
   environment::LoaderOptions loader;
   bool verify_hashes = false;
-  bool all_files = false;  // --all-files: every file held to its record, not only those that load
-  bool json = false;
+  bool all_files = false;            // --all-files: every file held to its record, not only those that load
+  bool json = false;                 // --json (why, snapshot, diff; check's is its format)
   bool only_errors = false;          // --only-errors: the text lists errors only
   bool all = false;                  // --all: the text lists infos too
-  std::string format;                // --format text|json|nhc|prom ("" for text, or json with --json)
+  Format format = Format::kText;     // --format, or --json
   std::string output;                // --output FILE: written through a temporary file and rename
   std::vector<std::string> without;  // --without PKG: as pip uninstall would leave it
   std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
-  std::vector<std::string> gpus;     // --gpu sm_XX (repeatable): else this machine's GPUs
-  std::string driver;                // --driver VERSION: else this machine's driver
-  std::string node;                  // --node SNAPSHOT: the driver and GPUs of the node it was taken on
+  environment::NodeRequest node;     // --gpu, --driver, --node (environment/node.h)
   bool all_environments = false;     // --all-environments: the root's or image's other environments too
 };
 
@@ -45,9 +46,7 @@ struct CudaCommandOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR
   environment::LoaderOptions loader;
-  std::vector<std::string> gpus;
-  std::string driver;
-  std::string node;  // --node SNAPSHOT
+  environment::NodeRequest node;  // --gpu, --driver, --node
   bool json = false;
 };
 

@@ -8,18 +8,13 @@
 
 namespace envdoctor::cli {
 
-using environment::open_session;
-using environment::Session;
-
 int run_cuda(const CudaCommandOptions& options) {
-  std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
-  if (!target) return 2;
-  std::optional<Session> session =
-      open_session({options.python, options.prefix, false, for_target(options.loader, *target)});
-  if (!session) return 2;
-  const environment::Environment& env = *session->env;
-  queries::CudaSummary summary =
-      queries::summarize_environment_cuda(env, session->knowledge, session->tables, std::move(*target));
+  EnvironmentRequest request{options.python, options.prefix, false, options.loader, options.node};
+  request.keep_until_exit = true;
+  std::string error;
+  std::optional<Session> session = environment::open_session(request, &error);
+  if (!session) return tool_failure(error);
+  queries::CudaSummary summary = queries::summarize_environment_cuda(*session);
   std::cout << (options.json ? report::render_cuda_json(summary) : report::render_cuda_text(summary));
   std::cout.flush();
   return 0;

@@ -10,16 +10,10 @@
 #include <iostream>
 
 #include "cli/commands.h"
-#include "loader/process.h"
 #include "queries/single_file.h"
 #include "report/report.h"
-#include "support/parallel.h"
 
 namespace envdoctor::cli {
-
-using environment::LoaderOptions;
-
-using loader::Process;
 
 namespace {
 
@@ -29,25 +23,24 @@ struct FileReport {
   bool unreadable = false;  // the file itself could not be opened: the tool could not do its job
 };
 
-loader::LoaderConfig make_config(const LoaderOptions& options) {
-  loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
-  if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
-  config.ld_preload = options.ld_preload;
-  return config;
+// The store of one command, kept until the process exits: tearing down hundreds of mappings and
+// parsed files one by one takes longer than the work that used them (lld skips its frees at exit
+// for the same reason), and the kernel drops the address space in one go. It stays reachable, so
+// LeakSanitizer does not count it as a leak.
+loader::ObjectStore& store_for_this_run(const std::string& root) {
+  static loader::ObjectStore* store = new loader::ObjectStore(root);
+  return *store;
 }
 
-// Loads every file as queries::load_single_file does and renders each with `render`.
+// Loads every file (queries::load_single_files) and renders each with `render`.
 template <typename Render>
-std::vector<FileReport> for_each_file(const queries::SingleFileRun& run, const std::vector<std::string>& files,
-                                      Render render) {
+std::vector<FileReport> for_each_file(const LddOptions& options, const std::vector<std::string>& files, Render render) {
   std::vector<FileReport> reports(files.size());
-  support::parallel_for(
-      files.size(),
-      [&](size_t i) {
-        queries::SingleFileLoad load = queries::load_single_file(run, files[i]);
-        reports[i] = {render(load), load.failed(), load.unreadable};
-      },
-      support::fault_bound_threads(files.size()));
+  queries::SingleFileQuestion question{options.loader, options.python, options.exact, options.bind_symbols};
+  queries::load_single_files(question, store_for_this_run(options.loader.root), files,
+                             [&](size_t i, queries::SingleFileLoad& load) {
+                               reports[i] = {render(load), load.failed(), load.unreadable};
+                             });
   return reports;
 }
 
@@ -82,41 +75,16 @@ int print_reports(const std::vector<FileReport>& reports) {
   return rc;
 }
 
-// The store of one command, kept until the process exits: tearing down hundreds of mappings and
-// parsed files one by one takes longer than the work that used them (lld skips its frees at exit
-// for the same reason), and the kernel drops the address space in one go. It stays reachable, so
-// LeakSanitizer does not count it as a leak.
-loader::ObjectStore& store_for_this_run(const std::string& root) {
-  static loader::ObjectStore* store = new loader::ObjectStore(root);
-  return *store;
-}
-
-// What every file of the run shares: the store, the searches already made, the interpreters.
-queries::SingleFileRun make_run(const LddOptions& options, const loader::LoaderConfig& config) {
-  // Extension modules are loaded into an interpreter only to bind their symbols.
-  bool own_programs = options.exact || !options.bind_symbols;
-  return {config,
-          store_for_this_run(options.loader.root),
-          Process::new_search_memo(),
-          queries::extension_interpreters(options.loader.root, options.python, own_programs),
-          options.exact,
-          options.bind_symbols};
-}
-
 }  // namespace
 
 int run_ldd(const LddOptions& options, const std::vector<std::string>& files) {
-  loader::LoaderConfig config = make_config(options.loader);
-  queries::SingleFileRun run = make_run(options, config);
   bool header = files.size() > 1;
   return print_reports(for_each_file(
-      run, files, [&](const queries::SingleFileLoad& load) { return report::render_ldd_file(load, header); }));
+      options, files, [&](const queries::SingleFileLoad& load) { return report::render_ldd_file(load, header); }));
 }
 
 int run_tree(const LddOptions& options, const std::vector<std::string>& files) {
-  loader::LoaderConfig config = make_config(options.loader);
-  queries::SingleFileRun run = make_run(options, config);
-  return print_reports(for_each_file(run, files, report::render_tree_file));
+  return print_reports(for_each_file(options, files, report::render_tree_file));
 }
 
 }  // namespace envdoctor::cli

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <functional>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -97,11 +98,11 @@ struct LoaderArguments {
 };
 
 // --gpu and --driver: another machine's GPUs and driver; --node: those a node's snapshot recorded.
-template <typename Options>
-void add_target_options(CLI::App* cmd, Options& o, const char* gpu_help, const char* driver_help) {
-  cmd->add_option("--gpu", o.gpus, gpu_help)->type_name("SM");
-  cmd->add_option("--driver", o.driver, driver_help)->type_name("VERSION");
-  cmd->add_option("--node", o.node, "take the driver and GPUs of the node an `envdoctor snapshot` was taken on")
+void add_node_options(CLI::App* cmd, envdoctor::environment::NodeRequest& node, const char* gpu_help,
+                      const char* driver_help) {
+  cmd->add_option("--gpu", node.gpus, gpu_help)->type_name("SM");
+  cmd->add_option("--driver", node.driver, driver_help)->type_name("VERSION");
+  cmd->add_option("--node", node.snapshot, "take the driver and GPUs of the node an `envdoctor snapshot` was taken on")
       ->type_name("SNAPSHOT");
 }
 
@@ -120,14 +121,15 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       ->excludes(only_errors);
   cmd->add_flag("--json", o->json,
                 "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/check.schema.json)");
-  cmd->add_option("--format", o->format, "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
+  auto format = std::make_shared<std::string>();
+  cmd->add_option("--format", *format, "text, json, nhc (one line for NHC and Slurm) or prom (Prometheus)")
       ->check(CLI::IsMember({"text", "json", "nhc", "prom"}))
       ->type_name("FORMAT");
   cmd->add_option("--output", o->output, "write to FILE (a temporary file, then rename) instead of stdout")
       ->type_name("FILE");
-  add_target_options(cmd, *o, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)",
-                     "check CUDA runtimes against this driver version, whose libraries (libcuda.so.1, ...) are then "
-                     "present (default: this machine's)");
+  add_node_options(cmd, o->node, "check GPU code for this GPU: sm_86, 8.6 or 86 (repeatable; default: this machine's)",
+                   "check CUDA runtimes against this driver version, whose libraries (libcuda.so.1, ...) are then "
+                   "present (default: this machine's)");
   cmd->add_option("--without", o->without, "check the environment as `pip uninstall PKG` would leave it (repeatable)")
       ->type_name("PKG");
   cmd->add_option("--with", o->with, "check the environment as `pip install WHEEL` would leave it (repeatable)")
@@ -146,8 +148,12 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
       "  envdoctor check --image pytorch.sqsh --node node1.snapshot   an image, on that node\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
-  return {cmd, [o](const LoaderOptions& l) {
+  return {cmd, [o, format](const LoaderOptions& l) {
             o->loader = l;
+            // The one reading of the format's word: --format's, else --json's.
+            static const std::map<std::string, Format> kFormats = {
+                {"text", Format::kText}, {"json", Format::kJson}, {"nhc", Format::kNhc}, {"prom", Format::kProm}};
+            o->format = !format->empty() ? kFormats.at(*format) : o->json ? Format::kJson : Format::kText;
             return run_check(*o);
           }};
 }
@@ -258,8 +264,8 @@ Command cuda_command(CLI::App& app, LoaderArguments& loader) {
   CLI::App* cmd = app.add_subcommand("cuda", "driver, GPUs, CUDA runtimes, and which packages use which");
   cmd->add_option("--python", o->python, kPythonHelp)->type_name("EXE");
   cmd->add_option("--prefix", o->prefix, kPrefixHelp)->type_name("DIR");
-  add_target_options(cmd, *o, "show coverage for this GPU instead of this machine's (repeatable)",
-                     "take this driver version instead of this machine's");
+  add_node_options(cmd, o->node, "show coverage for this GPU instead of this machine's (repeatable)",
+                   "take this driver version instead of this machine's");
   cmd->add_flag("--json", o->json, "JSON on stdout, schema 1 (docs/json.md; share/envdoctor/schemas/cuda.schema.json)");
   loader.add_image_to(cmd);
   cmd->footer(
@@ -278,8 +284,8 @@ Command snapshot_command(CLI::App& app, LoaderArguments& loader) {
   CLI::App* cmd = app.add_subcommand("snapshot", "the environment's native state as one canonical JSON document");
   cmd->add_option("--python", o->python, kPythonHelp)->type_name("EXE");
   cmd->add_option("--prefix", o->prefix, kPrefixHelp)->type_name("DIR");
-  add_target_options(cmd, *o, "take these GPUs instead of this machine's (repeatable)",
-                     "take this driver version instead of this machine's");
+  add_node_options(cmd, o->node, "take these GPUs instead of this machine's (repeatable)",
+                   "take this driver version instead of this machine's");
   cmd->add_flag("--digest", *digest_only, "print only the digest (identical environments print identical lines)");
   loader.add_image_to(cmd);
   cmd->footer(

@@ -13,16 +13,10 @@
 #include "python/pip.h"
 #include "python/uv.h"
 #include "report/report.h"
-#include "scenarios/pip_plan.h"
-#include "scenarios/simulation.h"
+#include "scenarios/commands.h"
 #include "scenarios/uv_plan.h"
-#include "support/subprocess.h"
 
 namespace envdoctor::cli {
-
-using environment::open_session;
-using environment::Session;
-using scenarios::check_change;
 
 namespace {
 
@@ -57,26 +51,17 @@ int run_pip(const PipOptions& options) {
     if (!found) return tool_failure(error);
     python = *found;
   }
-  std::optional<Session> session = open_session({python, "", false, options.loader});
-  if (!session) return 2;
+  EnvironmentRequest request{python, "", false, options.loader, environment::NodeRequest{}};
+  request.keep_until_exit = true;
+  std::optional<Session> session = environment::open_session(request, &error);
+  if (!session) return tool_failure(error);
   const environment::Environment& env = *session->env;
   if (std::string note = scenarios::uv_note(env); !note.empty() && !options.uv) std::cerr << note << "\n";
 
-  std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", &error);
-  if (!gpu) return tool_failure(error);
-  checks::CheckSettings settings;
-  settings.gpu = *gpu;
-  settings.edges = false;  // the prediction is findings only
-  auto check_change = options.uv ? scenarios::check_uv_change : scenarios::check_pip_change;
-  std::optional<scenarios::PipCheck> checked =
-      check_change(env, session->knowledge, session->tables, settings, *action, options.args, &error);
+  scenarios::InstallerRequest installer{options.uv, *action, options.args};
+  std::optional<scenarios::PipCheck> checked = scenarios::check_installer_change(*session, installer, &error);
   if (!checked) return tool_failure(error);
   const scenarios::PipPlan* plan = &checked->plan;
-  // A fix of what the change would break installs from where the user's own command installs.
-  if (checked->prediction)
-    scenarios::keep_user_index_options(*checked->prediction->env, options.args, options.uv,
-                                       checked->prediction->run.findings);
-
   report::PipReport pip_report;
   pip_report.plan = plan;
   pip_report.force_command = force_command(options, env);
@@ -103,14 +88,13 @@ int run_pip(const PipOptions& options) {
       std::cerr << (options.uv ? python::uv_not_installed_warning(name) : python::not_installed_warning(name)) << "\n";
     return scenarios::status_without_pip(*plan);
   }
-  std::vector<std::string> command =
-      options.uv ? scenarios::uv_command(*action, options.args) : scenarios::pip_command(env, *action, options.args);
-  std::optional<int> status = support::run_attached(command, options.json, &error);
-  if (!status) return tool_failure(error);
-  // Where the installer found what it installed, for a later fix that reinstalls it offline.
-  if (*status == 0 && !scenarios::remember_index_origins(env, *plan, options.args, &error))
-    std::cerr << "envdoctor: " << error << "\n";
-  return *status;
+  std::optional<scenarios::InstallerRun> ran = scenarios::run_installer(
+      *session, *plan, installer,
+      options.json ? scenarios::InstallerOutput::kAttachedStdoutToStderr : scenarios::InstallerOutput::kAttached,
+      &error);
+  if (!ran) return tool_failure(error);
+  if (!ran->problem.empty()) std::cerr << "envdoctor: " << ran->problem << "\n";
+  return ran->status;
 }
 
 }  // namespace envdoctor::cli

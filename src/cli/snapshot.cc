@@ -15,9 +15,6 @@
 
 namespace envdoctor::cli {
 
-using environment::open_session;
-using environment::Session;
-
 namespace {
 
 using nlohmann::json;
@@ -26,19 +23,21 @@ using nlohmann::json;
 // saying why on stderr (exit status 2).
 std::optional<json> snapshot_now(const CheckOptions& options) {
   std::string error;
-  std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
-  if (!target) return std::nullopt;
   if (!environment::sha256_available(&error)) {
     tool_failure(error);
     return std::nullopt;
   }
-  std::optional<Session> session =
-      open_session({options.python, options.prefix, options.no_exec, for_target(options.loader, *target)});
-  if (!session) return std::nullopt;
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, options.loader, options.node};
+  request.keep_until_exit = true;
+  std::optional<Session> session = environment::open_session(request, &error);
+  if (!session) {
+    tool_failure(error);
+    return std::nullopt;
+  }
   checks::CheckSettings settings;
-  settings.gpu = *target;
+  settings.gpu = session->node;
   checks::CheckRun run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
-  return snapshot::take(*session->env, run, *target);
+  return snapshot::take(*session->env, run, session->node);
 }
 
 // A snapshot file, or this environment now for "-"; nullopt after saying why.

@@ -7,32 +7,21 @@
 #include "cli/session.h"
 #include "queries/why.h"
 #include "report/report.h"
-#include "scenarios/fix_trial.h"
+#include "scenarios/commands.h"
 
 namespace envdoctor::cli {
 
-using environment::open_session;
-using environment::Session;
-
 int run_why(const CheckOptions& options, const std::string& name) {
-  environment::LoaderOptions loader = options.loader;
-  if (!loader.image.empty()) {
-    // The image as its GPU container starts it, when a driver is known (check's rule).
-    std::optional<checks::CudaTarget> target = cuda_target(options.gpus, options.driver, options.node);
-    if (!target) return 2;
-    loader = for_target(loader, *target);
-  }
-  EnvironmentRequest request{options.python, options.prefix, options.no_exec, loader};
-  std::optional<Session> session = open_session(request);
-  if (!session) return 2;
+  // The node is this machine's, as check's by default; under --image its driver starts the
+  // image as a GPU container (check's rule).
+  EnvironmentRequest request{options.python, options.prefix, options.no_exec, options.loader, options.node};
+  request.keep_until_exit = true;
   std::string error;
+  std::optional<Session> session = environment::open_session(request, &error);
+  if (!session) return tool_failure(error);
   // check's own trial of every fix on the model: why offers what check offers.
-  auto vet = [&](const checks::CheckSettings& settings, checks::CheckRun& run) {
-    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
-                         scenarios::reopen_request(request), run);
-  };
   std::optional<queries::WhyAnswer> answer =
-      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error, vet);
+      queries::answer_why(*session, name, &error, scenarios::fix_vetting(*session));
   if (!answer) return tool_failure(error);
   std::cout << (options.json ? report::render_why_json(*answer, name)
                              : report::render_why_text(*answer, output_width()));

@@ -156,14 +156,34 @@ void note_site_code_not_run(Environment& env) {
       "in the model");
 }
 
-}  // namespace
-
-LoaderOptions on_driver(LoaderOptions loader, const std::optional<cuda::DriverVersion>& driver) {
-  if (!loader.image.empty()) loader.gpu_container_driver = driver;
-  return loader;
+// NVIDIA's tables, then the node they judge (a --gpu is held to them), then the knowledge tables.
+bool load_tables_and_node(const EnvironmentRequest& request, Session& s, std::string* error) {
+  auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
+  if (!tables) return false;
+  s.tables = std::move(*tables);
+  if (request.node_read) {
+    s.node = *request.node_read;
+  } else if (request.node) {
+    std::optional<Node> node = read_node(*request.node, s.tables, error);
+    if (!node) return false;
+    s.node = std::move(*node);
+  }
+  auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
+  if (!knowledge) return false;
+  s.knowledge = std::move(*knowledge);
+  return true;
 }
 
+}  // namespace
+
 std::optional<Session> open_session(EnvironmentRequest request, std::string* error) {
+  Session s;
+  if (!load_tables_and_node(request, s, error)) return std::nullopt;
+  // The node's driver is the one an image starts on as a GPU container.
+  if (!request.loader.image.empty()) request.loader.gpu_container_driver = s.node.driver;
+  s.request = request;
+  if (request.node) s.request.node_read = s.node;
+  s.keep_until_exit = request.keep_until_exit;
   std::optional<image::ImageFacts> image_facts;
   if (!request.loader.image.empty() && !(image_facts = open_image_request(request, error))) return std::nullopt;
   request.python = python_argument(request.python);
@@ -177,7 +197,6 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   options.ld_preload = request.loader.ld_preload;
   options.glibc_tunables = request.loader.glibc_tunables;
   if (image_facts) options.gpu_container_driver = request.loader.gpu_container_driver;
-  Session s;
   s.env = build_environment(options, error);
   if (!s.env) return std::nullopt;
   if (image_facts)
@@ -188,12 +207,6 @@ std::optional<Session> open_session(EnvironmentRequest request, std::string* err
   // The toolkit mounts the driver libraries of the capabilities the image's environment asks for.
   if (s.env->gpu_container && s.env->image)
     s.env->gpu_container->capabilities = image::driver_capabilities(*s.env->image);
-  auto knowledge = Knowledge::load(cuda::default_data_dir(), error);
-  if (!knowledge) return std::nullopt;
-  auto tables = cuda::load_cuda_tables(cuda::default_data_dir(), error);
-  if (!tables) return std::nullopt;
-  s.knowledge = std::move(*knowledge);
-  s.tables = std::move(*tables);
   return s;
 }
 

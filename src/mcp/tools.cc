@@ -16,10 +16,7 @@
 #include "queries/why.h"
 #include "report/explain.h"
 #include "report/report.h"
-#include "scenarios/fix_trial.h"
-#include "scenarios/pip_plan.h"
-#include "scenarios/simulation.h"
-#include "support/subprocess.h"
+#include "scenarios/commands.h"
 
 namespace envdoctor::mcp {
 
@@ -27,9 +24,6 @@ using environment::EnvironmentRequest;
 using environment::Session;
 
 namespace {
-
-using environment::EnvironmentRequest;
-using environment::Session;
 
 // ---- results ----
 
@@ -52,9 +46,9 @@ std::vector<std::string> list_arg(const Json& args, const char* name) {
 bool flag_arg(const Json& args, const char* name) { return args.contains(name) && args[name].get<bool>(); }
 
 // The environment the call names, else the server's (`envdoctor mcp --python EXE`), with the
-// loader's facts as the command line takes them.
-EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& defaults,
-                                  const checks::CudaTarget* target = nullptr) {
+// loader's facts as the command line takes them, on the node its "gpus" and "driver" name (this
+// machine's for what they leave out).
+EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& defaults) {
   EnvironmentRequest r = defaults;
   if (args.contains("python") || args.contains("prefix")) {
     r.python = text_arg(args, "python");
@@ -66,51 +60,23 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
   if (args.contains("image")) r.loader = {.image = text_arg(args, "image")};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
-  if (target) r.loader = environment::on_driver(std::move(r.loader), target->driver);
+  r.node = environment::NodeRequest{list_arg(args, "gpus"), text_arg(args, "driver"), ""};
   return r;
-}
-
-std::optional<checks::CudaTarget> target_of(const Json& args, std::string* error) {
-  return checks::resolve_cuda_target(list_arg(args, "gpus"), text_arg(args, "driver"), error);
 }
 
 // ---- the tools ----
 
-// check, or check --with/--without: the check document and its text.
-ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaults, const scenarios::Changes& changes) {
+// check, or check --with/--without (scenarios::check): the check document and its text.
+ToolResult check_with_changes(const Json& args, const EnvironmentRequest& defaults, scenarios::CheckRequest asked) {
   std::string error;
-  std::optional<checks::CudaTarget> target = target_of(args, &error);
-  if (!target) return failure(error);
-  bool verify_hashes = flag_arg(args, "verify_hashes");
-  if (verify_hashes && !environment::sha256_available(&error)) return failure(error);
-  for (const std::string& wheel : changes.with)
-    if (!python::wheel_file_exists(wheel, &error)) return failure("--with " + error);
-  EnvironmentRequest request = environment_of(args, defaults, &*target);
-  std::optional<Session> session = environment::open_session(request, &error);
+  asked.verify_hashes = flag_arg(args, "verify_hashes");
+  if (!scenarios::check_arguments_valid(asked, &error)) return failure(error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
-  checks::CheckSettings settings;
-  settings.verify_hashes = verify_hashes;
-  settings.gpu = *target;
-  settings.edges = false;  // no verdict reads them
-  checks::CheckRun run;
-  std::optional<scenarios::ChangeSummary> change;
-  std::unique_ptr<const environment::Environment> changed_env;  // a change's overlay, checked
-  if (!changes.with.empty() || !changes.without.empty()) {
-    scenarios::ChangeSummary summary;
-    std::optional<scenarios::ChangedRun> changed = scenarios::check_change(
-        *session->env, session->knowledge, session->tables, settings, changes, &error, &summary);
-    if (!changed) return failure(error);
-    run = std::move(changed->run);
-    changed_env = std::move(changed->env);
-    change = std::move(summary);
-  } else {
-    run = checks::run_checks({*session->env, session->knowledge, session->tables, settings});
-    // check's trial of every fix on the model (scenarios/fix_trial.h).
-    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
-                         scenarios::reopen_request(request), run);
-  }
-  report::Report r = report::environment_report(changed_env ? *changed_env : *session->env, std::move(run));
-  r.change = std::move(change);
+  std::optional<scenarios::CheckOutcome> checked = scenarios::check(*session, asked, &error);
+  if (!checked) return failure(error);
+  report::Report r = report::environment_report(checked->env(*session), std::move(checked->run));
+  r.change = std::move(checked->change);
   return answer(report::render_json(r), report::render_text(r, {}));
 }
 
@@ -119,7 +85,9 @@ ToolResult check_environment(const Json& args, const EnvironmentRequest& default
 }
 
 ToolResult predict_uninstall(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
-  return check_with_changes(args, defaults, {list_arg(args, "packages"), {}, false, {}});
+  scenarios::CheckRequest asked;
+  asked.without = list_arg(args, "packages");
+  return check_with_changes(args, defaults, std::move(asked));
 }
 
 // pip's plan for ACTION ARGS, checked: what `envdoctor pip` decides from. The report points into
@@ -130,10 +98,8 @@ struct CheckedPip {
   report::PipReport report;
 };
 
-std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults, python::PipAction action,
-                                      const std::vector<std::string>& pip_args, std::string* error) {
-  std::optional<checks::CudaTarget> gpu = checks::resolve_cuda_target({}, "", error);
-  if (!gpu) return nullptr;
+std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest& defaults,
+                                      const scenarios::InstallerRequest& pip, std::string* error) {
   EnvironmentRequest request = environment_of(args, defaults);
   if (!request.prefix.empty()) {  // as `envdoctor pip`, which has no --prefix
     *error = "pip runs the environment's own interpreter: name it with \"python\", not \"prefix\"";
@@ -141,15 +107,8 @@ std::unique_ptr<CheckedPip> check_pip(const Json& args, const EnvironmentRequest
   }
   std::optional<Session> session = environment::open_session(request, error);
   if (!session) return nullptr;
-  checks::CheckSettings settings;
-  settings.gpu = *gpu;
-  settings.edges = false;
-  std::optional<scenarios::PipCheck> checked = scenarios::check_pip_change(
-      *session->env, session->knowledge, session->tables, settings, action, pip_args, error);
+  std::optional<scenarios::PipCheck> checked = scenarios::check_installer_change(*session, pip, error);
   if (!checked) return nullptr;
-  // A fix of what the change would break installs from where the user's own arguments install.
-  if (checked->prediction)
-    scenarios::keep_user_index_options(*checked->prediction->env, pip_args, false, checked->prediction->run.findings);
   auto out = std::make_unique<CheckedPip>(CheckedPip{std::move(*session), std::move(*checked), {}});
   out->report.plan = &out->check.plan;
   out->report.verdict = out->check.verdict;
@@ -163,9 +122,14 @@ ToolResult predict_install(const Json& args, const EnvironmentRequest& defaults,
   std::vector<std::string> wheels = list_arg(args, "wheels"), requirements = list_arg(args, "requirements");
   if (wheels.empty() == requirements.empty())
     return failure("predict_install takes either \"wheels\" (wheel files) or \"requirements\" (pip arguments)");
-  if (!wheels.empty()) return check_with_changes(args, defaults, {{}, wheels, false, {}});
+  if (!wheels.empty()) {
+    scenarios::CheckRequest asked;
+    asked.with = wheels;
+    return check_with_changes(args, defaults, std::move(asked));
+  }
   std::string error;
-  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, python::PipAction::kInstall, requirements, &error);
+  std::unique_ptr<CheckedPip> checked =
+      check_pip(args, defaults, {false, python::PipAction::kInstall, requirements}, &error);
   if (!checked) return failure(error);
   checked->report.predict_only = true;
   return answer(report::render_pip_json(checked->report), report::render_pip_text(checked->report, {}));
@@ -179,13 +143,14 @@ std::string tail(const std::string& s, size_t limit) {
 ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std::stop_token stop) {
   // The input schema's enum holds the action to install or uninstall.
   python::PipAction action = python::parse_pip_action(text_arg(args, "action")).value_or(python::PipAction::kInstall);
-  std::vector<std::string> pip_args = list_arg(args, "args");
+  scenarios::InstallerRequest pip{false, action, list_arg(args, "args")};
   // Never a prompt: stdin is not the user's. pip uninstall asks for confirmation unless -y.
-  if (action == python::PipAction::kUninstall && std::find(pip_args.begin(), pip_args.end(), "-y") == pip_args.end() &&
-      std::find(pip_args.begin(), pip_args.end(), "--yes") == pip_args.end())
-    pip_args.insert(pip_args.begin(), "--yes");
+  if (pip.action == python::PipAction::kUninstall &&
+      std::find(pip.args.begin(), pip.args.end(), "-y") == pip.args.end() &&
+      std::find(pip.args.begin(), pip.args.end(), "--yes") == pip.args.end())
+    pip.args.insert(pip.args.begin(), "--yes");
   std::string error;
-  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, action, pip_args, &error);
+  std::unique_ptr<CheckedPip> checked = check_pip(args, defaults, pip, &error);
   if (!checked) return failure(error);
   checked->report.force_command = "guarded_pip again with \"force\": true";
   bool proceed = checked->report.verdict == scenarios::PipVerdict::kSafe || flag_arg(args, "force");
@@ -200,31 +165,25 @@ ToolResult guarded_pip(const Json& args, const EnvironmentRequest& defaults, std
   }
   // A call cancelled while it was being checked changes nothing.
   if (stop.stop_requested()) return failure("cancelled before pip ran; nothing changed");
-  std::optional<support::ProcessResult> ran = support::run_process(
-      scenarios::pip_command(*checked->session.env, action, pip_args), std::chrono::hours(1), u64{64} << 20, &error);
+  std::optional<scenarios::InstallerRun> ran = scenarios::run_installer(checked->session, checked->check.plan, pip,
+                                                                        scenarios::InstallerOutput::kCaptured, &error);
   if (!ran) return failure(error);
-  std::string output = tail(ran->out + ran->err, 16384);
+  std::string output = tail(ran->output, 16384);
   structured["ran"] = true;
   structured["exit_status"] = ran->status;
   structured["output"] = output;
   text += output;
   if (ran->status != 0) text += "pip exited with status " + std::to_string(ran->status) + "\n";
+  if (!ran->problem.empty()) text += "envdoctor: " + ran->problem + "\n";
   return {std::move(structured), std::move(text), ran->status != 0};
 }
 
 ToolResult why(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
   std::string name = text_arg(args, "name"), error;
-  std::optional<checks::CudaTarget> target;
-  if (args.contains("image") && !(target = target_of(args, &error))) return failure(error);
-  EnvironmentRequest request = environment_of(args, defaults, target ? &*target : nullptr);
-  std::optional<Session> session = environment::open_session(request, &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
-  auto vet = [&](const checks::CheckSettings& settings, checks::CheckRun& run) {
-    scenarios::try_fixes(*session->env, session->knowledge, session->tables, settings,
-                         scenarios::reopen_request(request), run);
-  };
   std::optional<queries::WhyAnswer> found =
-      queries::answer_why(*session->env, session->knowledge, session->tables, name, &error, vet);
+      queries::answer_why(*session, name, &error, scenarios::fix_vetting(*session));
   if (!found) return failure(error);
   return answer(report::render_why_json(*found, name), report::render_why_text(*found));
 }
@@ -239,20 +198,19 @@ ToolResult explain(const Json& args, const EnvironmentRequest&, std::stop_token)
 }
 
 ToolResult inspect_library(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
-  environment::LoaderOptions options = environment_of(args, defaults).loader;
-  loader::LoaderConfig config = loader::LoaderConfig::for_host(options.root);
-  if (options.ld_library_path) config.ld_library_path = *options.ld_library_path;
-  config.ld_preload = options.ld_preload;
-  bool exact = flag_arg(args, "exact");
-  std::string python = args.contains("python") ? text_arg(args, "python") : defaults.python;
-  loader::ObjectStore store(options.root);  // outlives the loads, which point into it
-  queries::SingleFileRun run{config, store, loader::Process::new_search_memo(),
-                             queries::extension_interpreters(options.root, python, exact), exact};
+  queries::SingleFileQuestion question{environment_of(args, defaults).loader,
+                                       args.contains("python") ? text_arg(args, "python") : defaults.python,
+                                       flag_arg(args, "exact")};
+  loader::ObjectStore store(question.loader.root);  // outlives the loads, which point into it
+  std::vector<std::string> files = list_arg(args, "files");
+  std::vector<std::optional<queries::SingleFileLoad>> loaded(files.size());
+  queries::load_single_files(question, store, files,
+                             [&](size_t i, queries::SingleFileLoad& load) { loaded[i].emplace(std::move(load)); });
   std::vector<queries::SingleFileLoad> loads;
   std::string text;
   bool unreadable = false;
-  for (const std::string& file : list_arg(args, "files")) {
-    loads.push_back(queries::load_single_file(run, file));
+  for (std::optional<queries::SingleFileLoad>& load : loaded) {
+    loads.push_back(std::move(*load));
     report::FileText ldd = report::render_ldd_file(loads.back(), true);
     text += ldd.out + ldd.err;
     if (loads.back().loaded) text += "tree:\n" + report::render_tree_file(loads.back()).out;
@@ -264,12 +222,9 @@ ToolResult inspect_library(const Json& args, const EnvironmentRequest& defaults,
 
 ToolResult cuda_summary(const Json& args, const EnvironmentRequest& defaults, std::stop_token) {
   std::string error;
-  std::optional<checks::CudaTarget> target = target_of(args, &error);
-  if (!target) return failure(error);
-  std::optional<Session> session = environment::open_session(environment_of(args, defaults, &*target), &error);
+  std::optional<Session> session = environment::open_session(environment_of(args, defaults), &error);
   if (!session) return failure(error);
-  queries::CudaSummary summary =
-      queries::summarize_environment_cuda(*session->env, session->knowledge, session->tables, std::move(*target));
+  queries::CudaSummary summary = queries::summarize_environment_cuda(*session);
   return answer(report::render_cuda_json(summary), report::render_cuda_text(summary));
 }
 

@@ -120,18 +120,21 @@ CudaSummary summarize_cuda(const Environment& env, const CudaInventory& inventor
   return s;
 }
 
-CudaSummary summarize_environment_cuda(const Environment& env, const Knowledge& knowledge,
-                                       const cuda::CudaTables& tables, CudaTarget target) {
-  // The load graph's edges are not wanted: the CUDA rows read who loads what, not how.
+CudaSummary summarize_environment_cuda(const environment::Session& session) {
+  const Environment& env = *session.env;
+  const cuda::CudaTables& tables = session.tables;
+  // The load graph's edges are not wanted: the CUDA rows read who loads what, not how. The
+  // settings name no node, so the import model runs what packages load as on a node without a
+  // GPU; the node judges the rows (summarize_cuda).
   checks::CheckSettings settings;
   settings.edges = false;
-  checks::Context ctx{env, knowledge, tables, settings};
+  checks::Context ctx{env, session.knowledge, tables, settings};
   LoadCheckResult loads = check_loads(ctx);
   // As check's inventory: what packages open at first use counts as used (checks/run.cc).
   auto inventory = std::make_shared<const CudaInventory>(
       index_cuda(ctx, loads.resolutions, loads.findings,
                  checks::check_package_loads(ctx, loads.resolutions, &loads.processes).opened));
-  CudaSummary summary = summarize_cuda(env, *inventory, tables, std::move(target));
+  CudaSummary summary = summarize_cuda(env, *inventory, tables, session.node);
   summary.inventory = std::move(inventory);
   return summary;
 }

@@ -15,6 +15,7 @@
 #include "checks/cuda/inventory.h"
 #include "checks/load_checks.h"
 #include "environment/knowledge.h"
+#include "environment/session.h"
 
 namespace envdoctor::queries {
 
@@ -53,9 +54,8 @@ struct CudaSummary {
 CudaSummary summarize_cuda(const environment::Environment& env, const checks::CudaInventory& inventory,
                            const cuda::CudaTables& tables, checks::CudaTarget target);
 
-// `envdoctor cuda` on the environment: its load check (who loads which runtime), the CUDA facts
-// gathered from it, then summarize_cuda.
-CudaSummary summarize_environment_cuda(const environment::Environment& env, const environment::Knowledge& knowledge,
-                                       const cuda::CudaTables& tables, checks::CudaTarget target);
+// `envdoctor cuda` on the session's environment and node: its load check (who loads which
+// runtime), the CUDA facts gathered from it, then summarize_cuda.
+CudaSummary summarize_environment_cuda(const environment::Session& session);
 
 }  // namespace envdoctor::queries

@@ -7,6 +7,7 @@
 
 #include "environment/environment.h"
 #include "python/interpreter.h"
+#include "support/parallel.h"
 #include "support/root.h"
 
 namespace envdoctor::queries {
@@ -139,6 +140,29 @@ std::vector<std::string> extension_interpreters(const std::string& root, const s
     for (std::string& versioned : python::find_on_path("python3." + std::to_string(minor)))
       out.push_back(std::move(versioned));
   return out;
+}
+
+void load_single_files(const SingleFileQuestion& question, loader::ObjectStore& store,
+                       const std::vector<std::string>& files,
+                       const std::function<void(size_t index, SingleFileLoad& load)>& each) {
+  loader::LoaderConfig config = loader::LoaderConfig::for_host(question.loader.root);
+  if (question.loader.ld_library_path) config.ld_library_path = *question.loader.ld_library_path;
+  config.ld_preload = question.loader.ld_preload;
+  // Extension modules are loaded into an interpreter only to bind their symbols.
+  bool own_programs = question.exact || !question.bind_symbols;
+  SingleFileRun run{config,
+                    store,
+                    Process::new_search_memo(),
+                    extension_interpreters(question.loader.root, question.python, own_programs),
+                    question.exact,
+                    question.bind_symbols};
+  support::parallel_for(
+      files.size(),
+      [&](size_t i) {
+        SingleFileLoad load = load_single_file(run, files[i]);
+        each(i, load);
+      },
+      support::fault_bound_threads(files.size()));
 }
 
 }  // namespace envdoctor::queries

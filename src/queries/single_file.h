@@ -13,11 +13,13 @@
 // as ldd's listing or as tree's.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "environment/session.h"
 #include "imports/extension_load.h"
 #include "loader/process.h"
 
@@ -79,5 +81,20 @@ SingleFileLoad load_single_file(const SingleFileRun& run, const std::string& fil
 // none under a `root` without --python (this machine's interpreters are not the container's), and
 // none with `exact`.
 std::vector<std::string> extension_interpreters(const std::string& root, const std::string& python, bool exact);
+
+// What `ldd`, `tree` and the MCP server's inspect_library ask of the files given.
+struct SingleFileQuestion {
+  environment::LoaderOptions loader;  // --root, --ld-library-path, LD_PRELOAD
+  std::string python;                 // --python: the interpreter extension modules are loaded into
+  bool exact = false;                 // --exact
+  bool bind_symbols = false;          // -r
+};
+
+// Every file of `files` loaded as load_single_file loads it, in parallel, one run sharing `store`
+// (every library parsed once) and the searches made; each load is handed to `each` with the
+// file's index as soon as it is made, on the thread that made it.
+void load_single_files(const SingleFileQuestion& question, loader::ObjectStore& store,
+                       const std::vector<std::string>& files,
+                       const std::function<void(size_t index, SingleFileLoad& load)>& each);
 
 }  // namespace envdoctor::queries

@@ -12,10 +12,8 @@ namespace envdoctor::queries {
 using checks::CheckRun;
 using checks::CheckSettings;
 using checks::Code;
-using checks::CudaTarget;
 using checks::Edge;
 using checks::Finding;
-using checks::resolve_cuda_target;
 using checks::run_checks;
 using checks::Severity;
 
@@ -216,17 +214,15 @@ std::optional<WhyAnswer> explain_why(const Environment& env, const std::vector<E
   return answer;
 }
 
-std::optional<WhyAnswer> answer_why(const Environment& env, const Knowledge& knowledge, const cuda::CudaTables& tables,
-                                    const std::string& name, std::string* error, const VetRun& vet) {
-  // The same run of every check that `check` makes (this machine's GPUs and driver), so that `why`
-  // and `check` never disagree about what will not load.
-  std::optional<CudaTarget> gpu = resolve_cuda_target({}, "", error);
-  if (!gpu) return std::nullopt;
+std::optional<WhyAnswer> answer_why(const environment::Session& session, const std::string& name, std::string* error,
+                                    const VetRun& vet) {
+  // The same run of every check that `check` makes, so that `why` and `check` never disagree
+  // about what will not load.
   CheckSettings settings;
-  settings.gpu = *gpu;
-  CheckRun run = run_checks({env, knowledge, tables, settings});
+  settings.gpu = session.node;
+  CheckRun run = run_checks({*session.env, session.knowledge, session.tables, settings});
   if (vet) vet(settings, run);
-  return explain_why(env, run.edges, run.findings, name, error);
+  return explain_why(*session.env, run.edges, run.findings, name, error);
 }
 
 }  // namespace envdoctor::queries

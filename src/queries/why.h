@@ -18,6 +18,7 @@
 #include "checks/run.h"
 #include "cuda/tables.h"
 #include "environment/environment.h"
+#include "environment/session.h"
 
 namespace envdoctor::queries {
 
@@ -78,9 +79,9 @@ std::optional<WhyAnswer> explain_why(const environment::Environment& env, const 
 // model), done to `why`'s run too, so that the two never disagree.
 using VetRun = std::function<void(const checks::CheckSettings& settings, checks::CheckRun& run)>;
 
-// `why NAME` on the environment: every check `check` runs, then explain_why on their findings.
-std::optional<WhyAnswer> answer_why(const environment::Environment& env, const environment::Knowledge& knowledge,
-                                    const cuda::CudaTables& tables, const std::string& name, std::string* error,
+// `why NAME` on the session's environment: every check `check` runs (for the session's node),
+// then explain_why on their findings.
+std::optional<WhyAnswer> answer_why(const environment::Session& session, const std::string& name, std::string* error,
                                     const VetRun& vet = {});
 
 // Every file the environment could load under `name`: its own ELF files with that SONAME or file

@@ -19,10 +19,11 @@
 #include "checks/cuda/cuda_checks.h"
 #include "checks/run.h"
 #include "environment/environment.h"
+#include "environment/node.h"
 
 namespace envdoctor::snapshot {
 
-inline constexpr int kSchema = 1;
+inline constexpr int kSchema = environment::kSnapshotSchema;
 
 // The snapshot of `env` as checked by `run` for `target`. `run` must come from run_checks on
 // this same environment.
@@ -32,13 +33,10 @@ nlohmann::json take(const environment::Environment& env, const checks::CheckRun&
 std::string digest(const nlohmann::json& snapshot);
 
 // Reads a snapshot written by `take` (a file's text). nullopt with `error` set on anything else:
-// not JSON, not an envdoctor snapshot, another schema.
-std::optional<nlohmann::json> parse(const std::string& text, std::string* error);
-
-// The node a snapshot was taken on, as a target to check against (`--node SNAPSHOT`): its
-// driver, the CUDA version that driver reported, and its GPUs, exactly as recorded (a snapshot
-// of a node without a driver has none). nullopt with `error` set when the facts are malformed.
-std::optional<checks::CudaTarget> node_target(const nlohmann::json& snapshot, const std::string& source,
-                                              std::string* error);
+// not JSON, not an envdoctor snapshot, another schema (environment::parse_snapshot, which --node
+// reads its node with).
+inline std::optional<nlohmann::json> parse(const std::string& text, std::string* error) {
+  return environment::parse_snapshot(text, error);
+}
 
 }  // namespace envdoctor::snapshot

@@ -261,6 +261,40 @@ TEST_F(McpClientTest, GuardedPipLetsAHarmlessInstallThrough) {
   EXPECT_EQ(venv->import("leaf"), "");
 }
 
+// guarded_pip is `envdoctor pip` (scenarios/commands.h's run_installer): after an install from
+// --no-index --find-links DIR it records where the package was found, so that the fix of a file
+// the package later loses reinstalls it from DIR, and pasted into a bare shell repairs the
+// environment offline (as PipTest.FixReinstallsOfflineFromTheLinksEnvdoctorPipWasGiven holds for
+// the command line). Before issue 51 the server's copy of pip never recorded it, and the fix
+// asked the index.
+TEST_F(McpClientTest, GuardedPipRecordsWhereItsInstallCameFromForAnOfflineFix) {
+  ::setenv("XDG_STATE_HOME", (tmp_ / "state").c_str(), 1);  // this test's own records
+  std::string lib = tmp_ / "build/libprov.so.1";
+  build_shared(lib, "int prov(void) { return 1; }", "-Wl,-soname,libprov.so.1", tmp_);
+  platlib_wheel("provlib", "2.0", {{"provlib/libprov.so.1", lib}}, {{"provlib/__init__.py", ""}});
+  auto venv = venv_with_pip();
+  json args = {"--no-index", "--find-links", tmp_ / "wheels", "--disable-pip-version-check", "provlib==2.0"};
+  json result = drive({{"guarded_pip", {{"python", venv->python()}, {"action", "install"}, {"args", args}}}});
+  json guarded = structured(result, 0);
+  ASSERT_EQ(guarded["ran"], true) << guarded.dump(1);
+  ASSERT_EQ(guarded["exit_status"], 0) << guarded["output"];
+  EXPECT_EQ(text(result, 0).find("envdoctor: "), std::string::npos) << text(result, 0);
+  fs::remove(venv->site() + "/provlib/libprov.so.1");
+
+  json report = venv->check();
+  std::string fix;
+  for (const json& f : report["findings"])
+    if (f["code"] == "record-missing-file" && f["package"] == "provlib") fix = f["fix_command"];
+  EXPECT_EQ(fix, venv->python() + " -m pip install --force-reinstall --no-deps --no-index --find-links " +
+                     (tmp_ / "wheels") + " provlib==2.0")
+      << report.dump(1);
+  // The referee: the fix, pasted into a bare shell, reinstalls the file offline.
+  CommandResult fixed = run("cd / && env -i /bin/bash -c " + quote(fix));
+  EXPECT_EQ(fixed.status, 0) << fixed.err;
+  EXPECT_TRUE(fs::exists(venv->site() + "/provlib/libprov.so.1"));
+  EXPECT_EQ(venv->import("provlib"), "");
+}
+
 // The second incident: an extension linked against libcudart.so.12 installed into an environment
 // whose CUDA runtime is 13. predict_install of the wheel names the libcudart.so.12 error; guarded_pip
 // refuses it; pip alone installs it and the import fails with the predicted words.
