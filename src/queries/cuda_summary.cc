@@ -92,7 +92,7 @@ std::vector<CudaPackageRow> package_rows(const Environment& env, const CudaInven
   for (const MissingRuntime& missing : inv.missing_runtimes)
     for (const std::string& file : missing.needed_by) {
       CudaPackageRow& row = row_for(rows, env.owner(file), file);
-      row.uses[missing.soname] = "not found";
+      row.uses[missing.soname] = std::nullopt;
       row.cuda_majors.insert(missing.major);
     }
   for (const CudaLibrary& lib : inv.libraries)

@@ -34,7 +34,8 @@ struct CudaPackageRow {
   size_t files_with_gpu_code = 0;
   std::set<std::pair<int, std::string>> sass, ptx;  // (sm * 4 + variant rank, name)
   std::set<int> cuda_majors;
-  std::map<std::string, std::string> uses;       // soname -> "origin"
+  // soname -> where the loader finds it (CudaLibrary::origin); nullopt where it finds none
+  std::map<std::string, std::optional<std::string>> uses;
   std::map<int, cuda::Coverage::Kind> coverage;  // GPU sm -> the worst verdict over its files (gpu_coverage)
 };
 

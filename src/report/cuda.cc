@@ -115,7 +115,8 @@ std::string cuda_json(const queries::CudaSummary& s) {
     j["version"] = p.name.empty() ? ordered_json(nullptr) : ordered_json(p.version);
     j["cuda_majors"] = std::vector<int>(p.cuda_majors.begin(), p.cuda_majors.end());
     ordered_json uses = ordered_json::array();
-    for (const auto& [soname, origin] : p.uses) uses.push_back({{"library", soname}, {"from", origin}});
+    for (const auto& [soname, origin] : p.uses)
+      uses.push_back({{"library", soname}, {"from", origin ? *origin : "not found"}});
     j["uses"] = std::move(uses);
     j["files_with_gpu_code"] = p.files_with_gpu_code;
     j["sass"] = names_of(p.sass);
@@ -230,8 +231,7 @@ std::string cuda_text(const queries::CudaSummary& s) {
     for (const queries::CudaPackageRow& p : s.packages) {
       std::vector<std::string> majors, uses;
       for (int m : p.cuda_majors) majors.push_back(std::to_string(m));
-      for (const auto& [soname, origin] : p.uses)
-        uses.push_back(soname + (origin == "not found" ? " (not found)" : ""));
+      for (const auto& [soname, origin] : p.uses) uses.push_back(soname + (origin ? "" : " (not found)"));
       std::vector<std::string> row = {p.name.empty() ? p.file + " (no package)" : p.name,
                                       p.version.empty() ? "-" : p.version,
                                       joined(majors),
