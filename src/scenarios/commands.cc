@@ -29,7 +29,7 @@ bool check_arguments_valid(const CheckRequest& request, std::string* error) {
 
 std::function<void(const checks::CheckSettings&, checks::CheckRun&)> fix_vetting(const environment::Session& session) {
   return [&session](const checks::CheckSettings& settings, checks::CheckRun& run) {
-    try_fixes(*session.env, session.knowledge, session.tables, settings, reopen_request(session.request), run);
+    try_fixes(*session.env, session.knowledge, session.tables, settings, run);
   };
 }
 

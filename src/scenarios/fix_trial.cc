@@ -89,14 +89,15 @@ size_t error_count(const std::vector<Finding>& findings) {
   return keys.size();
 }
 
-// The environment after `fix`, checked: nullopt when the model cannot make it.
+// The environment after `fix`, checked: an overlay of `before` (Environment::overlay), with the
+// variable the fix sets and the distributions it uninstalls; nullopt when the model cannot make it.
 std::optional<std::pair<std::unique_ptr<Environment>, CheckRun>> after_fix(const ModelledFix& fix,
+                                                                           const Environment& before,
                                                                            const environment::Knowledge& knowledge,
                                                                            const cuda::CudaTables& tables,
-                                                                           const CheckSettings& settings,
-                                                                           const Reopen& reopen, bool uv) {
-  std::unique_ptr<Environment> env = reopen(fix.ld_library_path);
-  if (!env) return std::nullopt;
+                                                                           const CheckSettings& settings, bool uv) {
+  std::unique_ptr<Environment> env = before.overlay();
+  if (fix.ld_library_path) env->loader.ld_library_path = *fix.ld_library_path;
   if (!fix.uninstall.empty()) {
     Changes changes;
     changes.without = fix.uninstall;
@@ -116,16 +117,6 @@ std::optional<std::pair<std::unique_ptr<Environment>, CheckRun>> after_fix(const
 }
 
 }  // namespace
-
-Reopen reopen_request(environment::EnvironmentRequest request) {
-  return [request](const std::optional<std::string>& ld_library_path) -> std::unique_ptr<Environment> {
-    environment::EnvironmentRequest again = request;
-    if (ld_library_path) again.loader.ld_library_path = *ld_library_path;
-    std::string error;
-    std::optional<environment::Session> s = environment::open_session(std::move(again), &error);
-    return s ? std::move(s->env) : nullptr;
-  };
-}
 
 std::optional<ModelledFix> model_fix_command(const Environment& env, const std::string& command) {
   if (command.empty()) return std::nullopt;
@@ -162,7 +153,7 @@ std::string harm_of_fix(const Environment& before_env, const std::vector<Finding
 }
 
 void try_fixes(const Environment& env, const environment::Knowledge& knowledge, const cuda::CudaTables& tables,
-               const CheckSettings& settings, const Reopen& reopen, CheckRun& run) {
+               const CheckSettings& settings, CheckRun& run) {
   std::map<std::string, std::optional<ModelledFix>> commands;
   for (const Finding& f : run.findings)
     if (!f.fix_command.empty() && !commands.count(f.fix_command))
@@ -171,7 +162,7 @@ void try_fixes(const Environment& env, const environment::Knowledge& knowledge, 
     if (!fix) continue;
     // Decided once for the command, which a cause and its consequences share: withdrawn from every
     // finding that carries it when it harms any of them, or when the model cannot be made.
-    auto after = after_fix(*fix, knowledge, tables, settings, reopen, command.starts_with("uv "));
+    auto after = after_fix(*fix, env, knowledge, tables, settings, command.starts_with("uv "));
     std::string harm = after ? "" : "the environment after it could not be examined";
     for (const Finding& f : run.findings)
       if (after && harm.empty() && f.fix_command == command)

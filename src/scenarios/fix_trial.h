@@ -1,7 +1,8 @@
 // Fixes tried on the model before they are offered (issue 49, item 5). A `fix_command` that the
 // model can carry out (uninstalling distributions of the environment, `unset LD_LIBRARY_PATH`,
-// `export LD_LIBRARY_PATH=...`, or a chain of them joined by &&) is applied to a fresh copy of the
-// environment and every check runs again. It is offered only when the environment after it has
+// `export LD_LIBRARY_PATH=...`, or a chain of them joined by &&) is applied to an overlay of the
+// environment (Environment::overlay: the environment itself is never changed) and every check runs
+// again. It is offered only when the environment after it has
 // fewer errors, no error it did not have, every extension module that loaded before still
 // loading, and the file the finding is about still there (a fix that uninstalls the package whose
 // module it fixes fixes nothing). Otherwise, or when the environment after it cannot be made, the
@@ -11,7 +12,6 @@
 // left as advice gives it.
 #pragma once
 
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -20,7 +20,6 @@
 #include "checks/run.h"
 #include "environment/environment.h"
 #include "environment/knowledge.h"
-#include "environment/session.h"
 
 namespace envdoctor::scenarios {
 
@@ -31,12 +30,6 @@ struct ModelledFix {
 };
 std::optional<ModelledFix> model_fix_command(const environment::Environment& env, const std::string& command);
 
-// A fresh copy of the environment as the first was opened, with LD_LIBRARY_PATH replaced when
-// given; nullptr when it cannot be opened again.
-using Reopen = std::function<std::unique_ptr<environment::Environment>(const std::optional<std::string>& ld_path)>;
-// The environment of `request` (environment/session.h) opened afresh.
-Reopen reopen_request(environment::EnvironmentRequest request);
-
 // Why `command` may not be offered, from the findings before it and after it on the model ("" when
 // it may): `fixed` is the finding it was offered for.
 std::string harm_of_fix(const environment::Environment& before_env, const std::vector<checks::Finding>& before,
@@ -46,7 +39,6 @@ std::string harm_of_fix(const environment::Environment& before_env, const std::v
 // Tries every distinct modelled fix_command of `run` (check's findings on `env`) and withdraws each
 // that harms, in every finding that carries it.
 void try_fixes(const environment::Environment& env, const environment::Knowledge& knowledge,
-               const cuda::CudaTables& tables, const checks::CheckSettings& settings, const Reopen& reopen,
-               checks::CheckRun& run);
+               const cuda::CudaTables& tables, const checks::CheckSettings& settings, checks::CheckRun& run);
 
 }  // namespace envdoctor::scenarios
