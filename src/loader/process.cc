@@ -129,8 +129,8 @@ void Process::preload(int main) {
                                    [](const Attempt& a) { return a.kind == Attempt::Kind::kRejected; });
       if (rejected != r.attempts.rend()) reason = rejected->outcome;
     } else {
-      std::string message = resolution_error(r, main, objects_[main].path, host_class_).message;
-      if (message.starts_with(r.name + ": wrong ELF class: ")) reason = message.substr(r.name.size() + 2);
+      LoadError error = resolution_error(r, main, objects_[main].path, host_class_);
+      if (error.kind == LoadError::Kind::kWrongElfClass) reason = error.message.substr(r.name.size() + 2);
     }
     preload_failures_.push_back({std::move(p), std::move(reason), std::move(r)});
   }

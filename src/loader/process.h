@@ -60,6 +60,7 @@ struct Attempt {
   // rule: glibc keeps the element as "" (elf/dl-load.c, fillin_rpath), so the candidates are
   // relative paths, opened from the current working directory. kNotFound for any other path.
   Rule empty_element = Rule::kNotFound;
+  int errnum = 0;  // kMissing: open's errno (ENOENT, EACCES, ...), which `outcome` words
 };
 
 struct Resolution {

@@ -53,7 +53,10 @@ bool Process::try_path(Search& s, const std::string& path, Rule rule, const std:
   };
   if (op->status == OpenResult::Status::kMissing) {
     // Whether open_path moves on depends on this errno (see search_dirs).
-    if (!(quiet_if_absent && op->errnum == ENOENT)) attempt(op->error, Attempt::Kind::kMissing);
+    if (!(quiet_if_absent && op->errnum == ENOENT)) {
+      attempt(op->error, Attempt::Kind::kMissing);
+      s.out->attempts.back().errnum = op->errnum;
+    }
     s.last_errno = op->errnum;
     return false;
   }
