@@ -1,5 +1,6 @@
 // A fix: what a tired engineer reads (why, and what to do) and the command that does it. Advice
-// returns fixes and never writes a finding; the checks put a fix into the finding it belongs to.
+// returns fixes and never writes a finding; the fix pass after the checks (checks/run.h) puts each
+// into the finding that asked for it (advice/fix_request.h).
 #pragma once
 
 #include <string>

@@ -160,6 +160,25 @@ Fix invalid_file(const Environment& env, const std::string& path) {
   return {.hint = why + ": replace it"};
 }
 
+Fix keep_only(const Environment& env, const std::vector<const python::Distribution*>& owners,
+              const python::Distribution& keep, const python::Distribution* holder) {
+  std::string others, uninstall;
+  for (const python::Distribution* d : owners) {
+    if (d == &keep) continue;
+    others += (others.empty() ? "" : " and ") + d->name;
+    std::string command = uninstall_command(env, *d);
+    uninstall = command.empty() || uninstall == "-" ? "-" : (uninstall.empty() ? "" : uninstall + " && ") + command;
+  }
+  Fix again = reinstall(env, keep);
+  Fix fix;
+  fix.hint = (holder ? "the file now holds " + holder->name + "'s copy; " : "") +
+             "uninstalling any of them deletes it for all: keep only " + keep.name + " (uninstall " + others +
+             ", then " + again.hint + ")";
+  if (uninstall != "-" && !uninstall.empty() && !again.command.empty())
+    fix.command = uninstall + " && " + again.command;
+  return fix;
+}
+
 Fix install_requirement(const Environment& env, const python::Distribution& consumer,
                         const python::Requirement& requirement) {
   Fix fix;

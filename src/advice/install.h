@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "advice/fix.h"
 #include "environment/environment.h"
@@ -35,6 +36,12 @@ Fix reinstall_because(const environment::Environment& env, const python::Distrib
 
 // A file the loader rejects (truncated, damaged): reinstall its owner, or replace it.
 Fix invalid_file(const environment::Environment& env, const std::string& path);
+
+// Two or more distributions list one file (`owners`), and uninstalling any of them deletes it for
+// all: keep `keep` alone (uninstall the others, then reinstall it). `holder`, when known, is the
+// one whose copy the file holds now.
+Fix keep_only(const environment::Environment& env, const std::vector<const python::Distribution*>& owners,
+              const python::Distribution& keep, const python::Distribution* holder);
 
 // The command that uninstalls `dist` (pip or uv); "" for another installer.
 std::string uninstall_command(const environment::Environment& env, const python::Distribution& dist);

@@ -6,6 +6,7 @@
 #include <tuple>
 #include <unordered_set>
 
+#include "advice/fix_request.h"
 #include "environment/environment.h"
 
 namespace envdoctor::checks {
@@ -84,6 +85,38 @@ std::string normalize_paths_in(const std::string& text) {
 }
 
 }  // namespace
+
+void Finding::ask(advice::FixRequest request) {
+  fix_command.clear();
+  fix_request = std::make_shared<const advice::FixRequest>(std::move(request));
+}
+
+namespace {
+
+// The request of `f`, to change: its own copy.
+advice::FixRequest& changed_request(Finding& f) {
+  auto copy = std::make_shared<advice::FixRequest>(*f.fix_request);
+  advice::FixRequest& out = *copy;
+  f.fix_request = std::move(copy);
+  return out;
+}
+
+}  // namespace
+
+void Finding::own_hint(std::string words) {
+  hint = std::move(words);
+  if (fix_request) changed_request(*this).offer_hint = false;
+}
+
+void Finding::put_first(const std::string& words) {
+  if (hint.empty() && fix_request) changed_request(*this).joint = "; ";
+  hint = words + (hint.empty() ? std::string() : "; " + hint);
+}
+
+void Finding::withhold_command() {
+  fix_command.clear();
+  if (fix_request) changed_request(*this).offer_command = false;
+}
 
 void sort_and_dedupe(std::vector<Finding>& findings) {
   for (Finding& f : findings) {

@@ -1,8 +1,10 @@
 // A finding: one thing that is wrong, with a stable code (docs/findings.md), the file and
-// package it is about, the loader's own words, and a hint that fixes it. Checks produce them;
-// renderers print them; nothing else changes them.
+// package it is about, the loader's own words, and a hint that fixes it. Checks produce them,
+// each with what its fix is to be made from; the fix pass after the checks (run.h) puts the fix
+// in; renderers print them; nothing else changes them.
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -10,6 +12,10 @@
 
 #include "advice/fix.h"
 #include "checks/finding_codes.h"
+
+namespace envdoctor::advice {
+struct FixRequest;  // advice/fix_request.h
+}
 
 namespace envdoctor::checks {
 
@@ -55,16 +61,24 @@ struct Finding {
   std::string message;
   std::string hint;         // why, and what to do, for people
   std::string fix_command;  // a shell command that performs the fix for this environment; "" when none
-  bool is_new = false;      // introduced by --with/--without
+  // What advice is to make this finding's fix from, kept by the check that found it; the fix pass
+  // after the checks (checks/run.h) puts the fix into `hint` and `fix_command` and drops it.
+  std::shared_ptr<const advice::FixRequest> fix_request;
+  bool is_new = false;  // introduced by --with/--without
   // Set when this finding is a consequence of another one (the root of the chain): its fix is
   // the cause's fix. Absent for a cause, and for a finding that follows from nothing reported.
   std::optional<Cause> caused_by;
 
-  // The fix's hint and command become this finding's.
-  void take(const advice::Fix& fix) {
-    hint = fix.hint;
-    fix_command = fix.command;
-  }
+  // Asks for the fix `request` says: its hint follows the check's own words, its command replaces
+  // any so far.
+  void ask(advice::FixRequest request);
+  // The check's own words replace the hint; the command asked for stays.
+  void own_hint(std::string words);
+  // `words` come first in the hint, then what it says (the check's words and the fix's), joined by
+  // "; ".
+  void put_first(const std::string& words);
+  // No command is offered, whatever the fix asked for says.
+  void withhold_command();
 
   // Identity for de-duplication: the same failure seen from several loads is one finding.
   std::string key() const;

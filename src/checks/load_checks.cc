@@ -386,10 +386,10 @@ void mark_unloaded_libraries(const Context& ctx, const imports::ResolutionMap& r
       continue;
     }
     f.severity = Severity::kWarning;
-    f.hint = why + (f.hint.empty() ? std::string() : "; " + f.hint);
+    f.put_first(why);
     // Nothing here fails for it: no command is offered (installing what a plugin for another CUDA
     // needs would add that CUDA's runtime to the environment); the hint says what would provide it.
-    f.fix_command.clear();
+    f.withhold_command();
   }
 }
 

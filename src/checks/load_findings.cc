@@ -2,13 +2,11 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstring>
 #include <filesystem>
 #include <optional>
 #include <utility>
 
-#include "advice/install.h"
-#include "advice/load_error.h"
+#include "advice/fix_request.h"
 #include "python/extension_module.h"
 
 namespace envdoctor::checks {
@@ -38,16 +36,17 @@ bool scope_misses_driver_library(const environment::Knowledge& knowledge, const 
 // What a program's failure means for the environment (nothing for its imports) and what it lacks:
 // "torch/bin/test_jit is a program, not a module: Python never loads it, so imports are
 // unaffected; it will not start because libfoo.so is not shipped by torch".
-// `load_hint` is the load error's own fix.
+// `load_hint` is the load error's own fix; `reinstall_helps` is set to whether the load error's fix
+// is worth offering for the program.
 std::string program_hint(const environment::Environment& env, const std::string& program, const LoadError& e,
-                         const std::string& load_hint) {
+                         const std::string& load_hint, bool* reinstall_helps) {
   std::string shown = program;
   for (const std::string& site : env.inventory.site_dirs)
     if (program.starts_with(site + "/")) shown = program.substr(site.size() + 1);
   const python::Distribution* owner = env.owner(program);
   std::string owner_name = owner ? owner->name : "any package";
   std::string because;
-  bool reinstall_helps = true;  // reinstalling the owner brings back what it ships, never what it does not
+  *reinstall_helps = true;  // reinstalling the owner brings back what it ships, never what it does not
   switch (e.kind) {
     case LoadError::Kind::kMissingLibrary: {
       bool shipped =
@@ -55,7 +54,7 @@ std::string program_hint(const environment::Environment& env, const std::string&
                                [&](const python::RecordEntry& r) { return r.resolved.filename() == e.library; });
       because = shipped ? e.library + ", which " + owner_name + " ships, is not on its search path"
                         : e.library + " is not shipped by " + owner_name;
-      reinstall_helps = shipped;
+      *reinstall_helps = shipped;
       break;
     }
     case LoadError::Kind::kMissingVersion:
@@ -66,7 +65,7 @@ std::string program_hint(const environment::Environment& env, const std::string&
   }
   std::string hint = shown + " is a program, not a module: Python never loads it, so imports are unaffected; " +
                      "it will not start because " + because;
-  if (reinstall_helps && !load_hint.empty()) hint += "; " + load_hint;
+  if (*reinstall_helps && !load_hint.empty()) hint += "; " + load_hint;
   return hint;
 }
 
@@ -128,7 +127,7 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
       // A copy the search tried and could not open for this user (mode 000): open_path goes on,
       // and the search ends in "No such file or directory"; the unreadable copy is the cause.
       for (const loader::Attempt& a : r.attempts)
-        if (a.kind == loader::Attempt::Kind::kMissing && a.outcome == std::strerror(EACCES) && !a.path.empty())
+        if (a.kind == loader::Attempt::Kind::kMissing && a.errnum == EACCES && !a.path.empty())
           return Cause{Code::kInvalidElf, normalize_path(a.path), std::nullopt, std::nullopt,
                        "the loader found " + r.name + " at " + normalize_path(a.path) + " (needed by " + consumer_name +
                            ") but cannot open it, and found no other copy"};
@@ -176,9 +175,11 @@ std::optional<Cause> cause_of(const environment::Environment& env, const loader:
 }
 
 // The fix for a load error and the finding it follows from, the same whether the error is reported
-// on the object that has it or on the program that would not start.
+// on the object that has it or on the program that would not start. The fix is asked of advice
+// (made after the checks); for an unversioned copy, it is the check's own words, with no command.
 struct LoadErrorFix {
-  advice::Fix fix;
+  std::optional<advice::FixRequest> request;
+  std::string own_hint;
   std::optional<Cause> cause;
 };
 
@@ -189,13 +190,12 @@ struct LoadErrorFix {
 void unversioned_copy(const environment::Environment& env, const LoadError& e, LoadErrorFix& f) {
   std::string lib = fs::path(e.library).filename().string();
   std::string user = fs::path(e.path).filename().string();
-  f.fix.hint = "the copy of " + lib + " the loader takes (" + e.library + ", " + env.owner_label(e.library) +
+  f.own_hint = "the copy of " + lib + " the loader takes (" + e.library + ", " + env.owner_label(e.library) +
                ") has no symbol versioning, while " + user + " was linked against a versioned " + lib +
                " and needs version " + e.version +
                ": ld.so warns \"no version information available\" and aborts the " +
                "process (exit 127, Python with it) when it binds " + e.symbol + "; install the versioned build of " +
                lib + " in its place";
-  f.fix.command.clear();
   if (!f.cause)
     f.cause = Cause{Code::kFileOwnedTwice, normalize_path(e.library), std::nullopt, std::nullopt,
                     "two packages write " + e.library + ", and the copy that won has no symbol versioning"};
@@ -220,8 +220,10 @@ void name_what_failed(const LoadError& e, Finding& f) {
 
 LoadErrorFix load_error_fix(const Context& ctx, const loader::Process& p, const LoadError& e) {
   const environment::Environment& env = ctx.env;
-  LoadErrorFix f{advice::fix_for_load_error(env, ctx.knowledge, p, e), cause_of(env, p, e)};
+  LoadErrorFix f;
+  f.cause = cause_of(env, p, e);
   if (e.aborts) unversioned_copy(env, e, f);
+  else f.request = advice::FixRequest{advice::load_failure(p, e)};
   // A copy the loader rejects (or dies of) while it loads another object's NEEDED entry: the
   // file's own finding, from its own load, is the cause.
   if (e.kind == LoadError::Kind::kInvalidElf && e.object >= 0 && !f.cause &&
@@ -246,7 +248,8 @@ Finding finding_for_load_error(const Context& ctx, const loader::Process& p, con
     for (const python::Distribution* d : owners) f.packages.push_back(d->name);
   f.message = e.message;
   name_what_failed(e, f);
-  f.take(fix.fix);
+  if (fix.request) f.ask(std::move(*fix.request));
+  else f.hint = fix.own_hint;
   f.caused_by = std::move(fix.cause);
   return f;
 }
@@ -327,16 +330,15 @@ Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, co
       f.code = Code::kWrongElfClass;
       f.message = file.path +
                   ": wrong ELF class: " + elf::elf_class_name(env.host_class == ELFCLASS64 ? ELFCLASS32 : ELFCLASS64);
-      f.take(advice::invalid_file(env, file.path));
-      f.hint =
-          "a " + std::string(env.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here: " + f.hint;
+      f.ask(advice::FixRequest{advice::InvalidFile{file.path}, ": "});
+      f.hint = "a " + std::string(env.host_class == ELFCLASS64 ? "32" : "64") + "-bit build cannot load here";
       break;
     case loader::Verdict::Kind::kOtherMachine:
       // open_verify skips another machine's file silently; opened by path, nothing else is tried.
       f.code = Code::kWrongElfClass;
       f.message = file.path + ": cannot open shared object file: No such file or directory";
-      f.take(advice::invalid_file(env, file.path));
-      f.hint = "a build for another machine cannot load here: " + f.hint;
+      f.ask(advice::FixRequest{advice::InvalidFile{file.path}, ": "});
+      f.hint = "a build for another machine cannot load here";
       break;
     default:
       f.code = Code::kInvalidElf;
@@ -351,7 +353,7 @@ Finding rejected_file(const Context& ctx, const environment::ElfRecord& file, co
           f.hint = "the loader cannot open " + file.path + " (" + verdict.message + ")";
         break;
       }
-      f.take(advice::invalid_file(env, file.path));
+      f.ask(advice::FixRequest{advice::InvalidFile{file.path}});
   }
   return f;
 }
@@ -372,8 +374,13 @@ Finding program_will_not_start(const Context& ctx, const loader::Process& p, con
     default: f.message = program + ": error while loading shared libraries: " + e.message;
   }
   name_what_failed(e, f);
-  f.hint = program_hint(ctx.env, f.file, e, fix.fix.hint);
-  f.fix_command = fix.fix.command;
+  bool reinstall_helps = true;
+  std::string hint = program_hint(ctx.env, f.file, e, fix.own_hint, &reinstall_helps);
+  if (fix.request) {
+    fix.request->offer_hint = reinstall_helps;
+    f.ask(std::move(*fix.request));
+  }
+  f.hint = hint;
   f.caused_by = std::move(fix.cause);
   return f;
 }

@@ -1,5 +1,5 @@
 // A load failure as a finding: the loader's code and words, the object whose need failed and the
-// packages that own it, and the fix advice gives for it.
+// packages that own it, and what advice is to make its fix from (after the checks: run.h).
 #pragma once
 
 #include <vector>

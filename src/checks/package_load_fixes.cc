@@ -7,7 +7,7 @@
 #include <set>
 #include <utility>
 
-#include "advice/install.h"
+#include "advice/fix_request.h"
 #include "imports/python_process.h"
 #include "imports/python_source.h"
 #include "support/text.h"
@@ -281,7 +281,7 @@ std::string search_fix(const Context& ctx, const RuleRun& run, Finding& f) {
     return text;
   };
   if (!wheels.empty()) {
-    f.fix_command = advice::index_install(env, run.dist, wheels.front(), false);
+    f.ask({advice::IndexInstall{run.dist, wheels.front()}});
     return "install " + list(wheels, " or ") + ", whose folder it searches";
   }
   if (!variables.empty()) return "set " + list(variables, " or ") + " to a directory that holds " + l.names.front();

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <set>
 
-#include "advice/install.h"
+#include "advice/fix_request.h"
 #include "python/metadata_file.h"
 
 namespace envdoctor::checks {
@@ -91,9 +91,8 @@ void check_files(const Environment& env, const CheckSettings& scope, const std::
         std::string others;
         for (const python::Distribution* o : owners)
           if (o->installation_key() != d.installation_key()) others += (others.empty() ? "" : ", ") + o->name;
-        f.take(advice::reinstall_because(
-            env, d,
-            others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all"));
+        f.ask({advice::Reinstall{
+            &d, others.empty() ? "" : "also listed by " + others + ": uninstalling one of them deleted it for all"}});
         out.push_back(std::move(f));
         continue;
       }
@@ -106,8 +105,8 @@ void check_files(const Environment& env, const CheckSettings& scope, const std::
         f.file = e.resolved.string();
         f.message = e.path + " is " + std::to_string(st->size) + " bytes; " + d.name + "'s RECORD says " +
                     std::to_string(*e.size);
-        f.take(advice::reinstall_because(
-            env, d, "the file was changed or overwritten after " + d.name + " installed it" + kRevertsEdits));
+        f.ask({advice::Reinstall{
+            &d, "the file was changed or overwritten after " + d.name + " installed it" + kRevertsEdits}});
         out.push_back(std::move(f));
         continue;
       }
@@ -127,8 +126,7 @@ void check_files(const Environment& env, const CheckSettings& scope, const std::
     Finding f = package_finding(*j.dist, Code::kRecordHashMismatch, Severity::kWarning);
     f.file = j.entry->resolved.string();
     f.message = j.entry->path + " does not have the sha256 that " + j.dist->name + "'s RECORD lists";
-    f.take(advice::reinstall_because(env, *j.dist,
-                                     "the file is not the one " + j.dist->name + " installed" + kRevertsEdits));
+    f.ask({advice::Reinstall{j.dist, "the file is not the one " + j.dist->name + " installed" + kRevertsEdits}});
     out.push_back(std::move(f));
   }
 }
@@ -165,10 +163,10 @@ void check_dpkg_files(const Environment& env, const CheckSettings& scope, std::v
       if (!in_site || file.path.find("/__pycache__/") != std::string::npos) continue;
       Finding f = package_finding(d, Code::kRecordMissingFile, missing_file_severity(file.path));
       f.file = file.path;
-      f.take(advice::reinstall_because(env, d, "the file is not the one Debian installed"));
+      f.ask({advice::Reinstall{&d, "the file is not the one Debian installed"}});
       if (!env.files.exists(file.path)) {
         f.message = "dpkg's file list of " + d.installer_package + " names " + file.path + " but the file is missing";
-        f.take(advice::reinstall_because(env, d, ""));
+        f.ask({advice::Reinstall{&d, ""}});
         out.push_back(std::move(f));
       } else if (scope.verify_hashes && (scope.all_files || decides_loading(env, file.path))) {
         auto md5 = env.files.md5(file.path);
@@ -205,19 +203,7 @@ void check_shared_paths(const Environment& env, std::vector<Finding>& out) {
       for (const python::Requirement& r : user.requirements_for(env.python.markers))
         for (const python::Distribution* d : owners)
           if (python::normalize_name(r.name) == d->key()) keep = d;
-    std::string others, uninstall;
-    for (const python::Distribution* d : owners) {
-      if (d == keep) continue;
-      others += (others.empty() ? "" : " and ") + d->name;
-      std::string command = advice::uninstall_command(env, *d);
-      uninstall = command.empty() || uninstall == "-" ? "-" : (uninstall.empty() ? "" : uninstall + " && ") + command;
-    }
-    advice::Fix again = advice::reinstall(env, *keep);
-    f.hint = (holder_dist ? "the file now holds " + holder_dist->name + "'s copy; " : "") +
-             "uninstalling any of them deletes it for all: keep only " + keep->name + " (uninstall " + others +
-             ", then " + again.hint + ")";
-    if (uninstall != "-" && !uninstall.empty() && !again.command.empty())
-      f.fix_command = uninstall + " && " + again.command;
+    f.ask({advice::KeepOnly{{owners.begin(), owners.end()}, keep, holder_dist}});
     out.push_back(std::move(f));
   }
 }

@@ -1,5 +1,6 @@
 #include "checks/run.h"
 
+#include "advice/fix_request.h"
 #include "checks/causes.h"
 #include "checks/container_checks.h"
 #include "checks/cuda/driver_libraries.h"
@@ -13,6 +14,7 @@
 #include "checks/search_path_checks.h"
 #include "checks/static_tls.h"
 #include "checks/system_copy.h"
+#include "support/parallel.h"
 
 namespace envdoctor::checks {
 
@@ -34,6 +36,20 @@ void attribute_installers(const Environment& env, std::vector<Finding>& findings
       }
     }
   }
+}
+
+// The fix pass: advice makes each finding's fix from what its check asked for, once every check is
+// done, on every core (a fix may load a consumer again). Before the causes are linked, since a
+// consequence takes its cause's fix.
+void attach_fixes(const Context& ctx, std::vector<Finding>& findings) {
+  std::vector<Finding*> asked;
+  for (Finding& f : findings)
+    if (f.fix_request) asked.push_back(&f);
+  support::parallel_for(asked.size(), [&](size_t i) {
+    Finding& f = *asked[i];
+    advice::attach(*f.fix_request, advice::make_fix(ctx.env, ctx.knowledge, *f.fix_request), f.hint, f.fix_command);
+    f.fix_request.reset();
+  });
 }
 
 }  // namespace
@@ -68,6 +84,7 @@ CheckRun run_checks(const Context& ctx) {
   ContainerCheckResult container = check_container_requirements(ctx);
   run.findings.insert(run.findings.end(), container.findings.begin(), container.findings.end());
   attribute_installers(env, run.findings);
+  attach_fixes(ctx, run.findings);
   link_causes(run.findings);
   sort_and_dedupe(run.findings);
   run.notes = env.problems;

@@ -1,5 +1,7 @@
-// The checks stage as a whole: every family of checks over one environment, findings sorted
-// and de-duplicated. `check` runs it once, or twice around a simulated change.
+// The checks stage as a whole: every family of checks over one environment, then the fix pass
+// (advice makes each finding's fix from what its check asked for, advice/fix_request.h), then the
+// causes linked, and the findings sorted and de-duplicated. `check` runs it once, or twice around
+// a simulated change.
 #pragma once
 
 #include <string>

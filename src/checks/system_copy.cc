@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <set>
 
-#include "advice/install.h"
+#include "advice/fix_request.h"
 #include "loader/search_paths.h"
 #include "python/metadata_file.h"
 
@@ -87,7 +87,7 @@ Finding stands_in(const Context& ctx, const python::Distribution& dist, const st
   for (const python::Requirement& r : dist.requirements_for(env.python.markers))
     if (python::normalize_name(r.name) == python::normalize_name(k.package) && r.url.empty())
       spec = k.package + r.specifier;
-  f.fix_command = advice::index_install(env, &dist, spec, false);
+  f.ask({advice::IndexInstall{&dist, spec}});
   return f;
 }
 

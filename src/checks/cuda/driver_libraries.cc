@@ -48,11 +48,11 @@ const environment::DriverLibrary* not_on_node(const Context& ctx, const Finding&
 void explain_not_on_node(const Context& ctx, const environment::DriverLibrary& lib, Finding& f) {
   const CudaTarget& target = ctx.settings.gpu;
   const std::vector<std::string>& listed = *target.driver_libraries;
-  f.hint = fs::path(*f.library).filename().string() + " is the NVIDIA driver's (" + lib.capability +
-           " capability), and the node's driver " + (target.driver ? target.driver->text + " " : "") +
-           "does not provide it (" + target.driver_source + ": its snapshot lists " +
-           (listed.empty() ? std::string("no driver library") : join_some(listed)) +
-           "): install the driver's package that ships it on the node (with the same version as the driver)";
+  f.own_hint(fs::path(*f.library).filename().string() + " is the NVIDIA driver's (" + lib.capability +
+             " capability), and the node's driver " + (target.driver ? target.driver->text + " " : "") +
+             "does not provide it (" + target.driver_source + ": its snapshot lists " +
+             (listed.empty() ? std::string("no driver library") : join_some(listed)) +
+             "): install the driver's package that ships it on the node (with the same version as the driver)");
 }
 
 // Why, and what to ask for, in the finding's hint: the container does not ask for its capability.
@@ -62,11 +62,12 @@ void explain_unmounted(const Context& ctx, const environment::DriverLibrary& lib
   std::vector<std::string> wanted = caps.names;
   wanted.push_back(lib.capability);
   std::sort(wanted.begin(), wanted.end());
-  f.hint = name + " is the NVIDIA driver's (" + lib.capability +
-           " capability), and the NVIDIA container toolkit mounts only the driver libraries of the capabilities "
-           "the container asks for (" +
-           caps.source + "); ask for " + lib.capability + " too: NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") +
-           " in the image's environment (ENV), or `docker run -e NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") + "`";
+  f.own_hint(name + " is the NVIDIA driver's (" + lib.capability +
+             " capability), and the NVIDIA container toolkit mounts only the driver libraries of the capabilities "
+             "the container asks for (" +
+             caps.source + "); ask for " + lib.capability + " too: NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") +
+             " in the image's environment (ENV), or `docker run -e NVIDIA_DRIVER_CAPABILITIES=" + join(wanted, ",") +
+             "`");
 }
 
 }  // namespace
