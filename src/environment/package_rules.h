@@ -40,9 +40,9 @@ struct Place {
   std::vector<std::string> exclude;     // kVariable: paths holding one of these are left out
   std::string text;                     // kLdconfig
   // kDlopen: the file whose dlopen it is, relative to the site directory ("jax_cuda13_plugin/
-  // _versions.so", loaded first where it is not); "" for the rule's caller (the opener, or the
-  // interpreter for ctypes).
-  std::string caller;
+  // _versions.so", loaded first where it is not); none for the rule's caller (the opener, or the
+  // interpreter for ctypes), as the table's "dlopen": "caller" says.
+  std::optional<std::string> caller;
   // The names tried in this place instead of the step's (a package that globs another pattern in
   // each of its places); empty for the step's.
   std::vector<std::string> names;

@@ -334,9 +334,9 @@ class PackageLoads::Runner {
   // The object whose dlopen a place's is: the rule's caller, or a file of the environment (a
   // module of the package), loaded first where it is not.
   std::optional<int> caller_of(const Place& at) {
-    if (at.caller.empty()) return caller_;
+    if (!at.caller) return caller_;
     for (const std::string& site : env_.inventory.site_dirs) {
-      std::string path = site + "/" + at.caller;
+      std::string path = site + "/" + *at.caller;
       if (!env_.elf(path)) continue;
       for (size_t i = 0; i < p_.objects().size(); ++i)
         if (p_.mapped(static_cast<int>(i)) && p_.objects()[i].path == path) return static_cast<int>(i);
