@@ -39,6 +39,8 @@ struct EnvironmentOptions {
   // Under --root: the node driver of a GPU container, whose start rebuilds the root's
   // ld.so.cache (image/gpu_container.h); nullopt for the root as it is.
   std::optional<cuda::DriverVersion> gpu_container_driver;
+  // --image: the image whose composed root `root` is (image/image.h).
+  std::optional<image::ImageFacts> image;
 };
 
 // What starting the root as a GPU container changed for the loader.
@@ -154,10 +156,12 @@ class Environment : public EnvironmentFacts {
   mutable std::unordered_map<const elf::ElfFile*, std::shared_ptr<const cuda::FatbinInfo>> fatbins_;
 };
 
-// Runs discover, inventory and the ELF index. nullptr with `error` set when the environment
-// cannot be examined at all (no interpreter, unreadable prefix): exit status 2. The options are
-// those open_session (session.h) has validated: a root comes with a prefix inside it.
-std::unique_ptr<Environment> build_environment(const EnvironmentOptions& options, std::string* error);
+// Runs discover, inventory and the ELF index, and says what lies beside the environment (its
+// root's other environments, the site code not run: surroundings.h): the environment whole, which
+// nothing changes after. nullptr with `error` set when the environment cannot be examined at all
+// (no interpreter, unreadable prefix): exit status 2. The options are those open_session
+// (session.h) has validated: a root comes with a prefix inside it.
+std::unique_ptr<Environment> build_environment(EnvironmentOptions options, std::string* error);
 
 // Every regular file under `dirs` that starts with the ELF magic and may be loaded (named *.so*
 // or executable), not descending into __pycache__ or into another site directory. Under a

@@ -43,7 +43,7 @@ struct EnvironmentRequest {
 };
 
 struct Session {
-  std::unique_ptr<Environment> env;
+  std::unique_ptr<const Environment> env;  // as assembled: nothing changes it (a what-if is an overlay)
   Knowledge knowledge;
   cuda::CudaTables tables;
   Node node;  // the GPUs and driver the checks are for (empty where the request asked none)
