@@ -315,14 +315,8 @@ bool opened_at_run_time(const Context& ctx, const std::string& file) {
             name.replace(at, 5, item.lib);
           if (opens(name)) return true;
         }
-    std::vector<const environment::Step*> steps;
-    for (const environment::Step& s : rule.steps) steps.push_back(&s);
-    while (!steps.empty()) {
-      const environment::Step* s = steps.back();
-      steps.pop_back();
-      for (const environment::Step& inner : s->steps) steps.push_back(&inner);
-      if (step_opens(*s, file, opens)) return true;
-    }
+    if (environment::any_step(rule.steps, [&](const environment::Step& s) { return step_opens(s, file, opens); }))
+      return true;
   }
   return false;
 }

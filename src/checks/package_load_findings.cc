@@ -420,21 +420,16 @@ const environment::PackageRule* falls_back_without(const Context& ctx, const env
           return std::find(rule.packages.begin(), rule.packages.end(), d->key()) != rule.packages.end();
         }))
       continue;
-    std::vector<const environment::Step*> steps;
-    for (const environment::Step& s : rule.steps) steps.push_back(&s);
-    while (!steps.empty()) {
-      const environment::Step* s = steps.back();
-      steps.pop_back();
-      for (const environment::Step& inner : s->steps) steps.push_back(&inner);
-      if (s->failing.kind != environment::Outcome::Kind::kFallBack) continue;
-      for (const std::string& name : s->names) {
-        // A name with a value ("libbitsandbytes_cuda{bnb}.so"): the part before it begins the file's
-        // name, as opened_at_run_time (load_checks.cc) reads it.
+    auto falls_back = [&](const environment::Step& s) {
+      if (s.failing.kind != environment::Outcome::Kind::kFallBack) return false;
+      // A name with a value ("libbitsandbytes_cuda{bnb}.so"): the part before it begins the file's
+      // name, as opened_at_run_time (load_checks.cc) reads it.
+      return std::any_of(s.names.begin(), s.names.end(), [&](const std::string& name) {
         size_t value = name.find('{');
-        if (value == std::string::npos ? name_matches(name, base) : base.rfind(name.substr(0, value), 0) == 0)
-          return &rule;
-      }
-    }
+        return value == std::string::npos ? name_matches(name, base) : base.rfind(name.substr(0, value), 0) == 0;
+      });
+    };
+    if (environment::any_step(rule.steps, falls_back)) return &rule;
   }
   return nullptr;
 }

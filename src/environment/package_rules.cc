@@ -609,6 +609,19 @@ std::optional<PackageRules> PackageRules::parse(const nlohmann::json& doc, std::
 
 const std::string* PackageRules::source(const std::string& key) const { return rules_json::named(sources, key); }
 
+bool any_step(const std::vector<Step>& steps, const std::function<bool(const Step&)>& stop) {
+  for (const Step& s : steps)
+    if (stop(s) || any_step(s.steps, stop)) return true;
+  return false;
+}
+
+void for_each_step(const std::vector<Step>& steps, const std::function<void(const Step&)>& visit) {
+  any_step(steps, [&](const Step& s) {
+    visit(s);
+    return false;
+  });
+}
+
 const char* moment_name(Moment m) {
   switch (m) {
     case Moment::kImport: return "import";

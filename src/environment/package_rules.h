@@ -8,6 +8,7 @@
 // of the first that is wrong, so that the engine runs only rules that mean one thing.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -151,6 +152,11 @@ struct PackageRules {
   static std::optional<PackageRules> parse(const nlohmann::json& doc, std::string* error);
   const std::string* source(const std::string& key) const;
 };
+
+// Every step of `steps` and of their groups, depth first (a group before its own steps), until
+// `stop` holds for one; whether it did. for_each_step visits them all.
+bool any_step(const std::vector<Step>& steps, const std::function<bool(const Step&)>& stop);
+void for_each_step(const std::vector<Step>& steps, const std::function<void(const Step&)>& visit);
 
 // "import", "first-use", "first-compile": as the table writes them.
 const char* moment_name(Moment m);

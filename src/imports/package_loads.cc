@@ -663,20 +663,15 @@ std::vector<std::string> PackageLoads::directories(const Distribution& dist) con
       }
   };
   for (const PackageRule* r : it->second) {
-    std::vector<const Step*> steps;
-    for (const Step& s : r->steps) steps.push_back(&s);
-    while (!steps.empty()) {
-      const Step* s = steps.back();
-      steps.pop_back();
-      for (const Step& inner : s->steps) steps.push_back(&inner);
-      std::vector<std::string> libs{s->lib};
+    environment::for_each_step(r->steps, [&](const Step& s) {
+      std::vector<std::string> libs{s.lib};
       for (const auto& [name, items] : r->lists)
-        if (name == s->each)
+        if (name == s.each)
           for (const ListItem& item : items) libs.push_back(item.lib);
-      for (const Place& at : s->places)
+      for (const Place& at : s.places)
         if (at.kind == Place::Kind::kSysPath)
           for (const std::string& rel : at.dirs) add(rel, libs);
-    }
+    });
   }
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
