@@ -89,7 +89,7 @@ check-format: test-deps
 
 # Rewrites every C++ file of the tree in the format of .clang-format.
 format: test-deps
-	@git ls-files '*.cc' '*.h' | grep -v '^tests/data/' | xargs clang-format-14 --style=file -i
+	@git ls-files '*.cc' '*.h' | grep -v '^tests/fixtures/data/' | xargs clang-format-14 --style=file -i
 
 clean:
 	rm -rf build build-debug build-fuzz dist

@@ -2,7 +2,7 @@
 // .nv_fatbin section and once as a whole ELF file whose sections are then walked by
 // read_fatbins. ASan/UBSan report any read outside the input or any undefined arithmetic; the
 // reader must only ever return entries and problems. Seeds: fuzz/corpus/fatbin_fuzz/ (sections
-// cut from tests/data/cuda fixtures, and one whole fixture).
+// cut from tests/fixtures/data/cuda fixtures, and one whole fixture).
 #include <cstddef>
 #include <cstdint>
 #include <string>

@@ -3,7 +3,7 @@
 # `make format` rewrites them; this only reads.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/data/')
+mapfile -t files < <(git ls-files '*.cc' '*.h' | grep -v '^tests/fixtures/data/')
 ((${#files[@]})) || exit 0
 if ! clang-format-14 --style=file --dry-run --Werror "${files[@]}" 2>/tmp/envdoctor-format.$$; then
   grep -E '^[^ ].*: (error|warning):' /tmp/envdoctor-format.$$ | cut -d: -f1 | sort -u | sed 's/^/not formatted: /' >&2

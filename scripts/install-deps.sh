@@ -27,7 +27,7 @@ test_packages=(
   gcc-multilib                      # -m32 fixtures (wrong-class candidates; i686 for wheel-tag)
   zlib1g-dev                        # wheel-tag: an extension that links zlib (auditwheel's blacklist)
   slurm-wlm munge pdsh prometheus-node-exporter  # tests/fleet: the engines envdoctor plugs into
-  python3-torch python3-numpy python3-scipy python3-yaml  # tests/check/installers: Debian's own Python
+  python3-torch python3-numpy python3-scipy python3-yaml  # tests/advice/installers: Debian's own Python
   umoci skopeo squashfs-tools siftool  # tests/image: real OCI layouts, docker and OCI archives, squashfs and SIF images
   binutils strace                   # objdump/objcopy for fixtures; strace for the walk's system calls
 )

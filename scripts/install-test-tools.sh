@@ -11,7 +11,7 @@
 #
 # CACHE is $ENVDOCTOR_TEST_CACHE, else $XDG_CACHE_HOME/envdoctor-tests, else ~/.cache/envdoctor-tests:
 # outside the clone, so that a fresh clone on the same machine reuses it. The tests find it the
-# same way (tests/support/referees.h). Where the index cannot be reached, what could not be had is
+# same way (tests/fixtures/referees.h). Where the index cannot be reached, what could not be had is
 # said here, and the tests that need it skip with that reason.
 set -uo pipefail
 cd "$(dirname "$0")/.."

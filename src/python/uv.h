@@ -3,7 +3,7 @@
 // install|uninstall --dry-run` prints. Only reading and spelling here; running uv is
 // scenarios/uv_plan.h's.
 //
-// The plan is read from the dry run's lines on stderr, as uv 0.13.9 prints them (tests/uv reads
+// The plan is read from the dry run's lines on stderr, as uv 0.13.9 prints them (tests/scenarios/uv_test.cc reads
 // the real uv's, and holds them to its own `--output-format json`, whose schema uv calls
 // experimental and which names no URL):
 //   Resolved 3 packages in 12ms

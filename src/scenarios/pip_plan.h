@@ -9,7 +9,7 @@
 // uninstall: the names as pip resolves them (requirements files read, PEP 503 matching).
 //
 // What is installed is taken from the environment's inventory, the one the simulation changes,
-// rather than from `pip inspect`: both read the same .dist-info directories (tests/pip holds the
+// rather than from `pip inspect`: both read the same .dist-info directories (tests/scenarios/pip_test.cc holds the
 // two equal), and `pip inspect` costs a pip start and a parse of every METADATA, more than
 // envdoctor's whole inventory (docs/pip.md has the figures).
 #pragma once

@@ -10,7 +10,7 @@
 // run on the changed environment exactly as on a real one.
 //
 // A change uv makes follows uv's own rules (crates/uv-install-wheel/src/uninstall.rs and
-// crates/uv/src/commands/pip/operations.rs, each held to the real uv 0.13.9 by tests/uv): a
+// crates/uv/src/commands/pip/operations.rs, each held to the real uv 0.13.9 by tests/scenarios/uv_test.cc): a
 // RECORD path outside the environment's scheme is left alone, a path that names a directory
 // loses its whole tree, and an install removes every distribution it replaces before it writes
 // any file (not one replacement after another, as pip does).

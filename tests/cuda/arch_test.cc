@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "cuda/arch.h"
-#include "support/cuda_fixtures.h"
+#include "fixtures/cuda_fixtures.h"
 
 namespace envdoctor::cuda {
 namespace {

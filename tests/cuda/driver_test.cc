@@ -5,8 +5,8 @@
 #include <filesystem>
 
 #include "cuda/driver.h"
-#include "support/cuda_fixtures.h"
-#include "support/fixture.h"
+#include "fixtures/cuda_fixtures.h"
+#include "fixtures/fixture.h"
 
 namespace envdoctor::cuda {
 namespace {

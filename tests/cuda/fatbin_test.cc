@@ -9,8 +9,8 @@
 #include <set>
 
 #include "cuda/fatbin.h"
-#include "support/cuda_fixtures.h"
-#include "support/fixture.h"
+#include "fixtures/cuda_fixtures.h"
+#include "fixtures/fixture.h"
 
 namespace envdoctor::cuda {
 namespace {
@@ -95,7 +95,7 @@ std::string cuobjdump_missing() {
   return test::have_tool("cuobjdump") ? "" : "cuobjdump (the CUDA toolkit's) not installed";
 }
 
-// --- committed fixtures (tests/data/cuda/build.sh made them with nvcc 13.0) ---
+// --- committed fixtures (tests/fixtures/data/cuda/build.sh made them with nvcc 13.0) ---
 
 TEST(FatbinFixtures, Sm80SassOnly) { EXPECT_EQ(listing(kCudaData + "sm80.so"), (std::vector<std::string>{"sm_80"})); }
 

@@ -1,13 +1,13 @@
 // Architectures and PTX ISAs this machine's nvcc (CUDA 13.0) cannot write, made by patching the
 // entry headers of its real output: Thor's sm_101 of CUDA <= 12.9, PTX ISA 9.4 (CUDA 13.4) and
-// 9.5. The independent header walk (tests/support/fatbin_walk.py) says what each patched file
+// 9.5. The independent header walk (tests/fixtures/fatbin_walk.py) says what each patched file
 // holds; envdoctor's reader must list the same, and the rules must judge it as NVIDIA's tables say.
 #include <gtest/gtest.h>
 
 #include "cuda/arch.h"
 #include "cuda/fatbin.h"
-#include "support/cuda_fixtures.h"
-#include "support/fixture.h"
+#include "fixtures/cuda_fixtures.h"
+#include "fixtures/fixture.h"
 
 namespace envdoctor::cuda {
 namespace {

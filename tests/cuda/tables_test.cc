@@ -10,8 +10,8 @@
 
 #include "cuda/arch.h"
 #include "cuda/tables.h"
-#include "support/cuda_fixtures.h"
-#include "support/fixture.h"
+#include "fixtures/cuda_fixtures.h"
+#include "fixtures/fixture.h"
 
 namespace envdoctor::cuda {
 namespace {

@@ -15,9 +15,9 @@
 // yet (issue #11).
 #include <unistd.h>
 
-#include "differential/machine_libraries.h"
+#include "fixtures/loader_referee.h"
+#include "fixtures/machine_libraries.h"
 #include "loader/process.h"
-#include "loader/referee.h"
 
 namespace envdoctor::test {
 namespace {

@@ -24,8 +24,8 @@
 #include <set>
 #include <thread>
 
-#include "differential/machine_libraries.h"
-#include "loader/referee.h"
+#include "fixtures/loader_referee.h"
+#include "fixtures/machine_libraries.h"
 
 namespace envdoctor::test {
 namespace {

@@ -14,8 +14,8 @@
 #include <sstream>
 
 #include "checks/finding.h"
-#include "support/fixture.h"
-#include "support/schema.h"
+#include "fixtures/fixture.h"
+#include "fixtures/schema.h"
 
 namespace envdoctor::test {
 namespace {
@@ -244,7 +244,7 @@ TEST(Schemas, TheStaleCheckFindsAStaleSchema) {
   EXPECT_EQ(slurp(tmp / "schemas/why.schema.json"), read(schema_path("why")));
 }
 
-// The referee of the schema tests elsewhere (support/schema.h): present, and able to say no.
+// The referee of the schema tests elsewhere (fixtures/schema.h): present, and able to say no.
 TEST(Schemas, ValidatorIsInstalledAndRejects) {
   if (!have_jsonschema()) GTEST_SKIP() << "needs python3-jsonschema (scripts/install-deps.sh); no output was validated";
   for (const char* name : {"check", "cuda", "pip", "why", "ldd", "explain"}) {

@@ -16,16 +16,16 @@
 #include <set>
 
 #include "elf/elf_file.h"
+#include "fixtures/elf_writer.h"
+#include "fixtures/fixture.h"
 #include "loader/static_tls.h"
-#include "support/elf_writer.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {
 
 using elf::ElfFile;
 
-// A minimal ET_DYN (support/elf_writer.h): one PT_LOAD over the whole file at address 0, a
+// A minimal ET_DYN (fixtures/elf_writer.h): one PT_LOAD over the whole file at address 0, a
 // PT_DYNAMIC with two NEEDED entries, a SONAME, and a SysV hash table over three symbols (null,
 // sym_a defined, sym_b undefined) whose bucket leads to sym_b, then sym_a.
 std::vector<u8> minimal_dyn(bool is64, bool be, u16 machine) {

@@ -13,7 +13,7 @@
 #include <fstream>
 #include <thread>
 
-#include "fleet/fleet_fixture.h"
+#include "fixtures/fleet_fixture.h"
 
 namespace envdoctor::test {
 namespace {

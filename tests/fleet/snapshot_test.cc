@@ -7,7 +7,7 @@
 #include <regex>
 #include <set>
 
-#include "fleet/fleet_fixture.h"
+#include "fixtures/fleet_fixture.h"
 
 namespace envdoctor::test {
 namespace {

@@ -15,14 +15,14 @@
 #include <stdexcept>
 #include <tuple>
 
+#include "fixtures/chroot_venv.h"
+#include "fixtures/fixture.h"
+#include "fixtures/shared_fixture.h"
+#include "fixtures/venv.h"
 #include "image/gpu_container.h"
 #include "image/image.h"
 #include "image/requirements.h"
 #include "image/shell_environment.h"
-#include "support/chroot_venv.h"
-#include "support/fixture.h"
-#include "support/shared_fixture.h"
-#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {
@@ -39,7 +39,7 @@ u64 file_size(const std::string& path) {
   return fs::file_size(path, ec);
 }
 
-// The images, built once for a ctest run (support/shared_fixture.h) and never changed after: a
+// The images, built once for a ctest run (fixtures/shared_fixture.h) and never changed after: a
 // test writes only into its own directory (ImageTest::scratch_).
 struct Images {
   std::unique_ptr<TempDir> dir;  // where they were built
@@ -931,12 +931,13 @@ TEST_F(ImageTest, NodeSnapshotIsTheNodeChecked) {
             "envdoctor: --node takes the driver and GPUs from its snapshot: give --node, or --gpu and --driver\n");
 }
 
-// A layout made by tests/data/image/make_layout.py from `spec`, opened with a cache of its own
+// A layout made by tests/fixtures/data/image/make_layout.py from `spec`, opened with a cache of its own
 // (`--prefix /`: these roots hold no Python).
 std::optional<image::OpenedImage> open_made_layout(const TempDir& tmp, const json& spec, std::string* error,
                                                    const std::string& prefix = "/") {
-  CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
-                        " " + quote(tmp / "layout") + " " + quote(spec.dump()));
+  CommandResult r =
+      run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/data/image/make_layout.py") + " " +
+          quote(tmp / "layout") + " " + quote(spec.dump()));
   EXPECT_EQ(r.status, 0) << r.err;
   image::ImageOptions options;
   options.cache = tmp / "cache";
@@ -1082,8 +1083,9 @@ TEST(ImageLayers, ADigestThatIsNotTheContentsIsRefusedAndNothingIsCached) {
   if (!have_tool("python3")) GTEST_SKIP() << "needs python3";
   TempDir tmp;
   auto make = [&](const std::string& dir, const json& spec) {
-    CommandResult r = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
-                          " " + quote(tmp / dir) + " " + quote(spec.dump()));
+    CommandResult r =
+        run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/data/image/make_layout.py") + " " +
+            quote(tmp / dir) + " " + quote(spec.dump()));
     ASSERT_EQ(r.status, 0) << r.err;
   };
   auto open = [&](const std::string& dir, std::string* error) {

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "fixtures/fixture.h"
+#include "fixtures/venv.h"
 #include "image/squashfs.h"
-#include "support/fixture.h"
-#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {

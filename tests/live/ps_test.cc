@@ -12,7 +12,7 @@
 #include <fstream>
 #include <thread>
 
-#include "support/venv.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

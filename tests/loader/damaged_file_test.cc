@@ -15,9 +15,9 @@
 #include <functional>
 #include <iterator>
 
+#include "fixtures/fixture.h"
+#include "fixtures/loader_referee.h"
 #include "loader/process.h"
-#include "loader/referee.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {

@@ -12,9 +12,9 @@
 #include <iterator>
 #include <sstream>
 
+#include "fixtures/fixture.h"
+#include "fixtures/loader_referee.h"
 #include "loader/process.h"
-#include "loader/referee.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {
@@ -39,7 +39,7 @@ class LoaderFixture : public ::testing::Test {
   //    against a real start instead.
   //  - ld.so's warnings ("weak version ... not found", "no version information available")
   //    are not errors and are not compared here; envdoctor prints the second where glibc's ldd
-  //    does, before the listing (held to glibc's ldd in tests/check/unversioned_copy_test.cc).
+  //    does, before the listing (held to glibc's ldd in tests/checks/unversioned_copy_test.cc).
   //  - A fatal error (a candidate open_verify rejects) ends ld.so even in trace mode: no
   //    listing, one message, as envdoctor must do too.
   void expect_same_listing(const std::string& file, const std::string* llp = nullptr) {

@@ -7,8 +7,8 @@
 // in fixture_test.cc (SubdirectoriesAreTheOnesThisCpuMakesLdSoTry).
 #include <gtest/gtest.h>
 
+#include "fixtures/fixture.h"
 #include "loader/search_paths.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {

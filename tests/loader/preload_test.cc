@@ -12,12 +12,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/fixture.h"
+#include "fixtures/loader_referee.h"
+#include "fixtures/venv.h"
 #include "loader/preload.h"
 #include "loader/process.h"
-#include "loader/referee.h"
 #include "loader/symbols.h"
-#include "support/fixture.h"
-#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {

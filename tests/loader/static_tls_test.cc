@@ -1,13 +1,13 @@
 // The static TLS model's inputs against the referee: GLIBC_TUNABLES as this machine's ld.so reads
 // it (`ld.so --list-tunables` prints the values it took), and the allocator on hostile numbers.
-// How much room the model leaves is checked against real imports in tests/check/static_tls_test.cc.
+// How much room the model leaves is checked against real imports in tests/checks/static_tls_test.cc.
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "fixtures/fixture.h"
 #include "loader/static_tls.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {

@@ -9,8 +9,8 @@
 
 #include "loader/search_paths.h"
 
-#include "loader/referee.h"
-#include "support/fixture.h"
+#include "fixtures/fixture.h"
+#include "fixtures/loader_referee.h"
 
 namespace envdoctor::test {
 namespace {

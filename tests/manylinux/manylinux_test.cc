@@ -16,8 +16,8 @@
 #include <string>
 #include <utility>
 
-#include "support/fixture.h"
-#include "support/referees.h"
+#include "fixtures/fixture.h"
+#include "fixtures/referees.h"
 
 namespace envdoctor::test {
 namespace {

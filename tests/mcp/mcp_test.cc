@@ -1,11 +1,11 @@
 // `envdoctor mcp` against real MCP clients.
 //
 // The official MCP Python SDK (mcp, pinned with jsonschema by tests/requirements/tools.txt and
-// installed by scripts/install-test-tools.sh into the tests' venv, support/referees.h; the tests
+// installed by scripts/install-test-tools.sh into the tests' venv, fixtures/referees.h; the tests
 // skip where it is not installed) connects over stdio, negotiates, lists the tools and calls each
 // on real environments: venvs made with `python3 -m venv`, wheels built here, the real pip. The
 // SDK validates every structuredContent against its tool's outputSchema (jsonschema), and
-// tests/mcp/client/drive.py again with jsonschema's Draft202012Validator. Every prediction is then
+// tests/fixtures/mcp_client/drive.py again with jsonschema's Draft202012Validator. Every prediction is then
 // held to the referee: pip makes the change itself and the import fails with the predicted words.
 //
 // The protocol's edges are driven from here with raw lines on the server's stdin (a malformed
@@ -26,8 +26,8 @@
 #include <sstream>
 
 #include "checks/finding.h"
-#include "support/referees.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {
@@ -70,7 +70,7 @@ std::map<std::string, std::string> hash_tree(const std::string& dir) {
 // ---- the SDK client ----
 
 // The client: the official MCP Python SDK's ClientSession over its stdio transport.
-const std::string kDrive = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/mcp/client/drive.py";
+const std::string kDrive = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/mcp_client/drive.py";
 
 struct Call {
   std::string name;
@@ -631,8 +631,9 @@ TEST(McpProtocol, AnImageIsAskedAsTheCommandLineAsksIt) {
   json entries = json::array({{{"name", "opt/venv/pyvenv.cfg"}, {"data", "home = /usr/bin\nversion = 3.11.2\n"}},
                               {{"name", "opt/venv/lib/python3.11/site-packages"}, {"type", "dir"}}});
   json spec = {{"layers", json::array({{{"entries", entries}}})}};
-  CommandResult made = run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/image/make_layout.py") +
-                           " " + quote(tmp / "layout") + " " + quote(spec.dump()));
+  CommandResult made =
+      run("python3 " + quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/data/image/make_layout.py") + " " +
+          quote(tmp / "layout") + " " + quote(spec.dump()));
   ASSERT_EQ(made.status, 0) << made.err;
   std::string ref = tmp / "layout:t";
   ::setenv("XDG_CACHE_HOME", (tmp / "cache").c_str(), 1);  // the server inherits it

@@ -1,7 +1,7 @@
 // `envdoctor wheel-tag --json` against the real `auditwheel show --json` (auditwheel 6.8.1, the
 // tests' pinned referee), wheel by wheel: every wheel of the corpus of real wheels
 // (tests/requirements/corpus.txt: torch, NVIDIA's CUDA wheels, CuPy, JAX, ONNX Runtime, ...) and
-// auditwheel's own test wheels (tests/data/auditwheel/). For each, the document wheel-tag prints
+// auditwheel's own test wheels (tests/fixtures/data/auditwheel/). For each, the document wheel-tag prints
 // is the one auditwheel prints, key for key and value for value, in auditwheel's order; and it
 // holds to auditwheel's show-schema.json, which allows no member it does not name.
 //
@@ -19,10 +19,10 @@
 #include <string>
 #include <vector>
 
-#include "package/auditwheel_show.h"
-#include "support/fixture.h"
-#include "support/referees.h"
-#include "support/schema.h"
+#include "fixtures/auditwheel_show.h"
+#include "fixtures/fixture.h"
+#include "fixtures/referees.h"
+#include "fixtures/schema.h"
 
 namespace envdoctor::test {
 namespace auditwheel_show_test {
@@ -42,11 +42,11 @@ std::vector<std::string> corpus_distributions() {
   return out;
 }
 
-// tests/data/auditwheel's wheels, relative to it.
+// tests/fixtures/data/auditwheel's wheels, relative to it.
 std::vector<std::string> auditwheel_test_wheels() {
   std::vector<std::string> out;
   std::error_code ec;
-  fs::path dir = kSource + "/tests/data/auditwheel";
+  fs::path dir = kSource + "/tests/fixtures/data/auditwheel";
   for (const auto& e : fs::recursive_directory_iterator(dir, ec))
     if (e.path().extension() == ".whl") out.push_back(fs::relative(e.path(), dir).string());
   std::sort(out.begin(), out.end());
@@ -89,7 +89,7 @@ class AuditwheelTestWheel : public ::testing::TestWithParam<std::string> {};
 
 // auditwheel's own test wheels; and envdoctor's document carries the same document for each.
 TEST_P(AuditwheelTestWheel, WheelTagPrintsWhatAuditwheelShowPrints) {
-  std::string wheel = kSource + "/tests/data/auditwheel/" + GetParam();
+  std::string wheel = kSource + "/tests/fixtures/data/auditwheel/" + GetParam();
   expect_what_auditwheel_shows(wheel);
   CommandResult line = run(quote(envdoctor()) + " wheel-tag --json " + quote(wheel));
   CommandResult own = run(quote(envdoctor()) + " wheel-tag --json=envdoctor " + quote(wheel));

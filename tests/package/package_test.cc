@@ -14,8 +14,8 @@
 #include <string>
 #include <vector>
 
-#include "support/fixture.h"
-#include "support/schema.h"
+#include "fixtures/fixture.h"
+#include "fixtures/schema.h"
 
 namespace envdoctor::test {
 namespace {

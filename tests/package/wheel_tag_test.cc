@@ -19,11 +19,11 @@
 #include <string>
 #include <vector>
 
-#include "package/auditwheel_show.h"
-#include "support/elf_writer.h"
-#include "support/fixture.h"
-#include "support/schema.h"
-#include "support/venv.h"
+#include "fixtures/auditwheel_show.h"
+#include "fixtures/elf_writer.h"
+#include "fixtures/fixture.h"
+#include "fixtures/schema.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

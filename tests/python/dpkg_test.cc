@@ -1,8 +1,8 @@
 // DpkgIndex against Debian's own answer (`dpkg -S`), and on a database laid out by hand.
 #include <gtest/gtest.h>
 
+#include "fixtures/fixture.h"
 #include "python/dpkg.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {

@@ -1,12 +1,12 @@
 // Editable installs read without running them (python/editable.h): site.py's reading of a .pth
 // file, setuptools' finder module as its template writes it, the `editables` bootstrap, which
 // files import reaches below a project's root, and the inventory's roots for each shape. The real
-// installs (pip install -e, setup.py develop) and their imports are tests/check/editable_test.cc.
+// installs (pip install -e, setup.py develop) and their imports are tests/checks/editable_test.cc.
 #include "python/editable.h"
 
+#include "fixtures/python_fixture.h"
 #include "python/distribution.h"
 #include "python/ownership.h"
-#include "python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

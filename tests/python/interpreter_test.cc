@@ -6,7 +6,7 @@
 #include <cstdlib>
 #include <fstream>
 
-#include "python_fixture.h"
+#include "fixtures/python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

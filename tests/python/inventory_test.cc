@@ -3,11 +3,11 @@
 #include <fstream>
 #include <set>
 
+#include "fixtures/python_fixture.h"
 #include "python/distribution.h"
 #include "python/metadata_file.h"
 #include "python/ownership.h"
 #include "python/wheel.h"
-#include "python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

@@ -2,9 +2,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "fixtures/fixture.h"
 #include "python/interpreter.h"
 #include "python/version.h"
-#include "support/fixture.h"
 
 namespace envdoctor::python {
 namespace {

@@ -7,8 +7,8 @@
 
 #include <random>
 
+#include "fixtures/fixture.h"
 #include "python/metadata_file.h"
-#include "support/fixture.h"
 
 namespace envdoctor::python {
 namespace {

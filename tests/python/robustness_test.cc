@@ -3,13 +3,13 @@
 // ENVDOCTOR_SANITIZE) no out-of-bounds read.
 #include <random>
 
+#include "fixtures/fixture.h"
 #include "python/interpreter.h"
 #include "python/markers.h"
 #include "python/metadata_file.h"
 #include "python/record.h"
 #include "python/version.h"
 #include "python/wheel.h"
-#include "support/fixture.h"
 
 namespace envdoctor::python {
 namespace {
@@ -125,7 +125,7 @@ TEST(Robustness, CorruptWheels) {
   if (!test::have_tool("python3")) GTEST_SKIP() << "python3 not found";
   test::TempDir tmp;
   test::CommandResult r = test::run(
-      "python3 " + test::quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/data/python/make_wheel.py") + " " +
+      "python3 " + test::quote(std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/data/python/make_wheel.py") + " " +
       test::quote(
           R"({"out": ")" + tmp.path().string() +
           R"(", "name": "demo", "version": "1.0", "files": {"demo/__init__.py": "x = 1\n", "demo/a.so": "ELF"}})"));

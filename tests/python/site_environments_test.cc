@@ -5,7 +5,7 @@
 
 #include <sys/stat.h>
 
-#include "python_fixture.h"
+#include "fixtures/python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

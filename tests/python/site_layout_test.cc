@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fixtures/python_fixture.h"
 #include "python/interpreter.h"
-#include "python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

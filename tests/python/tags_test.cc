@@ -2,8 +2,8 @@
 
 #include <sstream>
 
+#include "fixtures/python_fixture.h"
 #include "python/wheel.h"
-#include "python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

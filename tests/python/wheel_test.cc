@@ -1,7 +1,7 @@
 #include "python/wheel.h"
 
+#include "fixtures/python_fixture.h"
 #include "python/metadata_file.h"
-#include "python_fixture.h"
 
 namespace envdoctor::python {
 namespace {

@@ -14,8 +14,8 @@
 // envdoctor is told of the GPU with --gpu sm_90.
 #include <algorithm>
 
-#include "support/referees.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

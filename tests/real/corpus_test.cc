@@ -7,16 +7,16 @@
 // - every ELF file: `envdoctor ldd` and `ldd -r` against ld.so, by the differential test
 //   (tests/differential) pointed at the venv's site-packages.
 //
-// Each venv is built once a ctest run (support/shared_fixture.h); the wheels are fetched once for
+// Each venv is built once a ctest run (fixtures/shared_fixture.h); the wheels are fetched once for
 // every run by scripts/install-test-tools.sh, and uv installs them from its cache in the tests'
 // cache (hard links), so a venv of torch costs seconds.
 #include <algorithm>
 #include <atomic>
 #include <thread>
 
-#include "support/referees.h"
-#include "support/shared_fixture.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/shared_fixture.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

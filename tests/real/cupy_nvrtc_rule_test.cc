@@ -13,8 +13,8 @@
 // places hold nothing but what a case puts there.
 #include <algorithm>
 
-#include "support/referees.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -22,9 +22,9 @@
 #include <regex>
 #include <sstream>
 
-#include "support/referees.h"
-#include "support/shared_fixture.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/shared_fixture.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -13,8 +13,8 @@
 // is one ldconfig built from this machine's configuration less the CUDA toolkit's directories.
 #include <algorithm>
 
-#include "support/referees.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "support/referees.h"
-#include "support/venv.h"
+#include "fixtures/referees.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -13,10 +13,10 @@
 #include <set>
 #include <sstream>
 
+#include "fixtures/schema.h"
+#include "fixtures/venv.h"
 #include "report/machine.h"
 #include "report/report.h"
-#include "support/schema.h"
-#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {

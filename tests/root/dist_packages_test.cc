@@ -12,11 +12,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "fixtures/fixture.h"
+#include "fixtures/python_fixture.h"
+#include "fixtures/referees.h"
+#include "fixtures/schema.h"
 #include "python/interpreter.h"
-#include "python/python_fixture.h"
-#include "support/fixture.h"
-#include "support/referees.h"
-#include "support/schema.h"
 
 namespace envdoctor::test {
 namespace {

@@ -10,8 +10,8 @@
 
 #include <map>
 
+#include "fixtures/fixture.h"
 #include "loader/ldconfig.h"
-#include "support/fixture.h"
 
 namespace envdoctor::test {
 namespace {

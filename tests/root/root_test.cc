@@ -11,10 +11,10 @@
 #include <set>
 
 #include "environment/environment.h"
+#include "fixtures/python_fixture.h"
+#include "fixtures/venv.h"
 #include "loader/object_store.h"
 #include "loader/search_paths.h"
-#include "python/python_fixture.h"
-#include "support/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -1,7 +1,7 @@
 // TransformerEngine's own loads at import, as the rules transformer-engine-* of
 // data/package_loads.json say them (one per shape of its releases: 2.11 and later, one search for
 // every library; 2.4 to 2.10, a function per library), refereed by the import itself in a chroot:
-// a root with Debian's python3 and /sbin/ldconfig (support/chroot_venv.h), a venv holding a
+// a root with Debian's python3 and /sbin/ldconfig (fixtures/chroot_venv.h), a venv holding a
 // transformer_engine whose common/__init__.py has a release's shape (written in this test's words,
 // support/transformer_engine_source.h for 2.4 to 2.10), NVIDIA-shaped wheels of CUDA 12 built by
 // gcc, each library telling which copy it is (where()), and a CUDA toolkit under /usr/local/cuda
@@ -16,11 +16,11 @@
 #include <tuple>
 #include <vector>
 
-#include "support/chroot_venv.h"
-#include "support/fixture.h"
-#include "support/schema.h"
-#include "support/transformer_engine_source.h"
-#include "support/venv.h"
+#include "fixtures/chroot_venv.h"
+#include "fixtures/fixture.h"
+#include "fixtures/schema.h"
+#include "fixtures/transformer_engine_source.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {

@@ -1,7 +1,7 @@
 // Triton's own search for the driver, libcuda_dirs() at its first compile, as the rules
 // triton-2-* and triton-3-* of data/package_loads.json say it (one per shape of its releases),
 // refereed by that search itself in a chroot: a root with Debian's python3 and /sbin/ldconfig
-// (support/chroot_venv.h), a venv holding a triton-shaped package whose libcuda_dirs() has a
+// (fixtures/chroot_venv.h), a venv holding a triton-shaped package whose libcuda_dirs() has a
 // release's shape, and a libcuda.so.1. With ld.so.cache naming a copy since moved to a default
 // directory, the loader (ctypes) still finds the driver, but Triton's assertion fails, in words
 // envdoctor gives to the letter; once ldconfig has run, both agree that it works, and
@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
-#include "support/chroot_venv.h"
-#include "support/fixture.h"
-#include "support/venv.h"
+#include "fixtures/chroot_venv.h"
+#include "fixtures/fixture.h"
+#include "fixtures/venv.h"
 
 namespace envdoctor::test {
 namespace {
