@@ -12,6 +12,7 @@
 
 #include "advice/fix.h"
 #include "checks/finding_codes.h"
+#include "loader/load_error.h"
 
 namespace envdoctor::advice {
 struct FixRequest;  // advice/fix_request.h
@@ -68,6 +69,9 @@ struct Finding {
   // Set when this finding is a consequence of another one (the root of the chain): its fix is
   // the cause's fix. Absent for a cause, and for a finding that follows from nothing reported.
   std::optional<Cause> caused_by;
+  // program-will-not-start: the kind of the loader's error the program dies of (a library not
+  // found, a version, a symbol, a rejected file), for what judges it by kind, not by its words.
+  std::optional<loader::LoadError::Kind> load_error;
 
   // Asks for the fix `request` says: its hint follows the check's own words, its command replaces
   // any so far.

@@ -366,6 +366,7 @@ Finding program_will_not_start(const Context& ctx, const loader::Process& p, con
   Finding f;
   f.code = Code::kProgramWillNotStart;
   f.severity = Severity::kWarning;
+  f.load_error = e.kind;
   f.file = normalize_path(program);
   if (const python::Distribution* d = ctx.env.owner(f.file)) f.package = d->name;
   switch (e.kind) {

@@ -21,8 +21,7 @@ bool is_missing_driver_library(const Knowledge& knowledge, const Finding& f) {
   if (f.code != Code::kMissingLibrary && f.code != Code::kProgramWillNotStart) return false;
   if (!f.library) return false;
   // A program's finding keeps the library of its first fatal error; only "not found" is ours.
-  if (f.code == Code::kProgramWillNotStart && f.message.find("cannot open shared object file") == std::string::npos)
-    return false;
+  if (f.code == Code::kProgramWillNotStart && f.load_error != loader::LoadError::Kind::kMissingLibrary) return false;
   return knowledge.driver_library(fs::path(*f.library).filename().string()) != nullptr;
 }
 
