@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "loader/ldconfig_print.h"
 #include "python/metadata_file.h"
 #include "python/version.h"
 
@@ -604,7 +605,8 @@ std::optional<std::string> PackageLoads::variable(const std::string& name) const
 }
 
 const std::vector<std::string>& PackageLoads::ldconfig_lines() const {
-  std::call_once(ldconfig_once_, [&] { ldconfig_ = ldconfig_print(env_.loader).value_or(std::vector<std::string>{}); });
+  std::call_once(ldconfig_once_,
+                 [&] { ldconfig_ = loader::ldconfig_print(env_.loader).value_or(std::vector<std::string>{}); });
   return ldconfig_;
 }
 
