@@ -159,7 +159,7 @@ std::string render_pip_json(const PipReport& report) {
   ordered_json out;
   out["schema"] = 1;
   out["action"] = python::pip_action_name(plan.action);
-  out["installer"] = plan.installer;
+  out["installer"] = scenarios::installer_name(plan.installer);
   out["plan"] = {{"install", pip_items(plan.install, true)},
                  {"remove", pip_items(plan.remove, false)},
                  {"not_installed", plan.not_installed}};

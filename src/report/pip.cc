@@ -10,7 +10,9 @@ namespace envdoctor::report {
 namespace {
 
 // The installer as the user typed it: "pip", "uv pip".
-std::string command_name(const scenarios::PipPlan& plan) { return plan.installer == "uv" ? "uv pip" : "pip"; }
+std::string command_name(const scenarios::PipPlan& plan) {
+  return plan.installer == scenarios::Installer::kUv ? "uv pip" : "pip";
+}
 
 std::string plan_line(const scenarios::PipPlan& plan) {
   std::vector<std::string> items;
@@ -51,7 +53,7 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
           << ".\n";
     return out.str();
   }
-  const std::string& tool = plan.installer;  // "pip" or "uv": the program that runs
+  const std::string tool = scenarios::installer_name(plan.installer);  // the program that runs
   switch (report.verdict) {
     case scenarios::PipVerdict::kSafe: out << "No new errors: running " << tool << ".\n"; break;
     case scenarios::PipVerdict::kRefused:
@@ -71,7 +73,7 @@ std::string render_pip_text(const PipReport& report, const TextOptions& options)
       }
       if (plan.dry_run_status && plan.action == python::PipAction::kInstall)
         out << tool << " could not plan this change from wheels alone (envdoctor asks it with "
-            << (tool == "uv" ? "--only-binary :all:" : "--only-binary=:all:")
+            << (plan.installer == scenarios::Installer::kUv ? "--only-binary :all:" : "--only-binary=:all:")
             << ": the files of a source distribution are known only after it is built, and envdoctor runs no "
                "build).\n";
       if (plan.action == python::PipAction::kUninstall)

@@ -110,7 +110,7 @@ std::string fetch_wheel(const Environment& env, const python::ReportItem& item, 
 
 Changes PipPlan::changes() const {
   Changes c;
-  c.installer = installer == "uv" ? Installer::kUv : Installer::kPip;
+  c.installer = installer;
   // pip's replacements are apply_changes's to make, wheel by wheel in pip's order; uv removes
   // every distribution it replaces before it installs any (operations.rs, execute_plan).
   if (action == python::PipAction::kUninstall || c.installer == Installer::kUv)
@@ -126,7 +126,7 @@ Changes PipPlan::changes() const {
   return c;
 }
 
-PipPlan uninstall_plan(const Environment& env, const std::string& installer, const std::vector<std::string>& names) {
+PipPlan uninstall_plan(const Environment& env, Installer installer, const std::vector<std::string>& names) {
   PipPlan plan;
   plan.installer = installer;
   plan.action = python::PipAction::kUninstall;
@@ -171,7 +171,7 @@ std::optional<PipPlan> plan_uninstall(const Environment& env, const std::vector<
   if (!pip_can_plan(env, python::PipAction::kUninstall, args, error)) return std::nullopt;
   std::optional<std::vector<std::string>> names = python::uninstall_names(args, error);
   if (!names) return std::nullopt;
-  return uninstall_plan(env, "pip", *names);
+  return uninstall_plan(env, Installer::kPip, *names);
 }
 
 namespace {

@@ -37,7 +37,7 @@ struct PipItem {
 };
 
 struct PipPlan {
-  std::string installer = "pip";  // whose plan: "pip", or "uv" (scenarios/uv_plan.h)
+  Installer installer = Installer::kPip;  // whose plan: pip's, or uv's (scenarios/uv_plan.h)
   python::PipAction action = python::PipAction::kInstall;
   std::vector<PipItem> install;            // in pip's order
   std::vector<PipItem> remove;             // installed distributions pip would remove or replace
@@ -63,10 +63,9 @@ struct PipPlan {
 bool remember_index_origins(const environment::Environment& env, const PipPlan& plan,
                             const std::vector<std::string>& args, std::string* error);
 
-// An uninstall of `names` by `installer` ("pip", "uv"): each installed one removed (by PEP 503
-// name), the others listed as not installed, as written.
-PipPlan uninstall_plan(const environment::Environment& env, const std::string& installer,
-                       const std::vector<std::string>& names);
+// An uninstall of `names` by `installer`: each installed one removed (by PEP 503 name), the
+// others listed as not installed, as written.
+PipPlan uninstall_plan(const environment::Environment& env, Installer installer, const std::vector<std::string>& names);
 
 // Whether pip may run: the change introduces no errors (kSafe); it does (kRefused); or it could
 // not be checked (kCannotCheck). DESIGN.md: pip runs only if its change breaks nothing.

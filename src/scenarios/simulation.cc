@@ -30,6 +30,8 @@ using environment::sha256_bytes;
 
 namespace fs = std::filesystem;
 
+const char* installer_name(Installer installer) { return installer == Installer::kUv ? "uv" : "pip"; }
+
 namespace {
 
 // Members larger than this are not read into memory; a shared library that big (libcublasLt is

@@ -32,6 +32,8 @@ namespace envdoctor::scenarios {
 // Whose rules a change follows: how a RECORD is uninstalled, and when the distributions an
 // install replaces are removed.
 enum class Installer { kPip, kUv };
+// "pip", "uv": the program, as the user types it and the JSON names it.
+const char* installer_name(Installer installer);
 
 struct Changes {
   std::vector<std::string> without;  // distribution names

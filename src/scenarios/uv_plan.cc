@@ -189,7 +189,7 @@ bool uv_can_plan(const std::vector<std::string>& args, std::string* error) {
 std::optional<PipPlan> plan_uv_uninstall(const Environment& env, const std::vector<std::string>& args,
                                          std::string* error) {
   PipPlan plan;
-  plan.installer = "uv";
+  plan.installer = Installer::kUv;
   plan.action = python::PipAction::kUninstall;
   std::optional<python::UvDryRun> planned = dry_run(plan.action, args, {}, plan, error);
   if (!planned) return std::nullopt;
@@ -211,7 +211,7 @@ std::optional<PipPlan> plan_uv_uninstall(const Environment& env, const std::vect
 std::optional<PipPlan> plan_uv_install(const Environment& env, const std::vector<std::string>& args,
                                        std::string* error) {
   PipPlan plan;
-  plan.installer = "uv";
+  plan.installer = Installer::kUv;
   plan.action = python::PipAction::kInstall;
   std::optional<python::UvDryRun> planned = dry_run(plan.action, args, {"--only-binary", ":all:"}, plan, error);
   if (!planned) return std::nullopt;

@@ -1,6 +1,6 @@
 // `envdoctor uv pip`: uv's plan for the user's `uv pip install|uninstall`, as a change the
 // simulation can check, with the verdict, prompt and exit statuses of `envdoctor pip`
-// (scenarios/pip_plan.h: the plan is a PipPlan whose installer is "uv").
+// (scenarios/pip_plan.h: the plan is a PipPlan whose installer is Installer::kUv).
 //
 // The environment is the one uv would change, found as uv documents it (python/uv.h).
 // uninstall: uv's own plan, `uv pip uninstall --dry-run ARGS` (its names, its reading of `-r`
