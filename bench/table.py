@@ -381,7 +381,7 @@ class Context:
         spec = {"out": os.path.join(self.work, "wheels"), "name": "benchleaf", "version": "1.0",
                 "files": {"benchleaf/__init__.py": "x = 1\n"}}
         os.makedirs(spec["out"], exist_ok=True)
-        return subprocess.run([sys.executable, os.path.join(ROOT, "tests", "data", "python", "make_wheel.py"),
+        return subprocess.run([sys.executable, os.path.join(ROOT, "tests", "fixtures", "data", "python", "make_wheel.py"),
                                json.dumps(spec)], check=True, capture_output=True, text=True).stdout.strip()
 
     def _libs(self):
