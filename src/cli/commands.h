@@ -40,6 +40,7 @@ struct CheckOptions {
   std::vector<std::string> with;     // --with WHEEL: as pip install would leave it
   environment::NodeRequest node;     // --gpu, --driver, --node (environment/node.h)
   bool all_environments = false;     // --all-environments: the root's or image's other environments too
+  bool no_cache = false;             // --no-cache: the persistent index neither read nor written (cli/indexed.h)
 };
 
 struct CudaCommandOptions {
@@ -48,6 +49,7 @@ struct CudaCommandOptions {
   environment::LoaderOptions loader;
   environment::NodeRequest node;  // --gpu, --driver, --node
   bool json = false;
+  bool no_cache = false;  // --no-cache
 };
 
 struct PipOptions {

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cli/commands.h"
+#include "cli/indexed.h"
 #include "support/text.h"
 
 namespace {
@@ -57,7 +58,14 @@ std::optional<std::string> explain_parse_error(const CLI::App& app, int argc, ch
 struct Command {
   CLI::App* app;
   std::function<int(const LoaderOptions& loader)> run;
+  // The commands the persistent index answers (check, why, cuda): their question, asked once
+  // the command line is parsed.
+  std::function<IndexedQuestion()> index;
 };
+
+const char* kNoCacheHelp =
+    "answer afresh: read every file again, and neither use nor keep the persistent index "
+    "($XDG_CACHE_HOME/envdoctor/index-v1, bounded by ENVDOCTOR_INDEX_MAX)";
 
 const char* kPythonHelp =
     "the interpreter (default: the environment envdoctor is installed in, $VIRTUAL_ENV, $CONDA_PREFIX, python3 on PATH)";
@@ -112,7 +120,9 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
   cmd->add_option("--python", o->python, kPythonHelp)->type_name("EXE");
   cmd->add_option("--prefix", o->prefix, kPrefixHelp)->type_name("DIR");
   cmd->add_flag("--no-exec", o->no_exec, "never run the interpreter (needs --prefix)");
-  cmd->add_flag("--verify-hashes", o->verify_hashes, "compare every file's sha256 with its RECORD");
+  cmd->add_flag("--verify-hashes", o->verify_hashes,
+                "compare every file's sha256 with its RECORD (never answered from the persistent index)");
+  cmd->add_flag("--no-cache", o->no_cache, kNoCacheHelp);
   cmd->add_flag("--all-files", o->all_files,
                 "report every file that differs from its record, not only the files that load (ELF files)");
   CLI::Option* only_errors =
@@ -148,13 +158,20 @@ Command check_command(CLI::App& app, LoaderArguments& loader) {
       "  envdoctor check --gpu sm_90 --driver 580.65.06   another machine's GPU and driver\n"
       "  envdoctor check --image pytorch.sqsh --node node1.snapshot   an image, on that node\n"
       "  envdoctor check --format nhc                     one line for NHC and Slurm");
-  return {cmd, [o, format](const LoaderOptions& l) {
+  return {cmd,
+          [o, format](const LoaderOptions& l) {
             o->loader = l;
             // The one reading of the format's word: --format's, else --json's.
             static const std::map<std::string, Format> kFormats = {
                 {"text", Format::kText}, {"json", Format::kJson}, {"nhc", Format::kNhc}, {"prom", Format::kProm}};
             o->format = !format->empty() ? kFormats.at(*format) : o->json ? Format::kJson : Format::kText;
             return run_check(*o);
+          },
+          [o, format] {
+            // --verify-hashes reads every byte and trusts no identity; prom's output carries the
+            // run's own duration; --output writes a file, which an answer from the index would not.
+            bool bypass = o->no_cache || o->verify_hashes || *format == "prom" || !o->output.empty();
+            return IndexedQuestion{&o->node, bypass};
           }};
 }
 
@@ -219,9 +236,14 @@ Command why_command(CLI::App& app, LoaderArguments& loader) {
       "  envdoctor why libcudnn.so.9\n"
       "  envdoctor why torch\n"
       "  envdoctor why venv/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so");
-  return {cmd, [o, name](const LoaderOptions& l) {
+  cmd->add_flag("--no-cache", o->no_cache, kNoCacheHelp);
+  return {cmd,
+          [o, name](const LoaderOptions& l) {
             o->loader = l;
             return run_why(*o, *name);
+          },
+          [o] {
+            return IndexedQuestion{&o->node, o->no_cache};
           }};
 }
 
@@ -272,9 +294,14 @@ Command cuda_command(CLI::App& app, LoaderArguments& loader) {
       "Examples:\n"
       "  envdoctor cuda\n"
       "  envdoctor cuda --gpu sm_120 --driver 575.51.03 --json");
-  return {cmd, [o](const LoaderOptions& l) {
+  cmd->add_flag("--no-cache", o->no_cache, kNoCacheHelp);
+  return {cmd,
+          [o](const LoaderOptions& l) {
             o->loader = l;
             return run_cuda(*o);
+          },
+          [o] {
+            return IndexedQuestion{&o->node, o->no_cache};
           }};
 }
 
@@ -425,7 +452,11 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
   }
-  for (const Command& c : commands)
-    if (c.app->parsed()) return c.run(loader.resolve());
+  for (const Command& c : commands) {
+    if (!c.app->parsed()) continue;
+    LoaderOptions resolved = loader.resolve();
+    if (!c.index) return c.run(resolved);
+    return run_indexed(argc, argv, c.index(), [&] { return c.run(resolved); });
+  }
   return 2;
 }

@@ -37,7 +37,7 @@ std::optional<Node> node_of_arguments(const NodeRequest& request, const cuda::Cu
     n.driver_source = "--driver";
   }
   if (n.gpus.empty() || !n.driver) {
-    cuda::DriverInfo info = cuda::detect_driver();
+    cuda::DriverInfo info = request.detected ? *request.detected : cuda::detect_driver();
     if (n.gpus.empty()) {
       n.gpus = info.gpus;
       n.gpus_source = info.gpus_source;
@@ -70,6 +70,10 @@ std::optional<Node> node_of_snapshot_file(const std::string& path, std::string* 
 }
 
 }  // namespace
+
+bool reads_this_machine(const NodeRequest& request) {
+  return request.snapshot.empty() && (request.gpus.empty() || request.driver.empty());
+}
 
 std::optional<Node> read_node(const NodeRequest& request, const cuda::CudaTables& tables, std::string* error) {
   if (request.snapshot.empty()) return node_of_arguments(request, tables, error);

@@ -41,7 +41,13 @@ struct NodeRequest {
   std::vector<std::string> gpus;
   std::string driver;
   std::string snapshot;
+  // This machine's driver and GPUs, when the caller has read them already (the index reads them
+  // for its key, cli/indexed.h): read_node takes them rather than reading them again.
+  std::optional<cuda::DriverInfo> detected;
 };
+
+// Whether `request` leaves anything to this machine (cuda::detect_driver).
+bool reads_this_machine(const NodeRequest& request);
 
 // The node `request` names. nullopt with `error` set on an argument that does not parse, a GPU
 // that `tables` knows of no CUDA release for, --node given with --gpu or --driver, or a snapshot

@@ -16,6 +16,7 @@
 
 #include "python/metadata_file.h"
 #include "python/site_layout.h"
+#include "support/input_log.h"
 #include "support/subprocess.h"
 
 namespace envdoctor::python {
@@ -154,7 +155,17 @@ except (AttributeError, ValueError, OSError):
     libc = ''
 p = sysconfig.get_paths()
 ex = sys.executable or ''
+inputs = set()
+for m in list(sys.modules.values()):
+    for a in ('__file__', '__cached__'):
+        f = getattr(m, a, None)
+        if f:
+            inputs.add(f)
+for f in (getattr(site, 'USER_SITE', None), getattr(site, 'USER_BASE', None)):
+    if f:
+        inputs.add(f)
 d = {
+    'inputs': sorted(inputs),
     'executable': ex,
     'real_executable': os.path.realpath(ex) if ex else '',
     'version_info': list(sys.version_info[:5]),
@@ -306,6 +317,39 @@ std::optional<PythonEnvironment> parse_probe_output(const std::string& text, std
   return env;
 }
 
+namespace {
+
+// What the probe's interpreter read, for the input log (support/input_log.h), which does not see
+// a child's reads: the program run and every link to it, the directories where its start looks
+// for pyvenv.cfg and its landmarks, the pyvenv.cfg files, every module it imported (the probe
+// says which), sys.path, the site and library directories, the user's site directory and
+// libpython.
+void note_probe_inputs(const std::string& python, const std::string& probe_output, const PythonEnvironment& env) {
+  auto note_dir_and_parent = [](const std::string& file) {
+    fs::path dir = fs::path(file).parent_path();
+    for (const fs::path& d : {dir, dir.parent_path()}) {
+      support::note_input(d.c_str());
+      support::note_input((d / "pyvenv.cfg").c_str());
+    }
+  };
+  for (const std::string& exe : {python, env.executable, env.real_executable}) {
+    if (exe.empty()) continue;
+    support::note_resolution(exe.c_str());
+    note_dir_and_parent(exe);
+  }
+  json j = json::parse(probe_output, nullptr, /*allow_exceptions=*/false);
+  for (const std::string& file : strings_of(j, "inputs")) support::note_resolution(file.c_str());
+  for (const std::string& entry : env.sys_path)
+    if (!entry.empty()) support::note_resolution(entry.c_str());
+  for (const std::string& dir : env.site_dirs()) support::note_resolution(dir.c_str());
+  for (const std::string* dir : {&env.paths.stdlib, &env.paths.platstdlib, &env.paths.purelib, &env.paths.platlib})
+    if (!dir->empty()) support::note_resolution(dir->c_str());
+  if (!env.libdir.empty() && !env.instsoname.empty())
+    support::note_resolution((env.libdir + "/" + env.instsoname).c_str());
+}
+
+}  // namespace
+
 std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& options, std::string* error) {
   std::string python = options.python;
   if (python.empty()) {
@@ -316,7 +360,11 @@ std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& opt
   // The script goes on stdin (`python -`), not in argv: a program that is not Python then never
   // sees it, and cannot echo it back in an error ("File name too long" from `ls -c SCRIPT`).
   // -S: site.py's main() is the probe's to call, without the environment's code (probe_script).
-  auto result = support::run_process({python, "-S", "-"}, options.timeout, kMaxProbeOutput, error, probe_script());
+  std::optional<support::ProcessResult> result;
+  {
+    support::ChildInputsNoted noted;  // note_probe_inputs, below, once it has answered
+    result = support::run_process({python, "-S", "-"}, options.timeout, kMaxProbeOutput, error, probe_script());
+  }
   if (!result) return std::nullopt;
   // Python's own failures (a traceback, "Fatal Python error", the script's "Python 2.7 is too
   // old") name Python; anything else that fails or does not answer is not an interpreter, and
@@ -344,6 +392,7 @@ std::optional<PythonEnvironment> discover_interpreter(const DiscoverOptions& opt
     return std::nullopt;
   }
   if (env->executable.empty()) env->executable = python;
+  note_probe_inputs(python, result->out, *env);
   return env;
 }
 

@@ -1,5 +1,7 @@
 #include "support/subprocess.h"
 
+#include "support/input_log.h"
+
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -100,6 +102,9 @@ ssize_t write_ignoring_sigpipe(int fd, std::string_view data) {
 // posix_spawn(p) of `argv` with `actions`: a bare argv[0] is looked up on PATH as execvp would, a
 // path is run as it is. The child's pid, or -1 with `error` set.
 pid_t spawn(const std::vector<std::string>& argv, SpawnActions& actions, std::string* error) {
+  // What a child reads is not in this process's input log: the run is not kept in the index
+  // unless the caller noted it.
+  if (!child_inputs_noted()) note_opaque_input("it ran " + argv[0]);
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

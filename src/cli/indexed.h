@@ -1,0 +1,25 @@
+// The persistent index (support/run_index.h) around the commands it answers: `check`, `why` and
+// `cuda`. The question's key is taken from the command line and this process's surroundings, the
+// node's driver and GPUs read live; a fresh entry's output and status are the answer. Otherwise the
+// command runs with its reads logged (support/input_log.h) and its output captured, and is kept.
+#pragma once
+
+#include <functional>
+
+#include "environment/node.h"
+
+namespace envdoctor::cli {
+
+struct IndexedQuestion {
+  environment::NodeRequest* node = nullptr;  // where the command reads its node: the live read goes here
+  bool bypass = false;                       // --no-cache, or a run the index cannot answer
+};
+
+// The key of this process's question: argv, the working directory, the environment's variables,
+// the terminal, the user, the kernel and CPU, the binary, and the node.
+std::string index_key(int argc, char** argv, const environment::NodeRequest& node);
+
+// `run` answered from the index, or run and kept.
+int run_indexed(int argc, char** argv, const IndexedQuestion& question, const std::function<int()>& run);
+
+}  // namespace envdoctor::cli
