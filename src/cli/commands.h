@@ -67,6 +67,7 @@ struct McpOptions {
   std::string python;  // --python EXE
   std::string prefix;  // --prefix DIR
   environment::LoaderOptions loader;
+  bool no_cache = false;  // --no-cache: the tools never answered from the persistent index
 };
 
 int run_check(const CheckOptions& options);

@@ -1,7 +1,5 @@
 #include "cli/indexed.h"
 
-#include <grp.h>
-#include <sys/utsname.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,74 +10,13 @@
 #include <vector>
 
 #include "cli/session.h"
-#include "loader/search_paths.h"
+#include "environment/index_key.h"
 #include "support/input_log.h"
 #include "support/run_index.h"
-
-extern char** environ;
 
 namespace envdoctor::cli {
 
 namespace {
-
-// Variables a shell changes between two identical commands, which envdoctor never reads: the
-// last command's name, the previous directory, the shell's depth, its idea of the directory (the
-// working directory itself is in the key).
-bool volatile_variable(std::string_view entry) {
-  for (std::string_view name : {"_", "OLDPWD", "SHLVL", "PWD"})
-    if (entry.starts_with(name) && entry.size() > name.size() && entry[name.size()] == '=') return true;
-  return false;
-}
-
-void add(std::string& key, std::string_view field, std::string_view value) {
-  key.append(field).append(1, '\t').append(value).append(1, '\n');
-}
-
-std::string identity_text(const support::Identity& i) {
-  return std::to_string(i.error) + " " + std::to_string(i.mode) + " " + std::to_string(i.dev) + " " +
-         std::to_string(i.ino) + " " + std::to_string(i.size) + " " + std::to_string(i.mtime_ns) + " " +
-         std::to_string(i.ctime_ns);
-}
-
-void add_process(std::string& key) {
-  add(key, "exe", identity_text(support::identity_of("/proc/self/exe", true)));
-  char cwd[4096];
-  add(key, "cwd", ::getcwd(cwd, sizeof cwd) ? cwd : "?");
-  std::string ids = std::to_string(::getuid()) + " " + std::to_string(::geteuid()) + " " + std::to_string(::getgid()) +
-                    " " + std::to_string(::getegid());
-  std::vector<gid_t> groups(static_cast<size_t>(std::max(0, ::getgroups(0, nullptr))));
-  groups.resize(static_cast<size_t>(std::max(0, ::getgroups(static_cast<int>(groups.size()), groups.data()))));
-  std::sort(groups.begin(), groups.end());
-  for (gid_t g : groups) ids += " " + std::to_string(g);
-  add(key, "ids", ids);
-  std::vector<std::string_view> vars;
-  for (char** e = environ; e && *e; ++e)
-    if (!volatile_variable(*e)) vars.push_back(*e);
-  std::sort(vars.begin(), vars.end());
-  for (std::string_view v : vars) add(key, "env", v);
-  add(key, "tty",
-      std::to_string(::isatty(STDIN_FILENO)) + std::to_string(::isatty(STDOUT_FILENO)) +
-          std::to_string(::isatty(STDERR_FILENO)) + " " + std::to_string(output_width()) + " " +
-          std::to_string(use_color()));
-}
-
-void add_machine(std::string& key, const environment::NodeRequest& node) {
-  struct utsname u {};
-  ::uname(&u);
-  add(key, "uname", std::string(u.sysname) + " " + u.nodename + " " + u.release + " " + u.version + " " + u.machine);
-  std::string cpu;
-  for (const std::string& level : loader::supported_x86_64_levels()) cpu += level + " ";
-  loader::LegacyHwcaps legacy = loader::legacy_hwcaps();
-  cpu += "platform=" + legacy.platform;
-  for (const std::string& h : legacy.hwcaps) cpu += " " + h;
-  add(key, "cpu", cpu);
-  if (!node.detected) return;
-  const cuda::DriverInfo& d = *node.detected;
-  add(key, "driver",
-      (d.version ? d.version->text : "-") + " " + d.version_source + " " + (d.cuda ? d.cuda->str() : "-"));
-  for (const cuda::Gpu& g : d.gpus) add(key, "gpu", g.name + " " + std::to_string(g.sm) + " " + d.gpus_source);
-  for (const std::string& p : d.problems) add(key, "driver-problem", p);
-}
 
 // std::cout or std::cerr written through as before, and copied.
 class Capture : public std::streambuf {
@@ -116,19 +53,16 @@ void explain(const std::string& why) {
 
 }  // namespace
 
-std::string index_key(int argc, char** argv, const environment::NodeRequest& node) {
-  std::string key = "envdoctor index key 1\n";
-  for (int i = 1; i < argc; ++i) add(key, "arg", argv[i]);
-  add_process(key);
-  add_machine(key, node);
-  return key;
-}
-
 int run_indexed(int argc, char** argv, const IndexedQuestion& question, const std::function<int()>& run) {
   if (question.bypass || !support::input_log_installed()) return run();
   i64 started = support::realtime_ns();
   if (environment::reads_this_machine(*question.node)) question.node->detected = cuda::detect_driver();
-  std::string key = index_key(argc, argv, *question.node);
+  std::vector<std::string> words(argv + 1, argv + argc);
+  // The terminal decides the text's width and colour.
+  words.push_back("tty " + std::to_string(::isatty(STDIN_FILENO)) + std::to_string(::isatty(STDOUT_FILENO)) +
+                  std::to_string(::isatty(STDERR_FILENO)) + " " + std::to_string(output_width()) + " " +
+                  std::to_string(use_color()));
+  std::string key = environment::index_key(words, *question.node);
   support::RunIndex index = support::RunIndex::standard();
   std::string note, stale;
   if (std::optional<support::IndexEntry> hit = index.find(key, &note, &stale)) {

@@ -15,10 +15,6 @@ struct IndexedQuestion {
   bool bypass = false;                       // --no-cache, or a run the index cannot answer
 };
 
-// The key of this process's question: argv, the working directory, the environment's variables,
-// the terminal, the user, the kernel and CPU, the binary, and the node.
-std::string index_key(int argc, char** argv, const environment::NodeRequest& node);
-
 // `run` answered from the index, or run and kept.
 int run_indexed(int argc, char** argv, const IndexedQuestion& question, const std::function<int()>& run);
 

@@ -407,6 +407,7 @@ Command mcp_command(CLI::App& app, LoaderArguments& loader) {
       ->type_name("EXE");
   cmd->add_option("--prefix", o->prefix, kPrefixHelp)->type_name("DIR");
   loader.add_to(cmd);
+  cmd->add_flag("--no-cache", o->no_cache, kNoCacheHelp);
   cmd->footer(
       "Examples:\n"
       "  envdoctor mcp                                    serve the environment envdoctor runs in\n"

@@ -7,6 +7,7 @@ namespace envdoctor::cli {
 int run_mcp(const McpOptions& options) {
   mcp::ServerOptions server;
   server.environment = {options.python, options.prefix, false, options.loader};
+  server.no_cache = options.no_cache;
   return mcp::serve_stdio(server);
 }
 

@@ -98,7 +98,7 @@ std::optional<std::vector<std::string>> RuleValues::resolve(const ValueSource& s
       return out;
     }
     case ValueSource::Kind::kFile: {
-      const Distribution* d = s.package.empty() ? dist_ : env_.inventory.find(s.package);
+      const python::Distribution* d = s.package.empty() ? dist_ : env_.inventory.find(s.package);
       if (!d) return std::nullopt;
       std::string path = recorded_file(*d, s.name);
       if (path.empty()) return std::nullopt;

@@ -7,14 +7,18 @@
 #include <cerrno>
 #include <iostream>
 #include <list>
+#include <memory>
 #include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
 
 #include "cuda/tables.h"
+#include "environment/index_key.h"
 #include "mcp/protocol.h"
 #include "mcp/tools.h"
+#include "support/input_log.h"
+#include "support/run_index.h"
 
 namespace envdoctor::mcp {
 
@@ -88,7 +92,11 @@ class LineReader {
 class Server {
  public:
   Server(const ServerOptions& options, std::vector<Tool> tools, int out)
-      : options_(options), tools_(std::move(tools)), out_(out) {}
+      : options_(options), tools_(std::move(tools)), out_(out) {
+    if (!options.no_cache && support::input_log_installed())
+      index_ = std::make_unique<support::RunIndex>(support::RunIndex::standard_dir(), support::RunIndex::standard_max(),
+                                                   /*in_memory=*/true);
+  }
 
   // The end of input: the calls still running finish and answer (a client that closed stdin
   // after its last request may still read stdout); nothing new starts. Joined without a stop
@@ -202,7 +210,7 @@ class Server {
     c.thread = std::jthread([this, &c, tool, arguments = std::move(arguments)](std::stop_token stop) {
       Json result;
       try {
-        result = tool->call(arguments, options_.environment, stop).to_json();
+        result = answer(*tool, arguments, stop);
       } catch (const std::exception& e) {  // a bug of ours, not the caller's: said, and the server goes on
         result = ToolResult{nullptr, std::string("envdoctor: internal error: ") + e.what(), true}.to_json();
       }
@@ -210,6 +218,44 @@ class Server {
       c.done = true;
       if (!c.cancelled) send(result_line(c.id, result));
     });
+  }
+
+  // The tool's result: from the index while its question's inputs are unchanged, else called
+  // with its reads logged, and kept.
+  Json answer(const Tool& tool, const Json& arguments, std::stop_token stop) {
+    if (!index_ || !indexed(tool)) return tool.call(arguments, options_.environment, stop).to_json();
+    i64 started = support::realtime_ns();
+    environment::EnvironmentRequest defaults = options_.environment;
+    environment::NodeRequest node = node_of(arguments);
+    if (environment::reads_this_machine(node)) node.detected = cuda::detect_driver();
+    defaults.node = node;
+    std::string key = environment::index_key(question_words(tool, arguments), node);
+    std::string note;
+    if (std::optional<support::IndexEntry> hit = index_->find(key, &note)) return Json::parse(hit->out);
+    if (!note.empty()) log(note);
+    support::InputScope scope(index_->dir() + "/");
+    ToolResult result = tool.call(arguments, defaults, stop);
+    Json answer = result.to_json();
+    if (result.is_error || stop.stop_requested() || !scope.opaque().empty()) return answer;
+    std::string why;
+    std::optional<std::vector<support::IndexInput>> inputs = support::identify_inputs(scope.paths(), started, &why);
+    if (inputs) index_->keep({key, support::realtime_ns(), 0, answer.dump(), "", std::move(*inputs)});
+    return answer;
+  }
+
+  // The question of a call: the tool, its arguments, and the server's own environment.
+  std::vector<std::string> question_words(const Tool& tool, const Json& arguments) const {
+    const environment::EnvironmentRequest& e = options_.environment;
+    const environment::LoaderOptions& l = e.loader;
+    return {"mcp " + tool.name,
+            arguments.dump(),
+            "python " + e.python,
+            "prefix " + e.prefix,
+            "root " + l.root,
+            "image " + l.image,
+            "ld_library_path " + (l.ld_library_path ? "=" + *l.ld_library_path : "-"),
+            "glibc_tunables " + l.glibc_tunables,
+            "ld_preload " + l.ld_preload};
   }
 
   // Joins the calls that have answered.
@@ -227,6 +273,9 @@ class Server {
   }
 
   const ServerOptions& options_;
+  // The persistent index, its entries also held in memory between calls; none with --no-cache,
+  // or in a build that does not log its reads.
+  std::unique_ptr<support::RunIndex> index_;
   std::vector<Tool> tools_;
   int out_;
   std::string version_ = kProtocolVersions[0];

@@ -23,6 +23,10 @@ namespace envdoctor::mcp {
 
 struct ServerOptions {
   environment::EnvironmentRequest environment;  // the tools' default environment (envdoctor mcp --python)
+  // Without --no-cache, the read-only tools are answered from the persistent index
+  // (support/run_index.h) while their inputs are unchanged; the server also holds its entries
+  // in memory between calls.
+  bool no_cache = false;
 };
 
 // Serves messages read from `in` and writes responses to `out` until `in` ends. Returns the

@@ -45,6 +45,16 @@ std::vector<std::string> list_arg(const Json& args, const char* name) {
 
 bool flag_arg(const Json& args, const char* name) { return args.contains(name) && args[name].get<bool>(); }
 
+}  // namespace
+
+environment::NodeRequest node_of(const Json& args) {
+  return environment::NodeRequest{list_arg(args, "gpus"), text_arg(args, "driver"), ""};
+}
+
+bool indexed(const Tool& tool) { return tool.annotations.value("readOnlyHint", false) && tool.name != "process"; }
+
+namespace {
+
 // The environment the call names, else the server's (`envdoctor mcp --python EXE`), with the
 // loader's facts as the command line takes them, on the node its "gpus" and "driver" name (this
 // machine's for what they leave out).
@@ -60,7 +70,9 @@ EnvironmentRequest environment_of(const Json& args, const EnvironmentRequest& de
   if (args.contains("image")) r.loader = {.image = text_arg(args, "image")};
   if (args.contains("ld_library_path")) r.loader.ld_library_path = text_arg(args, "ld_library_path");
   environment::inherit_process_loader(r.loader);
-  r.node = environment::NodeRequest{list_arg(args, "gpus"), text_arg(args, "driver"), ""};
+  r.node = node_of(args);
+  // This machine's driver and GPUs as the server read them for the index's key (server.cc).
+  if (defaults.node) r.node->detected = defaults.node->detected;
   return r;
 }
 

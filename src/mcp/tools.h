@@ -41,6 +41,13 @@ struct Tool {
 // when a schema cannot be read.
 std::optional<std::vector<Tool>> load_tools(const std::string& schema_dir, std::string* error);
 
+// The node a call's "gpus" and "driver" name (this machine's for what they leave out).
+environment::NodeRequest node_of(const Json& arguments);
+
+// Whether the persistent index (support/run_index.h) may answer `tool`: the read-only tools,
+// whose answers come from files, but not `process`, which reads a running process.
+bool indexed(const Tool& tool);
+
 // "" when `arguments` holds to `schema` (the subset of JSON Schema the input schemas use: object,
 // properties, required, additionalProperties false, string, boolean, integer with minimum, arrays
 // of strings with minItems, enum); else a sentence for the agent naming the argument.

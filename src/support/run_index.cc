@@ -271,14 +271,16 @@ std::optional<std::vector<IndexInput>> identify_inputs(const std::vector<InputSc
 RunIndex::RunIndex(std::string dir, u64 max_bytes, bool in_memory)
     : dir_(std::move(dir)), max_bytes_(max_bytes), in_memory_(in_memory) {}
 
-RunIndex RunIndex::standard(bool in_memory) {
+std::string RunIndex::standard_dir() { return xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/index-v1"; }
+
+u64 RunIndex::standard_max() {
   u64 max = 256ull << 20;
   if (const char* v = std::getenv("ENVDOCTOR_INDEX_MAX"); v && *v) {
     char* end = nullptr;
     unsigned long long n = std::strtoull(v, &end, 10);
     if (end && *end == '\0') max = n;
   }
-  return RunIndex(xdg_base("XDG_CACHE_HOME", ".cache") + "/envdoctor/index-v1", max, in_memory);
+  return max;
 }
 
 std::string RunIndex::file_for(const std::string& key) const {

@@ -86,7 +86,9 @@ class RunIndex {
   // held in this process (the MCP server), and found there first.
   RunIndex(std::string dir, u64 max_bytes, bool in_memory = false);
   // $XDG_CACHE_HOME/envdoctor/index-v1, and ENVDOCTOR_INDEX_MAX (default 256 MiB).
-  static RunIndex standard(bool in_memory = false);
+  static RunIndex standard(bool in_memory = false) { return RunIndex(standard_dir(), standard_max(), in_memory); }
+  static std::string standard_dir();
+  static u64 standard_max();
 
   // The entry for `key` whose inputs are all unchanged. A stored entry that is damaged is
   // removed and said in `note`; one that is stale names the first input that changed in `stale`.

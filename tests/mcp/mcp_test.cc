@@ -75,6 +75,7 @@ const std::string kDrive = std::string(ENVDOCTOR_SOURCE_DIR) + "/tests/fixtures/
 struct Call {
   std::string name;
   json arguments;
+  std::string shell;  // instead of a tool: a command run between two calls (drive.py)
 };
 
 class McpClientTest : public VenvTest {
@@ -91,7 +92,10 @@ class McpClientTest : public VenvTest {
   // of drive.py; a call's "result" is the CallToolResult as the wire spells it.
   json drive(const std::vector<Call>& calls) {
     json plan = {{"command", envdoctor()}, {"args", {"mcp"}}, {"calls", json::array()}};
-    for (const Call& c : calls) plan["calls"].push_back({{"name", c.name}, {"arguments", c.arguments}});
+    for (const Call& c : calls)
+      plan["calls"].push_back(c.shell.empty() ? json{{"name", c.name}, {"arguments", c.arguments}}
+                                              : json{{"shell", c.shell}});
+    plan["env"] = {{"XDG_CACHE_HOME", tmp_ / "cache"}};
     std::string plan_file = tmp_.write("plan.json", plan.dump());
     std::string result_file = tmp_ / "result.json";
     fs::remove(result_file);
@@ -330,6 +334,36 @@ TEST_F(McpClientTest, InstallOfACuda12ExtensionIntoACuda13EnvironmentIsPredicted
 
   venv->install({conv});
   EXPECT_EQ(venv->import("causal_conv1d._cc"), fresh[0]["message"].get<std::string>());
+}
+
+// The server answers a question again from its index, held in memory, while the environment is
+// unchanged, and from a fresh run once a library is replaced under it: the answer that run gives
+// is the real import's.
+TEST_F(McpClientTest, TheIndexAnswersAgainUntilALibraryIsReplacedUnderTheServer) {
+  Venv venv(tmp_, "indexed");
+  std::string pkg = venv.site() + "/pkg";
+  build_shared(pkg + "/libs/libdep.so", "int dep_value(void) { return 7; }", "-Wl,-soname,libdep.so", tmp_);
+  build_shared(tmp_ / "bad.so", "int other_value(void) { return 8; }", "-Wl,-soname,libdep.so", tmp_);
+  build_shared(pkg + "/ext" + suffix_, extension_source("ext", "int dep_value(void);", "dep_value()"),
+               "-I" + include_ + " -L" + pkg + "/libs -ldep -Wl,-rpath,'$ORIGIN/libs'", tmp_);
+  tmp_.write(fs::relative(pkg, tmp_.path()).string() + "/__init__.py", "");
+  json args = {{"python", venv.python()}, {"gpus", {"sm_90"}}, {"driver", "580.65.06"}};
+  json result = drive({{"", {}, "sleep 1.1"},  // an input changed within a second is not trusted
+                       {"check_environment", args},
+                       {"check_environment", args},
+                       {"",
+                        {},
+                        "cp " + quote(tmp_ / "bad.so") + " " + quote(pkg + "/libs/.new") + " && mv " +
+                            quote(pkg + "/libs/.new") + " " + quote(pkg + "/libs/libdep.so")},
+                       {"check_environment", args}});
+  ASSERT_EQ(result["calls"].size(), 5u);
+  json first = structured(result, 1), again = structured(result, 2), after = structured(result, 4);
+  EXPECT_EQ(again, first);
+  EXPECT_EQ(first["summary"]["errors"], 0) << first.dump(1);
+  EXPECT_EQ(venv.import("pkg.ext").find("undefined symbol: dep_value") != std::string::npos, true);
+  EXPECT_EQ(after["summary"]["errors"], 1) << after.dump(1);
+  EXPECT_NE(text(result, 4).find("undefined symbol: dep_value"), std::string::npos) << text(result, 4);
+  EXPECT_FALSE(fs::is_empty(tmp_ / "cache/envdoctor/index-v1")) << "nothing kept";
 }
 
 // Domain failures are results with isError and the command line's sentence, never a protocol
