@@ -1,6 +1,7 @@
 // The dynamic symbol table (.dynsym, with its .gnu.version entries) and the hash tables that find
 // a name in it: DT_GNU_HASH and DT_HASH, which also say how many symbols there are.
 #include <algorithm>
+#include <bit>
 #include <cstring>
 
 #include "elf/elf_file.h"
@@ -137,6 +138,8 @@ void Parser::locate_gnu_table(ElfFile& f) {
             static_cast<u32>(symoffset),
             chains_off,
             std::min(readable, after)};
+  if constexpr (E::is_64 && !E::big_endian)
+    if (std::endian::native == std::endian::little) f.bloom_words64_ = b.data() + bloom_off;
 }
 
 // elf/dl-lookup.c's do_lookup_x over DT_GNU_HASH: the bloom filter rejects most names with one

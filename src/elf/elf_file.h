@@ -14,6 +14,7 @@
 
 #include <elf.h>
 
+#include <cstring>
 #include <memory>
 #include <optional>
 #include <string>
@@ -165,6 +166,17 @@ class ElfFile {
   // table (GNU preferred, as glibc does); a linear scan only when the object has neither table.
   void find_symbols(const SymbolKey& key, std::vector<u32>& out) const;
   std::vector<u32> find_symbols(std::string_view name) const;
+  // Whether DT_GNU_HASH's Bloom filter rules out every symbol of this GNU hash (SymbolKey::gnu):
+  // elf/dl-lookup.c's first test, which answers most lookups of a name another library defines,
+  // made here without a call. False where the filter cannot say so: no usable GNU table, or a
+  // file of another class or byte order than 64-bit little-endian (find_symbols decides then).
+  bool bloom_rejects(u32 hash) const {
+    if (!bloom_words64_) return false;
+    u64 word;
+    std::memcpy(&word, bloom_words64_ + ((hash / 64) % gnu_.bloom_words) * 8, 8);
+    u64 mask = (u64{1} << (hash % 64)) | (u64{1} << ((hash >> gnu_.shift) % 64));
+    return (word & mask) != mask;
+  }
 
   // The undefined references whose failure to bind would be an error: dynamic symbols that are
   // undefined here and neither local nor weak (an unbound weak reference is simply 0,
@@ -220,6 +232,9 @@ class ElfFile {
     u64 chains_off = 0;
     u64 nchains = 0;  // chain words readable: at most the symbols after symoffset
   } gnu_;
+  // The Bloom filter's first byte, for bloom_rejects: set only for a 64-bit little-endian file on
+  // a little-endian host, whose words are read as they are.
+  const u8* bloom_words64_ = nullptr;
   struct RelTable {
     u64 off = 0;
     u64 size = 0;

@@ -237,8 +237,14 @@ inline uint32_t elf_hash(std::string_view name) {
 
 // The GNU hash (DT_GNU_HASH), djb2 over the name.
 inline uint32_t gnu_hash(std::string_view name) {
+  // h = h * 33 + c, four characters a step: h * 33^4 + c0 * 33^3 + c1 * 33^2 + c2 * 33 + c3 (mod
+  // 2^32), which shortens the chain of dependent multiplications on long (C++) names.
+  constexpr uint32_t k1 = 33, k2 = k1 * 33, k3 = k2 * 33, k4 = k3 * 33;
+  const auto* p = reinterpret_cast<const unsigned char*>(name.data());
+  size_t n = name.size(), i = 0;
   uint32_t h = 5381;
-  for (unsigned char c : name) h = h * 33 + c;
+  for (; i + 4 <= n; i += 4) h = h * k4 + (p[i] * k3 + p[i + 1] * k2) + (p[i + 2] * k1 + p[i + 3]);
+  for (; i < n; ++i) h = h * 33 + p[i];
   return h;
 }
 

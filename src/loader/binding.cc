@@ -42,19 +42,37 @@ std::vector<const elf::ElfFile*> Process::providers_for(int object, const Scope&
 
 namespace {
 
-// The provider in `ask` that defines the reference, or nullptr. A versioned reference names the
-// library it expects (vn_file), which is asked first. The provider that answered goes to the
-// front: an unversioned library (GTK, say) with thirty dependencies takes most of its symbols
-// from a few of them, and asks those first from then on.
-const elf::ElfFile* find_provider(std::vector<const elf::ElfFile*>& ask, const elf::SymbolKey& key,
-                                  const std::optional<SymbolVersion>& version, std::vector<u32>& scratch) {
-  if (version) {
-    auto expected = std::find_if(ask.begin(), ask.end(),
-                                 [&](const elf::ElfFile* e) { return e->soname && *e->soname == version->file; });
-    if (expected != ask.end() && defines(**expected, key, version, scratch)) return *expected;
+// The library each verneed entry names (vn_file) among a list of providers: the first that
+// answers to that SONAME, found once per binding rather than once per reference. A versioned
+// reference's SymbolVersion::file is its entry's vn_file itself (the same bytes of the mapping),
+// so the entry is told by address.
+struct ExpectedProviders {
+  ExpectedProviders(const elf::ElfFile& object, const std::vector<const elf::ElfFile*>& ask) {
+    for (const elf::VersionNeed& vn : object.verneed) {
+      auto it = std::find_if(ask.begin(), ask.end(),
+                             [&](const elf::ElfFile* e) { return e->soname && *e->soname == vn.file; });
+      if (it != ask.end()) by_file.emplace_back(vn.file.data(), *it);
+    }
   }
+  const elf::ElfFile* of(const std::optional<SymbolVersion>& version) const {
+    if (version)
+      for (const auto& [file, provider] : by_file)
+        if (file == version->file.data()) return provider;
+    return nullptr;
+  }
+  std::vector<std::pair<const char*, const elf::ElfFile*>> by_file;
+};
+
+// The provider in `ask` that defines the reference, or nullptr. A versioned reference names the
+// library it expects (vn_file), `expected` in `ask`, which is asked first. The provider that
+// answered goes to the front: an unversioned library (GTK, say) with thirty dependencies takes
+// most of its symbols from a few of them, and asks those first from then on.
+const elf::ElfFile* find_provider(std::vector<const elf::ElfFile*>& ask, const elf::ElfFile* expected,
+                                  const elf::SymbolKey& key, const std::optional<SymbolVersion>& version,
+                                  std::vector<u32>& scratch) {
+  if (expected && defines(*expected, key, version, scratch)) return expected;
   for (auto it = ask.begin(); it != ask.end(); ++it) {
-    if (!defines(**it, key, version, scratch)) continue;
+    if (*it == expected || !defines(**it, key, version, scratch)) continue;
     const elf::ElfFile* found = *it;
     std::rotate(ask.begin(), it, it + 1);
     return found;
@@ -133,14 +151,17 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
   bool learnt = !previous || !unasked.empty();
   std::vector<u32> scratch;
   std::vector<u32> unbound;  // symbol indices
+  ExpectedProviders expected_of_all(*self, providers), expected_of_unasked(*self, unasked);
   const std::vector<u32>& refs = o.elf->required_symbols();
   for (size_t ref = 0; ref < refs.size(); ++ref) {
     const elf::ElfFile* before = known[ref];
     if (before && in_scope(before)) continue;
     auto sym = o.elf->symbol(refs[ref]);
     if (!sym) continue;
-    const elf::ElfFile* found = find_provider(before ? providers : unasked, elf::SymbolKey(sym->name),
-                                              reference_version(*o.elf, *sym), scratch);
+    std::optional<SymbolVersion> version = reference_version(*o.elf, *sym);
+    const elf::ElfFile* found =
+        before ? find_provider(providers, expected_of_all.of(version), elf::SymbolKey(sym->name), version, scratch)
+               : find_provider(unasked, expected_of_unasked.of(version), elf::SymbolKey(sym->name), version, scratch);
     if (!found) unbound.push_back(refs[ref]);
     else if (!before) known[ref] = found;
   }
@@ -156,15 +177,20 @@ void Process::bind_symbols(int object, const Scope& scope, std::vector<LoadError
 // runs dependencies first (`order`); `scope` is the lookup scope, in order.
 std::optional<LoadError> Process::unversioned_abort(const std::vector<LoadedObject>& objects,
                                                     const std::vector<int>& order, const std::vector<int>& scope) {
+  // Only a copy without .gnu.version can be met: most scopes hold none, and then no reference is
+  // looked at.
+  std::vector<int> unversioned;
+  for (int i : scope)
+    if (objects[i].elf && !objects[i].elf->has_versym()) unversioned.push_back(i);
+  if (unversioned.empty()) return std::nullopt;
   std::vector<u32> scratch;
   for (int object : order) {
     const LoadedObject& o = objects[object];
     if (!o.elf) continue;
     std::vector<std::string_view> suspects;  // vn_file names of loaded copies without .gnu.version
     for (const elf::VersionNeed& vn : o.elf->verneed)
-      for (int i : scope)
-        if (objects[i].elf && !objects[i].elf->has_versym() && answers_to(objects[i], vn.file))
-          suspects.push_back(vn.file);
+      for (int i : unversioned)
+        if (answers_to(objects[i], vn.file)) suspects.push_back(vn.file);
     if (suspects.empty()) continue;
     for (u32 ref : o.elf->required_symbols()) {
       auto sym = o.elf->symbol(ref);

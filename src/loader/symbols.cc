@@ -37,6 +37,7 @@ std::pair<u32, std::string_view> definition_version(const elf::ElfFile& e, u16 v
 
 bool defines(const elf::ElfFile& e, const elf::SymbolKey& key, const std::optional<SymbolVersion>& version,
              std::vector<u32>& scratch) {
+  if (e.bloom_rejects(key.gnu)) return false;
   int versioned_candidates = 0;
   scratch.clear();
   e.find_symbols(key, scratch);

@@ -16,6 +16,7 @@
 #include <set>
 
 #include "elf/elf_file.h"
+#include "elf/elf_types.h"
 #include "fixtures/elf_writer.h"
 #include "fixtures/fixture.h"
 #include "loader/static_tls.h"
@@ -247,6 +248,37 @@ void expect_hash_agrees_with_scan(const ElfFile& f, bool gnu) {
   }
   EXPECT_GT(checked, 10u);
   EXPECT_TRUE(f.find_symbols("no_such_symbol_anywhere").empty());
+  // The inline Bloom test never rules out a name the table holds, and a name it rules out is one
+  // the lookup does not find.
+  for (const auto& [name, indices] : by_name) EXPECT_FALSE(f.bloom_rejects(elf::SymbolKey(name).gnu)) << name;
+  size_t rejected = 0;
+  for (int i = 0; i < 2000; ++i) {
+    std::string absent = "absent_" + std::to_string(i);
+    if (!f.bloom_rejects(elf::SymbolKey(absent).gnu)) continue;
+    ++rejected;
+    EXPECT_TRUE(f.find_symbols(absent).empty()) << absent;
+  }
+  if (gnu) EXPECT_GT(rejected, 1000u);  // the filter answers most lookups of absent names
+  else EXPECT_EQ(rejected, 0u);         // no GNU table: nothing to answer with
+}
+
+// The GNU hash of DT_GNU_HASH (h = h * 33 + c from 5381), computed four characters a step, is the
+// one-character recurrence for every length, and gives the values the format's descriptions give.
+TEST(HashLookup, GnuHashIsTheOneCharacterRecurrence) {
+  auto reference = [](std::string_view name) {
+    u32 h = 5381;
+    for (unsigned char c : name) h = h * 33 + c;
+    return h;
+  };
+  std::string name;
+  for (int len = 0; len < 70; ++len) {
+    EXPECT_EQ(elf::gnu_hash(name), reference(name)) << name;
+    name += static_cast<char>(len % 2 ? 0xe9 - len : '_' + len % 30);  // bytes above 0x7f too
+  }
+  EXPECT_EQ(elf::gnu_hash(""), 0x00001505u);
+  EXPECT_EQ(elf::gnu_hash("printf"), 0x156b2bb8u);
+  EXPECT_EQ(elf::gnu_hash("exit"), 0x7c967e3fu);
+  EXPECT_EQ(elf::gnu_hash("syscall"), 0xbac212a0u);
 }
 
 TEST(HashLookup, GnuHashOfLibcAgreesWithScan) {
