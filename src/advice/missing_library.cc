@@ -20,17 +20,14 @@ namespace {
 // A package lists a file of this name in its RECORD, but the file is gone: the usual aftermath
 // of uninstalling one of two wheels that installed the same path.
 Fix hint_lost_file(const Environment& env, const std::string& name) {
-  for (const python::Distribution& d : env.inventory.distributions) {
-    for (const python::RecordEntry& e : d.record) {
-      if (e.resolved.filename() != name) continue;
-      if (env.files.exists(e.resolved.string())) continue;
-      Fix fix = reinstall(env, d);
-      return {d.name + " lists " + e.path +
-                  " but the file is gone (another package that installed the same path was uninstalled, or it was "
-                  "deleted); " +
-                  fix.hint,
-              fix.command};
-    }
+  for (const python::OwnershipIndex::Listing& l : env.ownership->listed_as(name)) {
+    if (env.files.exists(l.entry->resolved.string())) continue;
+    Fix fix = reinstall(env, *l.dist);
+    return {l.dist->name + " lists " + l.entry->path +
+                " but the file is gone (another package that installed the same path was uninstalled, or it was "
+                "deleted); " +
+                fix.hint,
+            fix.command};
   }
   return {};
 }
@@ -50,7 +47,7 @@ bool looks_in_package(const loader::LoadedObject& consumer, const std::string& n
 const python::Distribution* removed_provider(const Environment& env, const std::string& name) {
   for (const python::Distribution& d : env.removed)
     for (const python::RecordEntry& e : d.record)
-      if (e.resolved.filename() == name) return &d;
+      if (python::named(e.resolved.native(), name)) return &d;
   return nullptr;
 }
 
@@ -89,8 +86,8 @@ Fix hint_from_requirements(const Environment& env, const Knowledge& knowledge, c
 // A copy exists in the environment, just not where the loader looks for this consumer.
 Fix hint_elsewhere(const Environment& env, const std::string& name, const loader::LoadedObject& consumer) {
   for (const ElfRecord& r : env.elf_files) {
-    bool match = fs::path(r.path).filename() == name ||
-                 (r.opened->elf && r.opened->elf->soname && *r.opened->elf->soname == name);
+    bool match =
+        python::named(r.path, name) || (r.opened->elf && r.opened->elf->soname && *r.opened->elf->soname == name);
     if (!match) continue;
     std::string looked = where_looked(env, consumer);
     return {name + " is installed at " + r.path + " (" + env.owner_label(r.path) +

@@ -264,6 +264,7 @@ void LoadRun::remember(const Base& base, std::vector<ImportContext>& contexts, s
 // The file behind `path` as the disk has it (a NEEDED entry often resolves to a link, the ELF
 // index holds the file it names).
 std::string identity(const environment::Environment& env, const std::string& path) {
+  if (env.root.empty() && env.ownership) return env.ownership->canonical(path);  // a directory resolved once
   std::error_code ec;
   std::filesystem::path real = std::filesystem::weakly_canonical(env.host(path), ec);
   return ec ? env.host(path) : real.string();

@@ -172,11 +172,14 @@ std::vector<std::pair<std::string, DpkgPackage>> DpkgIndex::files_named(std::str
   if (name.empty() || name.find('/') != std::string_view::npos) return out;
   std::lock_guard lock(mu_);
   if (!loaded_) load();
+  auto [known, fresh] = named_.try_emplace(std::string(name));
+  if (!fresh) return known->second;
   for (const Line& line : lines_) {
     std::string_view p = line.path;
     if (p.size() > name.size() && p.ends_with(name) && p[p.size() - name.size() - 1] == '/')
       if (std::optional<DpkgPackage> pkg = package(line.package)) out.emplace_back(std::string(p), std::move(*pkg));
   }
+  known->second = out;
   return out;
 }
 

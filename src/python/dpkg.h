@@ -80,6 +80,10 @@ class DpkgIndex {
   void index_lines() const;                                    // holds mu_
   std::optional<u32> package_of(std::string_view path) const;  // holds mu_
   mutable std::unordered_map<std::string, std::string> versions_;
+  // files_named's answers by name: a missing library's hint asks for every failure, and the
+  // failures of one environment name a few libraries many times (34 questions, 19 names, for the
+  // torch venv), each a scan of every line.
+  mutable std::unordered_map<std::string, std::vector<std::pair<std::string, DpkgPackage>>> named_;
   // dpkg-divert: the path a package's file was moved to, and the package that moved it.
   mutable std::unordered_map<std::string, std::pair<std::string, std::string>> diversions_;
 };

@@ -11,6 +11,7 @@ namespace envdoctor::python {
 namespace {
 
 const std::vector<const Distribution*> kNoOwners;
+const std::vector<OwnershipIndex::Listing> kNoListings;
 
 void add_owner(std::vector<const Distribution*>& owners, const Distribution* d) {
   if (std::find(owners.begin(), owners.end(), d) == owners.end()) owners.push_back(d);
@@ -25,7 +26,7 @@ std::string canonical_owner_key(const fs::path& path) {
   return (dir / path.filename()).string();
 }
 
-OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) {
+OwnershipIndex::OwnershipIndex(const std::vector<Distribution>& distributions) : distributions_(&distributions) {
   for (const Distribution& d : distributions) {
     for (const RecordEntry& e : d.record) add_owner(by_path_[e.resolved.string()], &d);
     for (const ImportRoot& r : d.editable_roots) editable_.push_back({r, &d});
@@ -44,6 +45,11 @@ std::string OwnershipIndex::canonical_key(const std::string& path) const {
   std::string dir = canonical_dir(path.substr(0, slash));
   if (dir.empty() || dir.back() != '/') dir += '/';
   return dir.append(path, slash + 1);
+}
+
+std::string OwnershipIndex::canonical(const std::string& path) const {
+  std::lock_guard lock(mu_);
+  return canonical_dir(path);
 }
 
 std::string OwnershipIndex::canonical_dir(const std::string& dir) const {
@@ -138,6 +144,16 @@ const std::vector<const Distribution*>& OwnershipIndex::owners(const std::string
   // normal form cost more than the rest of the question.
   if (auto it = by_path_.find(path); it != by_path_.end()) return it->second;
   return owners(fs::path(path));
+}
+
+const std::vector<OwnershipIndex::Listing>& OwnershipIndex::listed_as(std::string_view name) const {
+  std::call_once(names_built_, [&] {
+    for (const Distribution& d : *distributions_)
+      for (const RecordEntry& e : d.record) by_name_[path_file_name(e.resolved.native())].push_back({&d, &e});
+  });
+  if (name.find('/') != std::string_view::npos) return kNoListings;  // never one component's name
+  auto it = by_name_.find(name);
+  return it == by_name_.end() ? kNoListings : it->second;
 }
 
 std::vector<fs::path> OwnershipIndex::shared_paths() const {

@@ -12,6 +12,7 @@
 #include <filesystem>
 #include <mutex>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +32,11 @@ class OwnershipIndex {
   // the records are (absolute, normalized), as the ELF index's paths are.
   const std::vector<const Distribution*>& owners(const std::string& path) const;
 
+  // `path` as std::filesystem::weakly_canonical has it, or as given when that fails: each directory
+  // is resolved once for the index's life and its answer kept, then only a path's last component
+  // is looked at (one lstat), where weakly_canonical asks readlink of every component of every path.
+  std::string canonical(const std::string& path) const;
+
   // Paths listed by two or more distributions of different installations (conda's record and the
   // .dist-info it installed, or Debian's .dist-info and .egg-info of one package, are one), sorted.
   std::vector<fs::path> shared_paths() const;
@@ -38,12 +44,25 @@ class OwnershipIndex {
   // Number of distinct owned paths.
   size_t size() const { return by_path_.size(); }
 
+  // A row of a record, with the distribution whose record it is.
+  struct Listing {
+    const Distribution* dist;
+    const RecordEntry* entry;
+  };
+  // The rows of every record whose path's file name is `name` (python::named), in inventory order
+  // and then record order: who lists a library the loader does not find. Indexed on the first
+  // question, so that a run with many missing libraries reads the records once, not once each.
+  const std::vector<Listing>& listed_as(std::string_view name) const;
+
  private:
   struct EditableClaim {
     ImportRoot root;
     const Distribution* owner;
   };
   std::vector<EditableClaim> editable_;
+  const std::vector<Distribution>* distributions_;
+  mutable std::once_flag names_built_;
+  mutable std::unordered_map<std::string_view, std::vector<Listing>> by_name_;  // views into the records
   std::unordered_map<std::string, std::vector<const Distribution*>> by_path_;
   mutable std::unordered_map<std::string, std::vector<const Distribution*>> by_canonical_;
   mutable bool canonical_built_ = false;

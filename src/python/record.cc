@@ -1,5 +1,8 @@
 #include "python/record.h"
 
+#include <array>
+#include <cstdint>
+
 #include "python/metadata_file.h"
 
 namespace envdoctor::python {
@@ -103,11 +106,17 @@ class CsvParser {
   // step() would make of it a character at a time. On true, `i` is the last character consumed
   // (the line end, or the text's last character), as the caller's loop expects.
   bool plain_row(std::string_view text, size_t& i) {
-    size_t end = text.find_first_of("\r\n", i);
+    // Searched a byte at a time with memchr, not with find_first_of, which asks memchr of its set
+    // for every character of the text.
+    size_t end = text.find('\n', i);
     if (end == std::string_view::npos) end = text.size();
     std::string_view row = text.substr(i, end - i);
-    if (row.empty() || row.size() >= max_row_ ||
-        row.find_first_of(std::string_view("\"\0", 2)) != std::string_view::npos)
+    if (size_t cr = row.find('\r'); cr != std::string_view::npos) {
+      end = i + cr;
+      row = row.substr(0, cr);
+    }
+    if (row.empty() || row.size() >= max_row_ || row.find('"') != std::string_view::npos ||
+        row.find('\0') != std::string_view::npos)
       return false;
     std::vector<std::string> fields;
     for (size_t start = 0;;) {
@@ -163,14 +172,20 @@ class CsvParser {
   bool too_long_ = false, has_nul_ = false;
 };
 
-int base64_value(char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '-') return 62;
-  if (c == '_') return 63;
-  return -1;
-}
+// Each byte's value in the urlsafe alphabet, -1 for a byte outside it: a RECORD has a digest on
+// nearly every row.
+constexpr std::array<std::int8_t, 256> kBase64Values = [] {
+  std::array<std::int8_t, 256> values{};
+  values.fill(-1);
+  for (int c = 'A'; c <= 'Z'; ++c) values[c] = static_cast<std::int8_t>(c - 'A');
+  for (int c = 'a'; c <= 'z'; ++c) values[c] = static_cast<std::int8_t>(c - 'a' + 26);
+  for (int c = '0'; c <= '9'; ++c) values[c] = static_cast<std::int8_t>(c - '0' + 52);
+  values['-'] = 62;
+  values['_'] = 63;
+  return values;
+}();
+
+int base64_value(char c) { return kBase64Values[static_cast<u8>(c)]; }
 
 std::optional<u64> parse_size(std::string_view s) {
   if (s.empty() || s.size() > 19) return std::nullopt;
@@ -276,6 +291,15 @@ bool path_within(const fs::path& path, const fs::path& root) {
     if (p == path.end() || *p != *r) return false;
   }
   return true;
+}
+
+std::string_view path_file_name(std::string_view path) {
+  size_t slash = path.rfind('/');
+  return slash == std::string_view::npos ? path : path.substr(slash + 1);
+}
+
+bool named(std::string_view path, std::string_view name) {
+  return name.find('/') == std::string_view::npos && path_file_name(path) == name;
 }
 
 std::vector<RecordEntry> parse_record(std::string_view text, const RecordContext& context,

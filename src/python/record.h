@@ -83,4 +83,12 @@ fs::path lexically_resolve(const fs::path& base, const fs::path& path);
 // True when `path` (lexically normal, absolute) is `root` or lies below it.
 bool path_within(const fs::path& path, const fs::path& root);
 
+// `path`'s file name as std::filesystem's filename() has it: what follows the last '/' ("" after
+// a trailing one), read in place rather than from a split into components.
+std::string_view path_file_name(std::string_view path);
+
+// Whether fs::path(path).filename() == fs::path(name): `name` is one component (no '/') and is
+// `path`'s file name.
+bool named(std::string_view path, std::string_view name);
+
 }  // namespace envdoctor::python

@@ -45,6 +45,40 @@ TEST(Dpkg, ReadsARootsDatabase) {
   EXPECT_FALSE(index.owner("/usr/share/doc/y"));
 }
 
+// Who ships a file of that name: every list's lines that end in "/NAME", in each list's order.
+TEST(Dpkg, FilesNamedAreTheListsLinesOfThatName) {
+  TempDir root;
+  root.write("var/lib/dpkg/info/libfoo1:amd64.list",
+             "/.\n/usr\n/usr/lib/libfoo.so.1\n/usr/lib/x/notlibfoo.so.1\nlibfoo.so.1\n/opt/libfoo.so.1\n"
+             "/usr/lib/libfoo.so.1.2\n/usr/lib/libfoo.so.1/\n");
+  root.write("var/lib/dpkg/status", "Package: libfoo1\nVersion: 1.2-3\n\n");
+  python::DpkgIndex index(root.path().string());
+  auto named = index.files_named("libfoo.so.1");
+  ASSERT_EQ(named.size(), 2u);
+  EXPECT_EQ(named[0].first, "/usr/lib/libfoo.so.1");
+  EXPECT_EQ(named[1].first, "/opt/libfoo.so.1");
+  EXPECT_EQ(named[0].second.name, "libfoo1");
+  EXPECT_EQ(named[0].second.version, "1.2-3");
+  auto again = index.files_named("libfoo.so.1");  // the second answer is the first's
+  ASSERT_EQ(again.size(), 2u);
+  EXPECT_EQ(again[1].first, "/opt/libfoo.so.1");
+  EXPECT_EQ(index.files_named(".").size(), 1u);  // "/."
+  EXPECT_EQ(index.files_named("usr").size(), 1u);
+  EXPECT_TRUE(index.files_named("").empty());
+  EXPECT_TRUE(index.files_named("lib/libfoo.so.1").empty());
+  EXPECT_TRUE(index.files_named("libbar.so.1").empty());
+}
+
+// The same against grep over this machine's lists: the same lines, as many times.
+TEST(Dpkg, FilesNamedAgreesWithGrepOnThisMachine) {
+  if (!fs::exists("/var/lib/dpkg/info")) GTEST_SKIP() << "not a Debian system";
+  python::DpkgIndex index;
+  for (const char* name : {"libc.so.6", "libstdc++.so.6", "copyright", "python3"}) {
+    CommandResult r = run(std::string("cat /var/lib/dpkg/info/*.list | grep -c '/") + name + "$'");
+    EXPECT_EQ(std::to_string(index.files_named(name).size()) + "\n", r.out) << name;
+  }
+}
+
 // PKG.md5sums lists what dpkg installed; a file another package diverted lives where it was moved.
 TEST(Dpkg, FilesFromMd5sumsWithDiversions) {
   TempDir root;

@@ -112,8 +112,12 @@ int library_major(const Knowledge& knowledge, std::string_view soname, const pyt
   return 0;
 }
 
-std::string canonical_in(const support::FileRoot& root, const std::string& path) {
-  if (!root.empty()) return root.canonical(path);
+// The file behind `path`: under a root, as the root resolves it; here, as weakly_canonical has it,
+// each directory resolved once per environment (the checks ask this of every CUDA library and
+// its users, which share a few directories).
+std::string canonical_in(const Environment& env, const std::string& path) {
+  if (!env.root.empty()) return env.root.canonical(path);
+  if (env.ownership) return env.ownership->canonical(path);
   std::error_code ec;
   fs::path p = fs::weakly_canonical(path, ec);
   return ec ? path : p.string();
@@ -126,7 +130,7 @@ std::vector<std::string> ld_library_path_dirs(const Environment& env) {
 bool in_ld_library_path(const Environment& env, const std::string& path) {
   std::string dir = fs::path(path).parent_path().string();
   for (const std::string& d : ld_library_path_dirs(env))
-    if (!d.empty() && canonical_in(env.root, d) == canonical_in(env.root, dir)) return true;
+    if (!d.empty() && canonical_in(env, d) == canonical_in(env, dir)) return true;
   return false;
 }
 
@@ -238,7 +242,7 @@ CudaRuntime runtime_of(const Environment& env, const CudaLibrary& lib) {
   rt.origin = lib.origin;
   // libcudart.so.12.4.127 names its release; NVIDIA's wheels ship only the SONAME, and their
   // package version is the runtime's (nvidia-cuda-runtime-cu12 12.4.127).
-  std::string real_path = canonical_in(env.root, lib.path);
+  std::string real_path = canonical_in(env, lib.path);
   std::string real = without_repair_hash(fs::path(real_path).filename().string());
   if ((rt.version = runtime_version_from_name(real, rt.major))) {
     rt.version_source = "file " + real;
@@ -260,7 +264,7 @@ std::optional<ForwardCompat> find_forward_compat(const Environment& env) {
     std::string link = loader::join_path(dir, "libcuda.so.1");
     std::error_code ec;
     if (!fs::exists(env.host(link), ec)) continue;
-    std::string real = canonical_in(env.root, link);
+    std::string real = canonical_in(env, link);
     std::optional<DriverVersion> v = cuda::parse_libcuda_file_name(real);
     if (!v) return std::nullopt;  // the first one found shadows the rest, and says nothing
     return ForwardCompat{real, *v, "LD_LIBRARY_PATH"};
@@ -299,7 +303,7 @@ const CudaLibrary* CudaInventory::library(const std::string& path) const {
 
 std::vector<std::string> CudaInventory::user_names(const Environment& env, const std::string& path) const {
   std::set<std::string> names;
-  auto it = users.find(canonical_in(env.root, path));
+  auto it = users.find(canonical_in(env, path));
   if (it == users.end()) return {};
   for (const std::string& user : it->second) {
     const python::Distribution* d = env.owner(user);
@@ -332,12 +336,12 @@ CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
   std::unordered_map<std::string, std::string> canon, canon_dir;
   auto resolve = [&](const std::string& p) {
     size_t slash = p.rfind('/');
-    if (!env.root.empty() || slash == std::string::npos || slash == 0) return canonical_in(env.root, p);
+    if (!env.root.empty() || slash == std::string::npos || slash == 0) return canonical_in(env, p);
     auto [dir, fresh] = canon_dir.try_emplace(p.substr(0, slash));
-    if (fresh) dir->second = canonical_in(env.root, dir->first);
+    if (fresh) dir->second = canonical_in(env, dir->first);
     std::string joined = dir->second + p.substr(slash);
     struct stat st;
-    if (::lstat(joined.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return canonical_in(env.root, joined);
+    if (::lstat(joined.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) return canonical_in(env, joined);
     return joined;
   };
   auto canon_of = [&](const std::string& p) -> const std::string& {
@@ -431,7 +435,7 @@ std::optional<MajorMinor> newest_cuda_for_driver(const DriverVersion& driver, co
 // ---------------------------------------------------------------------------------------------
 // The verdicts `check` and `cuda` share.
 
-std::string cuda_path_key(const Environment& env, const std::string& path) { return canonical_in(env.root, path); }
+std::string cuda_path_key(const Environment& env, const std::string& path) { return canonical_in(env, path); }
 
 RuntimeOnDriver runtime_on_driver(const CudaRuntime& runtime, const cuda::CudaTables& tables,
                                   const std::optional<DriverVersion>& driver) {
