@@ -19,6 +19,7 @@ struct LddOptions {
   std::string python;         // --python EXE: the interpreter extension modules are loaded into
   bool exact = false;         // --exact: what ld.so prints, every file a main program of its own
   bool bind_symbols = false;  // -r: bind every symbol, as `ldd -r`
+  bool no_cache = false;      // --no-cache
 };
 
 // check's report: --format text|json|nhc|prom (--json is json).

@@ -56,13 +56,15 @@ void explain(const std::string& why) {
 int run_indexed(int argc, char** argv, const IndexedQuestion& question, const std::function<int()>& run) {
   if (question.bypass || !support::input_log_installed()) return run();
   i64 started = support::realtime_ns();
-  if (environment::reads_this_machine(*question.node)) question.node->detected = cuda::detect_driver();
+  environment::NodeRequest none;
+  environment::NodeRequest& node = question.node ? *question.node : none;
+  if (question.node && environment::reads_this_machine(node)) node.detected = cuda::detect_driver();
   std::vector<std::string> words(argv + 1, argv + argc);
   // The terminal decides the text's width and colour.
   words.push_back("tty " + std::to_string(::isatty(STDIN_FILENO)) + std::to_string(::isatty(STDOUT_FILENO)) +
                   std::to_string(::isatty(STDERR_FILENO)) + " " + std::to_string(output_width()) + " " +
                   std::to_string(use_color()));
-  std::string key = environment::index_key(words, *question.node);
+  std::string key = environment::index_key(words, node);
   support::RunIndex index = support::RunIndex::standard();
   std::string note, stale;
   if (std::optional<support::IndexEntry> hit = index.find(key, &note, &stale)) {

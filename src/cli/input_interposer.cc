@@ -5,11 +5,12 @@
 // here. Each notes its path and calls the C library's own function (dlsym RTLD_NEXT) with the
 // same arguments; what that returns, and errno, are the caller's.
 //
-// Only the executable links this file (not the portable build against an older glibc, whose
-// stat is not a function of its own, nor the test binaries): without it, input_log_installed()
-// is false and the index is never used. The C library's calls to itself (fopen's open) do not
+// Only the executables link this file (envdoctor and the wheel's portable envdoctor_manylinux,
+// not the test binaries): without it, input_log_installed() is false and the index is never
+// used. The C library's calls to itself (fopen's open) do not
 // come here, which is why fopen, opendir, realpath and glob are interposed themselves. Opens for
-// writing are outputs, not inputs.
+// writing are outputs, not inputs. write and writev to stdout and stderr are watched too: what
+// the index keeps of a run's output is what passes std::cout and std::cerr.
 #include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -18,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -114,36 +116,38 @@ FILE* fopen64(const char* __restrict path, const char* __restrict mode) {
   return real(path, mode);
 }
 
-int stat(const char* __restrict path, struct stat* __restrict buf) __THROW {
-  static auto real = next<int (*)(const char*, struct stat*)>("stat");
-  inputs::note_input(path);
-  return real(path, buf);
-}
-int lstat(const char* __restrict path, struct stat* __restrict buf) __THROW {
-  static auto real = next<int (*)(const char*, struct stat*)>("lstat");
-  inputs::note_input(path);
-  return real(path, buf);
-}
-int stat64(const char* __restrict path, struct stat64* __restrict buf) __THROW {
-  static auto real = next<int (*)(const char*, struct stat64*)>("stat64");
-  inputs::note_input(path);
-  return real(path, buf);
-}
-int lstat64(const char* __restrict path, struct stat64* __restrict buf) __THROW {
-  static auto real = next<int (*)(const char*, struct stat64*)>("lstat64");
-  inputs::note_input(path);
-  return real(path, buf);
-}
-int fstatat(int dirfd, const char* __restrict path, struct stat* __restrict buf, int flags) __THROW {
-  static auto real = next<int (*)(int, const char*, struct stat*, int)>("fstatat");
-  inputs::note_input_at(dirfd, path);
-  return real(dirfd, path, buf, flags);
-}
-int fstatat64(int dirfd, const char* __restrict path, struct stat64* __restrict buf, int flags) __THROW {
-  static auto real = next<int (*)(int, const char*, struct stat64*, int)>("fstatat64");
-  inputs::note_input_at(dirfd, path);
-  return real(dirfd, path, buf, flags);
-}
+// glibc before 2.33 exports no stat of its own: the portable binary, linked against glibc 2.31,
+// may run on one, where stat is __xstat with the structure's version first.
+#if defined(__x86_64__)
+constexpr int kStatVersion = 1;  // _STAT_VER_LINUX
+#else
+constexpr int kStatVersion = 0;
+#endif
+
+#define ENVDOCTOR_STAT(NAME, OLD, STRUCT)                                                    \
+  int NAME(const char* __restrict path, struct STRUCT* __restrict buf) __THROW {             \
+    static auto real = next<int (*)(const char*, struct STRUCT*)>(#NAME);                    \
+    static auto old = real ? nullptr : next<int (*)(int, const char*, struct STRUCT*)>(OLD); \
+    inputs::note_input(path);                                                                \
+    return real ? real(path, buf) : old(kStatVersion, path, buf);                            \
+  }
+ENVDOCTOR_STAT(stat, "__xstat", stat)
+ENVDOCTOR_STAT(lstat, "__lxstat", stat)
+ENVDOCTOR_STAT(stat64, "__xstat64", stat64)
+ENVDOCTOR_STAT(lstat64, "__lxstat64", stat64)
+#undef ENVDOCTOR_STAT
+
+#define ENVDOCTOR_FSTATAT(NAME, OLD, STRUCT)                                                           \
+  int NAME(int dirfd, const char* __restrict path, struct STRUCT* __restrict buf, int flags) __THROW { \
+    static auto real = next<int (*)(int, const char*, struct STRUCT*, int)>(#NAME);                    \
+    static auto old = real ? nullptr : next<int (*)(int, int, const char*, struct STRUCT*, int)>(OLD); \
+    inputs::note_input_at(dirfd, path);                                                                \
+    return real ? real(dirfd, path, buf, flags) : old(kStatVersion, dirfd, path, buf, flags);          \
+  }
+ENVDOCTOR_FSTATAT(fstatat, "__fxstatat", stat)
+ENVDOCTOR_FSTATAT(fstatat64, "__fxstatat64", stat64)
+#undef ENVDOCTOR_FSTATAT
+
 int statx(int dirfd, const char* __restrict path, int flags, unsigned int mask, struct statx* __restrict buf) __THROW {
   static auto real = next<int (*)(int, const char*, int, unsigned int, struct statx*)>("statx");
   inputs::note_input_at(dirfd, path);
@@ -216,6 +220,18 @@ int glob64(const char* __restrict pattern, int flags, int (*errfunc)(const char*
   if (rc == 0)
     for (size_t i = found->gl_offs; i < found->gl_offs + found->gl_pathc; ++i) inputs::note_input(found->gl_pathv[i]);
   return rc;
+}
+
+// Output past the captured streams (support/input_log.h, note_direct_output).
+ssize_t write(int fd, const void* buf, size_t n) {
+  static auto real = next<ssize_t (*)(int, const void*, size_t)>("write");
+  if (fd == STDOUT_FILENO || fd == STDERR_FILENO) inputs::note_direct_output(fd);
+  return real(fd, buf, n);
+}
+ssize_t writev(int fd, const struct iovec* iov, int count) {
+  static auto real = next<ssize_t (*)(int, const struct iovec*, int)>("writev");
+  if (fd == STDOUT_FILENO || fd == STDERR_FILENO) inputs::note_direct_output(fd);
+  return real(fd, iov, count);
 }
 
 }  // extern "C"

@@ -4,9 +4,6 @@
 // `ldd -r`: queries::load_single_file); files are loaded in parallel, sharing one ObjectStore so that every
 // library is parsed once, and the results are rendered (report::render_ldd_file,
 // render_tree_file) and printed in the order the files were given.
-#include <unistd.h>
-
-#include <cerrno>
 #include <iostream>
 
 #include "cli/commands.h"
@@ -44,19 +41,10 @@ std::vector<FileReport> for_each_file(const LddOptions& options, const std::vect
   return reports;
 }
 
-// Writes `text` whole to `fd`.
-void write_all(int fd, std::string_view text) {
-  while (!text.empty()) {
-    ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<size_t>(n));
-  }
-}
-
 // Prints each file's listing and then its errors, as ldd run on each file in turn would: the
 // listings are gathered into large writes, and only an error message makes stdout flush first,
-// so that the two streams still interleave file by file on a terminal.
+// so that the two streams still interleave file by file on a terminal. Through std::cout and
+// std::cerr, which the persistent index captures (cli/indexed.h).
 int print_reports(const std::vector<FileReport>& reports) {
   int rc = 0;
   std::cout.flush();
@@ -64,14 +52,14 @@ int print_reports(const std::vector<FileReport>& reports) {
   for (const FileReport& r : reports) {
     pending += r.text.out;
     if (!r.text.err.empty()) {
-      write_all(STDOUT_FILENO, pending);
+      std::cout << pending << std::flush;
       pending.clear();
-      write_all(STDERR_FILENO, r.text.err);
+      std::cerr << r.text.err << std::flush;
     }
     if (r.unreadable) rc = 2;
     else if (r.failed && rc == 0) rc = 1;
   }
-  write_all(STDOUT_FILENO, pending);
+  std::cout << pending << std::flush;
   return rc;
 }
 

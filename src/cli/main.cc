@@ -58,8 +58,8 @@ std::optional<std::string> explain_parse_error(const CLI::App& app, int argc, ch
 struct Command {
   CLI::App* app;
   std::function<int(const LoaderOptions& loader)> run;
-  // The commands the persistent index answers (check, why, cuda): their question, asked once
-  // the command line is parsed.
+  // The commands the persistent index answers (check, why, cuda, ldd, tree): their question,
+  // asked once the command line is parsed.
   std::function<IndexedQuestion()> index;
 };
 
@@ -267,6 +267,7 @@ Command single_file_command(CLI::App& app, LoaderArguments& loader, bool as_tree
                 "print what ld.so prints: every file a program of its own (extension modules included) "
                 "and, with -r, every unbound symbol");
   cmd->add_option("FILE", *files, "ELF files")->required()->type_name("FILE");
+  cmd->add_flag("--no-cache", o->no_cache, kNoCacheHelp);
   cmd->footer(as_tree
                   ? "Examples:\n"
                     "  envdoctor tree /usr/bin/python3\n"
@@ -275,9 +276,13 @@ Command single_file_command(CLI::App& app, LoaderArguments& loader, bool as_tree
                     "  envdoctor ldd /usr/lib/x86_64-linux-gnu/libssl.so.3\n"
                     "  envdoctor ldd -r venv/lib/python3.11/site-packages/torch/_C.cpython-311-x86_64-linux-gnu.so\n"
                     "  envdoctor ldd -r --exact /usr/lib/python3.11/lib-dynload/_json.cpython-311-x86_64-linux-gnu.so");
-  return {cmd, [o, files, as_tree](const LoaderOptions& l) {
+  return {cmd,
+          [o, files, as_tree](const LoaderOptions& l) {
             o->loader = l;
             return as_tree ? run_tree(*o, *files) : run_ldd(*o, *files);
+          },
+          [o] {
+            return IndexedQuestion{nullptr, o->no_cache};
           }};
 }
 

@@ -175,6 +175,11 @@ void note_opaque_input(const std::string& why) {
     if (s->opaque.empty()) s->opaque = why;
 }
 
+void note_direct_output(int fd) {
+  if (quiet()) return;
+  note_opaque_input(std::string("it wrote to ") + (fd == 1 ? "stdout" : "stderr") + " past std::cout and std::cerr");
+}
+
 bool input_log_installed() { return installed.load(); }
 void mark_input_log_installed() { installed.store(true); }
 

@@ -34,6 +34,9 @@ void note_resolution(const char* path);
 void note_glob(const char* pattern);
 // A read the log cannot name: the run is not kept.
 void note_opaque_input(const std::string& why);
+// A write to stdout or stderr (fd 1 or 2) other than through std::cout and std::cerr, which the
+// index captures (cli/indexed.h): an answer it would keep without it, so the run is not kept.
+void note_direct_output(int fd);
 
 // Whether this executable logs its reads (the interposer is linked in and installed); without
 // it there is no index.

@@ -298,6 +298,26 @@ TEST_F(IndexTest, WhyAndCudaAreAnsweredFromTheIndexToo) {
   EXPECT_NE(after.out, before.out);
 }
 
+TEST_F(IndexTest, LddIsAnsweredFromTheIndexToo) {
+  std::string ldd = "env XDG_CACHE_HOME=" + quote(cache_) + " " + quote(envdoctor()) + " ldd -r " +
+                    quote(site_ + "/pkg/ext" + ext_suffix());
+  CommandResult first = run(ldd);
+  std::optional<support::IndexEntry> kept = entry();
+  ASSERT_TRUE(kept) << first.err;
+  CommandResult second = run(ldd);
+  EXPECT_EQ(entry()->recorded_ns, kept->recorded_ns);
+  EXPECT_EQ(second.out, first.out);
+  EXPECT_EQ(second.err, first.err);
+  fs::copy_file(tmp_ / "bad.so", site_ + "/pkg/libs/.new");
+  fs::rename(site_ + "/pkg/libs/.new", lib_);
+  CommandResult after = run(ldd);
+  CommandResult fresh = run(ldd + " --no-cache");
+  EXPECT_EQ(after.out, fresh.out);
+  EXPECT_EQ(after.err, fresh.err);
+  EXPECT_EQ(after.status, fresh.status);
+  EXPECT_NE(after.err.find("undefined symbol: dep_value"), std::string::npos) << after.out << after.err;
+}
+
 // The referee of the input log: strace sees every path the process asks about; each must be an
 // input of the entry, or a missing path whose nearest existing directory is one
 // (tests/fixtures/input_coverage.py). The interpreter's probe, a child, is judged the same way
