@@ -318,15 +318,18 @@ CudaInventory index_cuda(const Context& ctx, const ResolutionMap& resolutions,
   const Knowledge& knowledge = ctx.knowledge;
   CudaInventory inv;
 
-  // GPU code: every file's fatbinary headers, on every core.
+  // GPU code: every file's fatbinary headers. With a cold page cache the walk waits on the disk,
+  // a read of one page per header (cuda/fatbin.h), each found from the one before, so a file is
+  // one chain of reads: more workers than cores keep more of the files' chains in flight.
   std::vector<std::optional<GpuCode>> code(env.elf_files.size());
-  support::parallel_for(env.elf_files.size(), [&](size_t i) {
+  auto index_file = [&](size_t i) {
     const ElfRecord& r = env.elf_files[i];
     if (r.opened->status != loader::OpenResult::Status::kOk) return;
     GpuCode g = gpu_code_of(env, r);
     g.toolkit_library = r.opened->elf->soname && is_cuda_library(knowledge, *r.opened->elf->soname);
     if (!g.sass.empty() || !g.ptx.empty()) code[i] = std::move(g);
-  });
+  };
+  support::parallel_for(env.elf_files.size(), index_file, support::io_bound_threads(env.elf_files.size()));
   for (std::optional<GpuCode>& g : code)
     if (g) inv.gpu_code.push_back(std::move(*g));
 
