@@ -193,18 +193,18 @@ def no_command(why):
 COMPARISONS = [
     # ldd over every shared object of the machine, in one process each
     Comparison("ldd-libtree", "`ldd`, the machine's libraries, against libtree",
-               ed("ldd", "--exact", "@libs"), [libtree("@libs")], goal=1.0),
+               ed("ldd", "--no-cache", "--exact", "@libs"), [libtree("@libs")], goal=1.0),
     Comparison("ldd-glibc", "`ldd`, the machine's libraries, against glibc's ldd",
-               ed("ldd", "--exact", "@libs"), [cmd("ldd", "@libs")], runs=5),
+               ed("ldd", "--no-cache", "--exact", "@libs"), [cmd("ldd", "@libs")], runs=5),
     Comparison("ldd-r-floor", "`ldd -r`, the machine's libraries, against the floor",
-               ed("ldd", "-r", "--exact", "@libs"), [FLOOR_DYNSYM], goal=2.0),
+               ed("ldd", "--no-cache", "-r", "--exact", "@libs"), [FLOOR_DYNSYM], goal=2.0),
     Comparison("floor-pread", "the floor: the tables read with pread, against mapped", FLOOR_PREAD, [FLOOR_MAP]),
     Comparison("ldd-half", "`ldd` on half the machine's libraries, against all",
-               ed("ldd", "--exact", "@libs/2"), [ed("ldd", "--exact", "@libs")]),
+               ed("ldd", "--no-cache", "--exact", "@libs/2"), [ed("ldd", "--no-cache", "--exact", "@libs")]),
     Comparison("ldd-wide-libtree", "`ldd`, the wide set, against libtree",
-               ed("ldd", "--exact", "@wide"), [libtree("@wide")], goal=1.0),
+               ed("ldd", "--no-cache", "--exact", "@wide"), [libtree("@wide")], goal=1.0),
     Comparison("ldd-torch-libtree", "`ldd`, the torch venv's ELF files, against libtree",
-               ed("ldd", "--exact", "@torch-libs"), [libtree("@torch-libs")], goal=1.0),
+               ed("ldd", "--no-cache", "--exact", "@torch-libs"), [libtree("@torch-libs")], goal=1.0),
     # check against the peers users compare it with, on real environments (issue 52): cold, warm, indexed
     *check_group("torch", "the torch venv", torch=True, indexed_goal=1.0, indexed_limit=0.1),
     *check_group("debian", "Debian's python3", uv=False, torch=True),
@@ -222,7 +222,7 @@ COMPARISONS = [
                ed("check", "--no-cache", "--python", "{pyenv}"),
                [cmd("{baseline}", "check", "--python", "{pyenv}")]),
     Comparison("baseline-ldd", "`ldd`, the machine's libraries, against the baseline's",
-               ed("ldd", "--exact", "@libs"), [cmd("{baseline}", "ldd", "--exact", "@libs")]),
+               ed("ldd", "--no-cache", "--exact", "@libs"), [cmd("{baseline}", "ldd", "--exact", "@libs")]),
     Comparison("calls-pyenv", "system calls of `check` per entry walked, pyenv's interpreter",
                ed("check", "--no-cache", "--python", "{pyenv}"), measure=calls_per_entry("{pyenv}"), goal=1.1),
     # check and the fleet's commands on the benchmark environment (bench/make_env.py: 2,000 library files)
@@ -884,9 +884,10 @@ NOTES = """\
   changes not committed).
 - **Cold** rows drop the page cache (`sync; echo 3 > /proc/sys/vm/drop_caches`) before every run,
   untimed; they need root and `--cold`, since they slow whoever else uses the machine.
-- **`ldd`** rows give every file to one process, as one command line would. `envdoctor ldd`
-  checks symbol versions and binds nothing, as glibc's `ldd`; `ldd -r` also binds every undefined
-  symbol, as `ldd -r`; libtree reads NEEDED, RPATH and RUNPATH only. `--exact` keeps ld.so's view
+- **`ldd`** rows give every file to one process, as one command line would, with `--no-cache`:
+  the whole work, not the persistent index's answer. `envdoctor ldd` checks symbol versions and
+  binds nothing, as glibc's `ldd`; `ldd -r` also binds every undefined symbol, as `ldd -r`;
+  libtree reads NEEDED, RPATH and RUNPATH only. `--exact` keeps ld.so's view
   of CPython extension modules, as the differential test ([differential.md](differential.md)) does.
   envdoctor uses every core; libtree, glibc's `ldd` (one file after another) and the floor use one,
   so a load that takes a core away weighs on envdoctor more: its ratios are best read at a low load.
