@@ -137,9 +137,11 @@ def env_doctor(python):
                label="env-doctor check (run by %s)" % SHORT[python], cwd="{empty}")
 
 
-def check_group(python, what, uv=True, torch=False, cold_goal=0.5, indexed_goal=0.0, indexed_limit=0.0):
+def check_group(python, what, uv=True, torch=False, cold_goal=0.5, indexed_goal=0.0, indexed_limit=0.0,
+                cold_indexed=False):
     """`check` on one environment: cold and warm with the index bypassed (--no-cache), and indexed
-    (the index filled by the untimed first round), each against its peers."""
+    (the index filled by the untimed first round), each against its peers; with `cold_indexed`, also
+    indexed with the page cache dropped (a node's health check after its memory went to a job)."""
     uv_peer = [uv_check("{%s}" % python)] if uv else []  # none on Debian's python3: it reads no dist-packages
     pip, rest = pip_check("{%s}" % python), [env_doctor(python)] + ([import_torch(python)] if torch else [])
     peers, cold_peers = uv_peer + [pip] + rest, [pip] + uv_peer + rest  # the first peer is the goal's
@@ -150,7 +152,9 @@ def check_group(python, what, uv=True, torch=False, cold_goal=0.5, indexed_goal=
         Comparison("check-warm-" + python, "`check`, %s, warm" % what, bypass, peers),
         Comparison("check-indexed-" + python, "`check`, %s, warm, indexed" % what,
                    ed("check", "--python", "{%s}" % python), peers, goal=indexed_goal, limit=indexed_limit),
-    ]
+    ] + ([Comparison("check-cold-indexed-" + python, "`check`, %s, cold, indexed" % what,
+                     ed("check", "--python", "{%s}" % python), cold_peers, cold=True, runs=5, goal=cold_goal)]
+         if cold_indexed else [])
 
 
 BENCH_PIP = ["--no-index", "--find-links", "{wheels}", "--disable-pip-version-check", "-q"]
@@ -198,6 +202,8 @@ COMPARISONS = [
                ed("ldd", "--no-cache", "--exact", "@libs"), [cmd("ldd", "@libs")], runs=5),
     Comparison("ldd-r-floor", "`ldd -r`, the machine's libraries, against the floor",
                ed("ldd", "--no-cache", "-r", "--exact", "@libs"), [FLOOR_DYNSYM], goal=2.0),
+    Comparison("ldd-r-indexed-floor", "`ldd -r`, the machine's libraries, answered from the index, against the floor",
+               ed("ldd", "-r", "--exact", "@libs"), [FLOOR_DYNSYM]),
     Comparison("floor-pread", "the floor: the tables read with pread, against mapped", FLOOR_PREAD, [FLOOR_MAP]),
     Comparison("ldd-half", "`ldd` on half the machine's libraries, against all",
                ed("ldd", "--no-cache", "--exact", "@libs/2"), [ed("ldd", "--no-cache", "--exact", "@libs")]),
@@ -206,7 +212,7 @@ COMPARISONS = [
     Comparison("ldd-torch-libtree", "`ldd`, the torch venv's ELF files, against libtree",
                ed("ldd", "--no-cache", "--exact", "@torch-libs"), [libtree("@torch-libs")], goal=1.0),
     # check against the peers users compare it with, on real environments (issue 52): cold, warm, indexed
-    *check_group("torch", "the torch venv", torch=True, indexed_goal=1.0, indexed_limit=0.1),
+    *check_group("torch", "the torch venv", torch=True, indexed_goal=1.0, indexed_limit=0.1, cold_indexed=True),
     *check_group("debian", "Debian's python3", uv=False, torch=True),
     *check_group("many", "3,000 distributions"),
     Comparison("check-pyenv", "`check`, pyenv's interpreter, warm",
@@ -900,7 +906,11 @@ NOTES = """\
   build left. *Cold* and *warm* run `check --no-cache`, which bypasses the persistent index: all
   the work, the page cache dropped before each run (cold) or not (warm). *Indexed* runs `check` as
   users do: the benchmark's untimed first round fills the index, and each timed run re-reads only
-  what changed (nothing).
+  what changed (nothing). *Cold, indexed* (the torch venv) is the indexed run with the page cache
+  dropped: the entry and the inodes of its inputs read from the disk.
+- **`ldd -r` answered from the index** (`ldd-r-indexed-floor`) is the same command without
+  `--no-cache`, after the untimed first round: a second `ldd -r` of unchanged files. It is shown
+  beside the floor, with no goal: the goal is the binding's own speed (`ldd-r-floor`).
 - **`check` against `pip check` and `uv pip check`**: pip and uv read only the dist-info of each
   distribution; envdoctor reads every ELF file as well. `pip` and `uv` are the tests' pinned ones
   (tests/requirements/tools.txt); `pip --python PY check` runs that pip with PY. `uv pip check` is
