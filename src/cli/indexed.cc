@@ -18,10 +18,12 @@ namespace envdoctor::cli {
 
 namespace {
 
-// std::cout or std::cerr written through as before, and copied.
+// std::cout or std::cerr written through as before, and copied; `order` records which of the
+// two each run of bytes went to, so that an answer from the index interleaves them as the run did.
 class Capture : public std::streambuf {
  public:
-  explicit Capture(std::ostream& stream) : stream_(stream), through_(stream.rdbuf(this)) {}
+  Capture(std::ostream& stream, bool err, std::vector<support::OutputRun>& order)
+      : stream_(stream), through_(stream.rdbuf(this)), err_(err), order_(order) {}
   ~Capture() override { stream_.rdbuf(through_); }
   Capture(const Capture&) = delete;
   Capture& operator=(const Capture&) = delete;
@@ -31,19 +33,38 @@ class Capture : public std::streambuf {
   int_type overflow(int_type c) override {
     if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
     copy_.push_back(traits_type::to_char_type(c));
+    note(1);
     return through_->sputc(traits_type::to_char_type(c));
   }
   std::streamsize xsputn(const char* s, std::streamsize n) override {
     copy_.append(s, static_cast<size_t>(n));
+    note(static_cast<u64>(n));
     return through_->sputn(s, n);
   }
   int sync() override { return through_->pubsync(); }
 
  private:
+  void note(u64 n) {
+    if (!order_.empty() && order_.back().err == err_) order_.back().size += n;
+    else order_.push_back({err_, n});
+  }
+
   std::ostream& stream_;
   std::streambuf* through_;
+  bool err_;
+  std::vector<support::OutputRun>& order_;
   std::string copy_;
 };
+
+// The entry's output, stdout and stderr in the order the run wrote them.
+void replay(const support::IndexEntry& e) {
+  size_t out = 0, err = 0;
+  for (const support::OutputRun& r : e.order) {
+    if (r.err) std::cerr << std::string_view(e.err).substr(err, r.size) << std::flush;
+    else std::cout << std::string_view(e.out).substr(out, r.size) << std::flush;
+    (r.err ? err : out) += r.size;
+  }
+}
 
 // ENVDOCTOR_INDEX_DEBUG=1: why a run was not answered from the index or not kept, on stderr.
 void explain(const std::string& why) {
@@ -68,8 +89,7 @@ int run_indexed(int argc, char** argv, const IndexedQuestion& question, const st
   support::RunIndex index = support::RunIndex::standard();
   std::string note, stale;
   if (std::optional<support::IndexEntry> hit = index.find(key, &note, &stale)) {
-    std::cout << hit->out << std::flush;
-    std::cerr << hit->err << std::flush;
+    replay(*hit);
     return hit->status;
   }
   if (!note.empty()) std::cerr << "envdoctor: note: " << note << "\n";
@@ -78,7 +98,7 @@ int run_indexed(int argc, char** argv, const IndexedQuestion& question, const st
   std::vector<support::InputScope::Noted> paths;
   std::string opaque;
   {
-    Capture out(std::cout), err(std::cerr);
+    Capture out(std::cout, false, entry.order), err(std::cerr, true, entry.order);
     support::InputScope scope(index.dir() + "/");
     entry.status = run();
     std::cout.flush();

@@ -239,7 +239,10 @@ class Server {
     if (result.is_error || stop.stop_requested() || !scope.opaque().empty()) return answer;
     std::string why;
     std::optional<std::vector<support::IndexInput>> inputs = support::identify_inputs(scope.paths(), started, &why);
-    if (inputs) index_->keep({key, support::realtime_ns(), 0, answer.dump(), "", std::move(*inputs)});
+    std::string text = answer.dump();
+    u64 size = text.size();
+    if (inputs)
+      index_->keep({key, support::realtime_ns(), 0, std::move(text), "", std::move(*inputs), {{false, size}}});
     return answer;
   }
 

@@ -183,6 +183,8 @@ std::string encode_entry(const IndexEntry& entry) {
     w.u((in.target ? 1 : 0) | (in.times ? 2 : 0));
     if (in.target) w.id(*in.target);
   }
+  w.u(entry.order.size());
+  for (const OutputRun& r : entry.order) w.u((r.size << 1) | (r.err ? 1 : 0));
   std::string payload = w.take();
   Writer head;
   head.u(payload.size());
@@ -218,7 +220,14 @@ std::optional<IndexEntry> decode_entry(std::string_view bytes, std::string* why)
     in.times = (flags & 2) != 0;
     e.inputs.push_back(std::move(in));
   }
-  if (!r.ok() || !r.done()) return *why = "its fields do not add up", std::nullopt;
+  u64 runs = r.u(), out = 0, err = 0;
+  for (u64 k = 0; r.ok() && k < runs; ++k) {
+    u64 v = r.u();
+    e.order.push_back({(v & 1) != 0, v >> 1});
+    (v & 1 ? err : out) += v >> 1;
+  }
+  if (!r.ok() || !r.done() || out != e.out.size() || err != e.err.size())
+    return *why = "its fields do not add up", std::nullopt;
   return e;
 }
 

@@ -58,12 +58,22 @@ struct IndexInput {
   bool operator==(const IndexInput&) const = default;
 };
 
+// A run of bytes written to stdout or to stderr.
+struct OutputRun {
+  bool err = false;
+  u64 size = 0;
+  bool operator==(const OutputRun&) const = default;
+};
+
 struct IndexEntry {
   std::string key;
   i64 recorded_ns = 0;  // when the run was kept (CLOCK_REALTIME)
   int status = 0;
   std::string out, err;
   std::vector<IndexInput> inputs;
+  // The order stdout and stderr were written in, run by run; their sizes add up to out's and
+  // err's (an MCP tool's answer has one run of stdout).
+  std::vector<OutputRun> order;
 };
 
 // The entry's bytes, and back; nullopt with `why` set when they are not an entry whole.

@@ -316,6 +316,16 @@ TEST_F(IndexTest, LddIsAnsweredFromTheIndexToo) {
   EXPECT_EQ(after.err, fresh.err);
   EXPECT_EQ(after.status, fresh.status);
   EXPECT_NE(after.err.find("undefined symbol: dep_value"), std::string::npos) << after.out << after.err;
+
+  // Two files on one stream: an answer from the index interleaves the listings (stdout) and the
+  // errors (stderr) as the run did.
+  std::string both = ldd + " " + quote(tmp_ / "bad.so") + " 2>&1";
+  settle();
+  CommandResult kept_both = run(both);
+  CommandResult answered = run(both);
+  EXPECT_EQ(answered.out, kept_both.out);
+  EXPECT_EQ(answered.out, run(both + " --no-cache").out);
+  EXPECT_LT(answered.out.find("undefined symbol: dep_value"), answered.out.find(tmp_ / "bad.so:")) << answered.out;
 }
 
 // The referee of the input log: strace sees every path the process asks about; each must be an
@@ -361,6 +371,7 @@ TEST(IndexInputs, TheInputsCoverEveryPathOfDebiansPython) {
 
 TEST(IndexEntry, EncodedAndDecodedWhole) {
   support::IndexEntry e{.key = "k\n", .recorded_ns = 42, .status = 1, .out = "out", .err = "err"};
+  e.order = {{false, 2}, {true, 3}, {false, 1}};
   e.inputs.push_back({"/a", {0, 040755, 1, 2, 4096, 5, 6}, std::nullopt, false});
   e.inputs.push_back({"/b", {0, 0120777, 1, 3, 1, 5, 6}, support::Identity{0, 0100644, 1, 4, 9, 7, 8}, true});
   e.inputs.push_back({"/c", {ENOENT}, std::nullopt, true});
@@ -374,6 +385,7 @@ TEST(IndexEntry, EncodedAndDecodedWhole) {
   EXPECT_EQ(back->out, "out");
   EXPECT_EQ(back->err, "err");
   EXPECT_EQ(back->inputs, e.inputs);
+  EXPECT_EQ(back->order, e.order);
   // Every prefix, and every single byte changed, is refused with a reason, never a crash.
   for (size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_FALSE(support::decode_entry(std::string_view(bytes).substr(0, n), &why)) << n;
