@@ -309,6 +309,7 @@ std::optional<IndexEntry> RunIndex::find(const std::string& key, std::string* no
     if (auto it = held_.find(key); it != held_.end()) {
       if (fresh(it->second)) return it->second;
       held_.erase(it);
+      held_order_.erase(std::find(held_order_.begin(), held_order_.end(), key));
     }
   }
   std::string path = file_for(key);
@@ -325,7 +326,7 @@ std::optional<IndexEntry> RunIndex::find(const std::string& key, std::string* no
   ::utimensat(AT_FDCWD, path.c_str(), nullptr, 0);               // recently used
   if (in_memory_) {
     std::lock_guard lock(mu_);
-    held_[key] = *entry;
+    hold(*entry);
   }
   return entry;
 }
@@ -333,7 +334,7 @@ std::optional<IndexEntry> RunIndex::find(const std::string& key, std::string* no
 void RunIndex::keep(const IndexEntry& entry) {
   if (in_memory_) {
     std::lock_guard lock(mu_);
-    held_[entry.key] = entry;
+    hold(entry);
   }
   std::error_code ec;
   fs::create_directories(dir_, ec);
@@ -352,6 +353,18 @@ void RunIndex::keep(const IndexEntry& entry) {
   }
   if (::rename(tmp.c_str(), path.c_str()) != 0) ::unlink(tmp.c_str());
   bound();
+}
+
+// At most kHeld entries in memory (a server's questions; each is a few hundred kB): the one held
+// longest gives way. Callers hold mu_.
+void RunIndex::hold(const IndexEntry& entry) {
+  constexpr size_t kHeld = 64;
+  if (held_.count(entry.key) == 0 && held_.size() >= kHeld) {
+    held_.erase(held_order_.front());
+    held_order_.pop_front();
+  }
+  if (held_.count(entry.key) == 0) held_order_.push_back(entry.key);
+  held_[entry.key] = entry;
 }
 
 // The least recently used entries removed until the rest fit.

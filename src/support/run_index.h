@@ -25,6 +25,7 @@
 // could not answer.
 #pragma once
 
+#include <deque>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -111,12 +112,14 @@ class RunIndex {
 
  private:
   void bound();
+  void hold(const IndexEntry& entry);
 
   std::string dir_;
   u64 max_bytes_;
   bool in_memory_;
   std::mutex mu_;
   std::unordered_map<std::string, IndexEntry> held_;
+  std::deque<std::string> held_order_;  // the keys of held_, oldest first
 };
 
 }  // namespace envdoctor::support
